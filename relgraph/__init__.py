@@ -1,0 +1,62 @@
+"""relgraph: relational (miniKanren) term rewriting for array programs.
+
+>>> import relgraph as rg
+>>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+>>> rg.pprint(A @ (x + y))
+'(A @ (x + y))'
+"""
+
+from relgraph.evaluate import evaluate
+from relgraph.exceptions import (
+    EquilibriumLimitError,
+    OscillationError,
+    ParseError,
+    QueryError,
+    RegistrationError,
+    RelationError,
+    RelgraphError,
+    TypeCheckError,
+)
+from relgraph.ops import (
+    Op,
+    abs,
+    add,
+    dot,
+    exp,
+    expm1,
+    log,
+    log1p,
+    max,
+    maximum,
+    mul,
+    neg,
+    pow,
+    sqrt,
+    sub,
+    sum,
+    transpose,
+    true_div,
+)
+from relgraph.printing import pprint
+from relgraph.term import (
+    Constant,
+    Symbol,
+    Term,
+    as_term,
+    count_nodes,
+    matrix,
+    scalar,
+    tensor,
+    typeof,
+    vector,
+)
+from relgraph.types import TensorType
+
+__all__ = [
+    "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
+    "QueryError", "RegistrationError", "RelationError", "RelgraphError", "Symbol",
+    "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",
+    "evaluate", "exp", "expm1", "log", "log1p", "matrix", "max", "maximum", "mul", "neg",
+    "pow", "pprint", "scalar", "sqrt", "sub", "sum", "tensor", "transpose", "true_div",
+    "typeof", "vector",
+]  # fmt: skip

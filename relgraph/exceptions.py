@@ -1,0 +1,84 @@
+"""The one error hierarchy of relgraph.
+
+Errors are raised at construction and at the API boundary, with the offending
+value in the message.  Inside a search (a kanren goal) nothing raises: a goal
+that cannot apply fails.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "RelgraphError",
+    "TypeCheckError",
+    "ParseError",
+    "RegistrationError",
+    "QueryError",
+    "RelationError",
+    "EquilibriumLimitError",
+    "OscillationError",
+]
+
+
+class RelgraphError(Exception):
+    """Base class of every error relgraph raises on purpose."""
+
+
+class TypeCheckError(RelgraphError, TypeError):
+    """A term is ill-typed: the message shows the offending subterm."""
+
+
+class ParseError(RelgraphError, ValueError):
+    """Text given to :func:`relgraph.parse` is not an accepted expression."""
+
+
+class RegistrationError(RelgraphError, ValueError):
+    """A database entry cannot be registered (taken name, wrong kind of entry)."""
+
+
+class QueryError(RelgraphError, ValueError):
+    """A database query names tags that select nothing."""
+
+
+class RelationError(RelgraphError):
+    """A relation raised, or produced an ill-typed result, while rewriting.
+
+    Attributes
+    ----------
+    relation : str
+        The name of the relation.
+    term : object
+        The subterm it was applied to.
+    """
+
+    def __init__(self, message: str, relation: str, term: object):
+        super().__init__(message)
+        self.relation = relation
+        self.term = term
+
+
+class EquilibriumLimitError(RelgraphError):
+    """An equilibrium rewrite exceeded ``max_use_ratio`` or ``max_passes``.
+
+    Attributes
+    ----------
+    counts : dict
+        Applications per relation name, most applied first.
+    """
+
+    def __init__(self, message: str, counts: dict[str, int]):
+        super().__init__(message)
+        self.counts = counts
+
+
+class OscillationError(RelgraphError):
+    """The rewritten term came back to a term it had been before.
+
+    Attributes
+    ----------
+    relations : tuple of str
+        The relations applied along the cycle.
+    """
+
+    def __init__(self, message: str, relations: tuple[str, ...]):
+        super().__init__(message)
+        self.relations = relations

@@ -1,0 +1,281 @@
+"""Ops: the heads of terms.
+
+Called on concrete values an Op computes with numpy; called on terms (or logic
+variables) it builds a term, type-checked when it is ground.  So
+``etuple(add, 1, 2).evaled_obj == 3`` and constant folding is evaluation.
+
+Each Op carries its type rule (:meth:`Op.infer_type`), its numpy
+implementation (:meth:`Op.perform`) and how it prints.  Algebraic facts for
+kanren (``associative``, ``commutative``) are declared next to the Ops.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from cons.core import ConsPair
+from etuples.core import ExpressionTuple
+from kanren import fact
+from kanren.assoccomm import associative, commutative
+from unification.variable import Var
+
+from relgraph.exceptions import TypeCheckError
+from relgraph.term import Symbol, Term, typeof
+from relgraph.types import TensorType, broadcast_shapes
+
+__all__ = [
+    "Op",
+    "Elemwise",
+    "Dot",
+    "Transpose",
+    "Reduce",
+    "add",
+    "sub",
+    "mul",
+    "true_div",
+    "neg",
+    "pow",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "abs",
+    "maximum",
+    "dot",
+    "transpose",
+    "sum",
+    "max",
+    "ALL_OPS",
+]
+
+_SYMBOLIC = (Term, Symbol, Var, ExpressionTuple)
+
+
+class Op:
+    """Base class of Ops.  Subclasses define the type rule and numpy semantics.
+
+    Attributes
+    ----------
+    name : str
+        The name used by the printer and the parser.
+    nin : int or None
+        Number of inputs; ``None`` for variadic (two or more).
+    """
+
+    name: str = "op"
+    nin: int | None = None
+
+    def __call__(self, *args: Any) -> Any:
+        if any(isinstance(a, _SYMBOLIC) or issubclass(type(a), ConsPair) for a in args):
+            return self.make_term(*args)
+        return self.perform(*args)
+
+    def make_term(self, *args: Any) -> Term:
+        """Build ``(self, *args)``; ground terms are type-checked at once."""
+        self.check_arity(len(args))
+        term = Term((self, *args))
+        if term._ground:
+            typeof(term)
+        return term
+
+    def check_arity(self, n: int) -> None:
+        """Raise :class:`TypeCheckError` if ``n`` arguments do not fit this Op."""
+        if self.nin is None:
+            if n < 2:
+                raise TypeCheckError(f"{self.name} needs at least 2 arguments, got {n}")
+        elif n != self.nin:
+            raise TypeCheckError(f"{self.name} takes {self.nin} argument(s), got {n}")
+
+    def perform(self, *values: Any) -> Any:
+        """Compute the Op on concrete numpy values."""
+        raise NotImplementedError
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        """The output type, given the argument types (and the raw arguments)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __reduce__(self) -> str:
+        # Ops are singletons: pickle them by their module-level name.
+        return self.name if self.name in globals() else object.__reduce__(self)
+
+
+def _dtype_key(arg: Any, tp: TensorType) -> Any:
+    # Python scalars are "weak" in numpy promotion (2.0 * float32 -> float32):
+    # keep their Python type, not their default dtype.
+    if isinstance(arg, (bool, int, float, complex)) and not isinstance(arg, np.generic):
+        return type(arg)
+    return tp.dtype
+
+
+_WEAK_SAMPLE = {bool: False, int: 0, float: 0.0, complex: 0j}
+
+
+@functools.lru_cache(maxsize=4096)
+def _result_dtype(fn: Any, keys: tuple) -> np.dtype:
+    samples = [_WEAK_SAMPLE[k] if k in _WEAK_SAMPLE else np.zeros(1, k) for k in keys]
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(*samples)).dtype
+
+
+class Elemwise(Op):
+    """An elementwise Op from a numpy ufunc, with numpy broadcasting and promotion.
+
+    ``nin=None`` makes it variadic, folding the binary ufunc left to right.
+
+    >>> import relgraph as rg
+    >>> rg.add(1.0, 2.0, 3.0)
+    6.0
+    >>> rg.typeof(rg.exp(rg.vector("n", "int64")))
+    TensorType(float64, shape=(?,))
+    """
+
+    def __init__(self, name: str, ufunc: np.ufunc, nin: int | None, symbol: str | None = None):
+        self.name = name
+        self.ufunc = ufunc
+        self.nin = nin
+        self.symbol = symbol
+
+    def perform(self, *values: Any) -> Any:
+        self.check_arity(len(values))
+        return functools.reduce(self.ufunc, values) if self.nin is None else self.ufunc(*values)
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        self.check_arity(len(types))
+        try:
+            shape = broadcast_shapes(*(t.shape for t in types))
+        except ValueError as exc:
+            raise TypeCheckError(f"{self.name}: {exc}") from None
+        keys = tuple(_dtype_key(a, t) for a, t in zip(args, types))
+        if self.nin is None:
+            dtype = _result_dtype(self.ufunc, keys[:2])
+            for key in keys[2:]:
+                dtype = _result_dtype(self.ufunc, (dtype, key))
+        else:
+            dtype = _result_dtype(self.ufunc, keys)
+        return TensorType(dtype, len(shape), shape)
+
+
+class Dot(Op):
+    """Matrix/vector product ``a @ b`` (operands of ndim 1 or 2), as ``np.dot``.
+
+    >>> import relgraph as rg
+    >>> rg.typeof(rg.matrix("A", shape=(2, 3)) @ rg.matrix("B", shape=(3, 5)))
+    TensorType(float64, shape=(2, 5))
+    >>> rg.matrix("A", shape=(2, 3)) @ rg.vector("x", shape=4)
+    Traceback (most recent call last):
+    ...
+    relgraph.exceptions.TypeCheckError: ill-typed term (A @ x): dot: inner dimensions differ: 3 (A) vs 4 (x)
+    """
+
+    name = "dot"
+    nin = 2
+
+    def perform(self, a: Any, b: Any) -> Any:
+        return np.dot(a, b)
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        self.check_arity(len(types))
+        (ta, tb), (a, b) = types, args
+        for t, arg in ((ta, a), (tb, b)):
+            if t.ndim not in (1, 2):
+                raise TypeCheckError(
+                    f"dot needs vectors or matrices, but {arg} has ndim {t.ndim}"
+                )
+        ka, kb = ta.shape[-1], tb.shape[0]
+        if ka is not None and kb is not None and ka != kb:
+            raise TypeCheckError(f"dot: inner dimensions differ: {ka} ({a}) vs {kb} ({b})")
+        shape = ta.shape[:-1] + tb.shape[1:]
+        return TensorType(np.result_type(ta.dtype, tb.dtype), len(shape), shape)
+
+
+class Transpose(Op):
+    """Reverse the axes, as ``x.T`` (the identity on vectors and scalars)."""
+
+    name = "transpose"
+    nin = 1
+
+    def perform(self, x: Any) -> Any:
+        return np.transpose(x)
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        self.check_arity(len(types))
+        (t,) = types
+        return TensorType(t.dtype, t.ndim, t.shape[::-1])
+
+
+class Reduce(Op):
+    """A reduction over all axes, or the axes given as a second argument.
+
+    >>> import relgraph as rg
+    >>> rg.typeof(rg.sum(rg.matrix("A", shape=(2, 3)), 0))
+    TensorType(float64, shape=(3,))
+    """
+
+    def __init__(self, name: str, fn: Any):
+        self.name = name
+        self.fn = fn
+
+    def __call__(self, x: Any, axis: Any = None) -> Any:
+        return super().__call__(x) if axis is None else super().__call__(x, axis)
+
+    def check_arity(self, n: int) -> None:
+        if n not in (1, 2):
+            raise TypeCheckError(f"{self.name} takes 1 or 2 arguments (x, axis), got {n}")
+
+    def perform(self, x: Any, axis: Any = None) -> Any:
+        return self.fn(x, axis=axis)
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        self.check_arity(len(types))
+        t = types[0]
+        axes = self._axes(args[1] if len(args) > 1 else None, t.ndim)
+        shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+        dtype = _result_dtype(self.fn, (t.dtype,))
+        return TensorType(dtype, len(shape), shape)
+
+    def _axes(self, axis: Any, ndim: int) -> set[int]:
+        if axis is None:
+            return set(range(ndim))
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        if not all(isinstance(a, int) and -ndim <= a < ndim for a in axes):
+            raise TypeCheckError(f"{self.name}: axis {axis!r} is invalid for ndim {ndim}")
+        return {a % ndim for a in axes}
+
+
+add = Elemwise("add", np.add, None, "+")
+sub = Elemwise("sub", np.subtract, 2, "-")
+mul = Elemwise("mul", np.multiply, None, "*")
+true_div = Elemwise("true_div", np.true_divide, 2, "/")
+pow = Elemwise("pow", np.power, 2, "**")
+neg = Elemwise("neg", np.negative, 1, "-")
+exp = Elemwise("exp", np.exp, 1)
+log = Elemwise("log", np.log, 1)
+log1p = Elemwise("log1p", np.log1p, 1)
+expm1 = Elemwise("expm1", np.expm1, 1)
+sqrt = Elemwise("sqrt", np.sqrt, 1)
+abs = Elemwise("abs", np.absolute, 1)
+maximum = Elemwise("maximum", np.maximum, 2)
+dot = Dot()
+transpose = Transpose()
+sum = Reduce("sum", np.sum)
+max = Reduce("max", np.max)
+
+ALL_OPS: dict[str, Op] = {
+    op.name: op
+    for op in (
+        add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum,
+        dot, transpose, sum, max,
+    )
+}  # fmt: skip
+
+# The facts kanren's assoc_flatten / eq_assoccomm consult.
+for _op in (add, mul):
+    fact(associative, _op)
+    fact(commutative, _op)
