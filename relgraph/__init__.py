@@ -6,6 +6,7 @@
 '(A @ (x + y))'
 """
 
+from relgraph.db import EquilibriumDB, Query, RelationDB, SequenceDB
 from relgraph.evaluate import evaluate
 from relgraph.exceptions import (
     EquilibriumLimitError,
@@ -38,6 +39,9 @@ from relgraph.ops import (
     true_div,
 )
 from relgraph.printing import pprint
+from relgraph.relation import Rule, reverse, rewrites
+from relgraph.report import RewriteReport, RuleStats
+from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
 from relgraph.term import (
     Constant,
     Symbol,
@@ -53,6 +57,8 @@ from relgraph.term import (
 from relgraph.types import TensorType
 
 __all__ = [
+    "EquilibriumDB", "EquilibriumRewriter", "Query", "RelationDB", "RewriteReport", "Rule",
+    "RuleStats", "SequenceDB", "SequenceRewriter", "reverse", "rewrite", "rewrites",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "Symbol",
     "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",

@@ -1,0 +1,230 @@
+"""Relations: kanren goal constructors ``rel(a, b)``, and how they are applied.
+
+A relation is written with no metadata; :class:`Rule` adds a name and the head
+Ops it can match (``tracks``) when it is registered.  :class:`Matcher` builds
+the relation's goal *once*, over two fresh logic variables, and then runs it on
+each subterm by starting from the state ``{in: subterm}``: building kanren
+goals is the expensive part of a match, and the goal does not depend on the
+subterm.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import immutables
+from kanren.assoccomm import associative
+from unification import reify, var
+from unification.core import assoc
+
+from relgraph.term import Term, as_term, subterms
+
+__all__ = ["Rule", "as_rule", "reverse", "Matcher", "rewrites", "Step", "steps"]
+
+Relation = Callable[[Any, Any], Callable]
+
+
+# kanren copies its substitution dict on every binding (O(n) each); a persistent
+# hash map makes a binding O(log n).  `assoc` is unification's dispatch hook for
+# exactly this.
+assoc.add((immutables.Map, object, object), lambda s, u, v: s.set(u, v))
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A relation with the metadata a driver uses.
+
+    Attributes
+    ----------
+    relation : callable
+        The goal constructor ``relation(a, b)``.
+    name : str
+        Used in reports and error messages.
+    tracks : frozenset of Op, optional
+        The head Ops of the terms the relation can rewrite; ``None`` means any.
+    """
+
+    relation: Relation
+    name: str
+    tracks: frozenset | None = None
+
+    def __call__(self, a: Any, b: Any) -> Callable:
+        return self.relation(a, b)
+
+
+def as_rule(relation: Rule | Relation, name: str | None = None, tracks: Iterable | None = None) -> Rule:
+    """Wrap a goal constructor as a :class:`Rule` (a ``Rule`` is returned as is).
+
+    >>> from relations.linalg import dot_distributeo
+    >>> as_rule(dot_distributeo).name
+    'dot_distributeo'
+    """
+    if isinstance(relation, Rule) and name is None and tracks is None:
+        return relation
+    if isinstance(relation, Rule):
+        name = name or relation.name
+        tracks = tracks if tracks is not None else relation.tracks
+        relation = relation.relation
+    if not callable(relation):
+        raise TypeError(f"a relation must be a goal constructor rel(a, b), got {relation!r}")
+    name = name or getattr(relation, "__name__", None) or repr(relation)
+    return Rule(relation, name, None if tracks is None else frozenset(tracks))
+
+
+def reverse(relation: Rule | Relation) -> Relation:
+    """The same relation with its two arguments swapped: it runs backward.
+
+    >>> from relations.linalg import dot_distributeo
+    >>> reverse(dot_distributeo).__name__
+    'reverse(dot_distributeo)'
+    """
+    rule = as_rule(relation)
+
+    def reversed_relation(a, b):
+        return rule.relation(b, a)
+
+    reversed_relation.__name__ = f"reverse({rule.name})"
+    reversed_relation.__wrapped__ = rule.relation
+    return reversed_relation
+
+
+class Matcher:
+    """A rule's goal, built once, applied to one subterm at a time.
+
+    Parameters
+    ----------
+    rule : Rule
+    max_answers : int
+        How many answers of the goal's stream to look at per subterm before
+        giving up (a reversed relation may yield endless unground answers).
+    """
+
+    def __init__(self, rule: Rule, max_answers: int = 8):
+        self.rule = rule
+        self.max_answers = max_answers
+        self.in_var, self.out_var = var(), var()
+        self.goal = rule.relation(self.in_var, self.out_var)
+
+    def answers(self, term: Term) -> Iterator[Term]:
+        """Ground results of the relation on ``term`` that differ from it."""
+        stream = self.goal(immutables.Map({self.in_var: term}))
+        for count, state in enumerate(stream, 1):
+            result = as_term(reify(self.out_var, state))
+            if result is not None and result != term:
+                yield result
+            if count >= self.max_answers:
+                return
+
+
+def deep_goals(limit: int = 100_000):
+    """Context for running goals: kanren's ``mapo`` nests one generator per element."""
+    return _RecursionLimit(limit)
+
+
+class _RecursionLimit:
+    def __init__(self, limit: int):
+        self.limit = limit
+
+    def __enter__(self):
+        self.saved = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(self.saved, self.limit))
+
+    def __exit__(self, *exc):
+        sys.setrecursionlimit(self.saved)
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rewrite step: ``relation`` rewrote ``before`` into ``after`` inside ``term``.
+
+    ``window`` is ``(i, j)`` when the step rewrote the arguments ``i:j`` of an
+    associative Op (``x + y + (B@z + B@w)``); otherwise ``None``.
+    """
+
+    relation: str
+    before: Term
+    after: Term
+    window: tuple[int, int] | None
+    result: Term
+
+
+def steps(term: Any, relation: Rule | Relation, max_answers: int = 8) -> Iterator[Step]:
+    """Every one-step rewrite of ``term`` by ``relation``, lazily.
+
+    A position is a distinct compound subterm (all its occurrences are rewritten
+    together) or a window of two or more arguments of an associative Op.
+    """
+    matcher = Matcher(as_rule(relation), max_answers)
+    with deep_goals():
+        for node in subterms(term):
+            for candidate, window in _positions(node):
+                for after in matcher.answers(candidate):
+                    replacement = _splice(node, window, after)
+                    result = _replace(term, node, replacement)
+                    yield Step(matcher.rule.name, candidate, after, window, result)
+
+
+def _positions(node: Term) -> Iterator[tuple[Term, tuple[int, int] | None]]:
+    yield node, None
+    op, args = node._tuple[0], node._tuple[1:]
+    if len(args) > 2 and is_associative(op):
+        for size in range(len(args) - 1, 1, -1):
+            for i in range(len(args) - size + 1):
+                yield Term((op, *args[i : i + size])), (i, i + size)
+
+
+def is_associative(op: Any) -> bool:
+    """Whether kanren's fact store says ``op`` is associative."""
+    try:
+        return (op,) in associative.facts
+    except TypeError:
+        return False
+
+
+def _splice(node: Term, window: tuple[int, int] | None, after: Term) -> Term:
+    if window is None:
+        return after
+    i, j = window
+    args = node._tuple[1:]
+    return Term((node._tuple[0], *args[:i], after, *args[j:]))
+
+
+def _replace(term: Term, old: Term, new: Term) -> Term:
+    from relgraph.term import substitute
+
+    return substitute(term, lambda n: new if n == old else n)
+
+
+def rewrites(
+    term: Any, relation: Rule | Relation, n: int | None = None, max_answers: int = 8
+) -> Iterator[Term]:
+    """The distinct terms one rewrite step away, at every position, lazily.
+
+    Parameters
+    ----------
+    term : Term
+    relation : goal constructor or Rule
+    n : int, optional
+        Stop after ``n`` distinct results.
+    max_answers : int
+        Answers of the relation looked at per position.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> from relations.linalg import dot_distributeo
+    >>> A, B = rg.matrix("A"), rg.matrix("B")
+    >>> x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    >>> [rg.pprint(t) for t in rg.rewrites(A @ (x + B @ (y + z)), dot_distributeo)]
+    ['(A @ (x + ((B @ y) + (B @ z))))', '((A @ x) + (A @ (B @ (y + z))))']
+    """
+    seen: set[Term] = set()
+    for step in steps(term, relation, max_answers):
+        if step.result not in seen:
+            seen.add(step.result)
+            yield step.result
+            if n is not None and len(seen) >= n:
+                return

@@ -1,0 +1,447 @@
+"""Rewriters: the equilibrium driver (the one fixpoint loop) and sequences.
+
+The equilibrium driver sweeps the term DAG bottom-up.  At each node it rebuilds
+the node from its already-swept children and tries the relations that track the
+node's head Op.  The first ground, different, type-preserving answer replaces the
+node; the replacement's own subterms wait for the next pass.  A pass that changes
+nothing ends the run.
+
+What keeps it fast: terms are immutable and kept canonical (one object per
+structure), so a node on which every relation failed is never tried again, a
+subterm whose whole tree is irreducible is skipped without descending, and a
+shared subterm is rewritten once.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import warnings
+from collections.abc import Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any, Literal
+
+from relgraph.exceptions import (
+    EquilibriumLimitError,
+    OscillationError,
+    RelationError,
+    TypeCheckError,
+)
+from relgraph.relation import Matcher, Rule, as_rule, deep_goals, is_associative
+from relgraph.report import RewriteReport, RuleStats
+from relgraph.term import Term, as_term, count_nodes, typeof
+from relgraph.types import TensorType
+
+__all__ = ["EquilibriumRewriter", "SequenceRewriter", "rewrite"]
+
+
+class EquilibriumRewriter:
+    """Apply relations at every subterm until none applies.
+
+    Parameters
+    ----------
+    relations : iterable of goal constructors or Rules
+        Tried in this order at each node; the first that applies wins.
+    name : str
+        Shown in reports.
+    max_use_ratio : float
+        A relation applied more than ``max_use_ratio`` times the number of
+        nodes of the input stops the run with :class:`EquilibriumLimitError`.
+    max_passes : int
+        Passes allowed before :class:`EquilibriumLimitError`.
+    on_error : {"raise", "warn"}
+        A relation that raises: re-raise wrapped in :class:`RelationError`
+        naming it and the subterm, or warn and treat it as not applying.
+    max_answers : int
+        Answers of a relation's stream examined per subterm.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> from relations.linalg import dot_distributeo
+    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+    >>> gather = rg.EquilibriumRewriter([rg.reverse(dot_distributeo)])
+    >>> rg.pprint(rg.rewrite(A @ x + A @ y, gather))
+    '(A @ (x + y))'
+    """
+
+    def __init__(
+        self,
+        relations: Iterable[Rule | Any],
+        *,
+        name: str = "equilibrium",
+        max_use_ratio: float = 10.0,
+        max_passes: int = 100,
+        on_error: Literal["raise", "warn"] = "raise",
+        max_answers: int = 8,
+    ):
+        if on_error not in ("raise", "warn"):
+            raise ValueError(f"on_error must be 'raise' or 'warn', got {on_error!r}")
+        if max_use_ratio <= 0 or max_passes < 1 or max_answers < 1:
+            raise ValueError("max_use_ratio, max_passes and max_answers must be positive")
+        self.rules: tuple[Rule, ...] = tuple(as_rule(r) for r in relations)
+        self.name = name
+        self.max_use_ratio = max_use_ratio
+        self.max_passes = max_passes
+        self.on_error = on_error
+        self.max_answers = max_answers
+        self._matchers: tuple[Matcher, ...] | None = None
+
+    def __repr__(self) -> str:
+        names = ", ".join(r.name for r in self.rules)
+        return f"EquilibriumRewriter({self.name!r}: {names})"
+
+    @property
+    def matchers(self) -> tuple[Matcher, ...]:
+        """The rules' goals, built on first use and reused by every run."""
+        if self._matchers is None:
+            self._matchers = tuple(Matcher(r, self.max_answers) for r in self.rules)
+        return self._matchers
+
+    def apply(self, term: Any) -> tuple[Any, RewriteReport]:
+        """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`."""
+        term = _checked_input(term)
+        start = time.perf_counter()
+        run = _Run(self, term)
+        root = run.canonical(term)
+        seen = {root: 0}
+        with deep_goals(), _gc_paused():
+            for passes in range(1, self.max_passes + 1):
+                new_root = run.sweep(root)
+                if new_root is root:
+                    break
+                if new_root in seen:
+                    raise OscillationError(*run.cycle_message(seen[new_root], passes))
+                seen[new_root] = passes
+                root = new_root
+            else:
+                raise EquilibriumLimitError(
+                    f"{self.name}: no fixpoint after max_passes={self.max_passes} passes; "
+                    f"most applied: {_top(run.counts())}",
+                    run.counts(),
+                )
+        return root, run.report(time.perf_counter() - start, passes, root)
+
+
+class SequenceRewriter:
+    """Run rewriters one after the other.
+
+    Parameters
+    ----------
+    steps : sequence of (name, rewriter)
+    name : str
+    """
+
+    def __init__(self, steps: Sequence[tuple[str, Any]], *, name: str = "sequence"):
+        self.steps = tuple(steps)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"SequenceRewriter({self.name!r}: {', '.join(n for n, _ in self.steps)})"
+
+    def apply(self, term: Any) -> tuple[Any, RewriteReport]:
+        """Apply each step in order; the report nests the steps' reports."""
+        term = _checked_input(term)
+        start, before = time.perf_counter(), count_nodes(term)
+        children = []
+        for _, step in self.steps:
+            term, child = step.apply(term)
+            children.append(child)
+        elapsed = time.perf_counter() - start
+        return term, RewriteReport(
+            self.name, 1, elapsed, before, count_nodes(term), children=tuple(children)
+        )
+
+
+def rewrite(term: Any, rewriter: Any, *, report: bool = False) -> Any:
+    """Rewrite ``term`` with a rewriter, a database query result, or relations.
+
+    Parameters
+    ----------
+    term : Term
+    rewriter : EquilibriumRewriter, SequenceRewriter, a relation, or a list of them
+    report : bool
+        Also return the :class:`RewriteReport`.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> from relations.linalg import dot_distributeo
+    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+    >>> out, rep = rg.rewrite(A @ (x + y), dot_distributeo, report=True)
+    >>> rg.pprint(out), rep.applications
+    ('((A @ x) + (A @ y))', {'dot_distributeo': 1})
+    """
+    if not hasattr(rewriter, "apply"):
+        relations = rewriter if isinstance(rewriter, (list, tuple)) else [rewriter]
+        rewriter = EquilibriumRewriter(relations)
+    result, rep = rewriter.apply(term)
+    return (result, rep) if report else result
+
+
+def _checked_input(term: Any) -> Any:
+    converted = as_term(term)
+    if converted is None:
+        raise TypeCheckError(f"cannot rewrite {term}: it contains a logic variable")
+    typeof(converted)
+    return converted
+
+
+@contextmanager
+def _gc_paused():
+    # A rewrite allocates many short-lived, acyclic objects; the cyclic
+    # collector's passes over them cost more than they free.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _top(counts: dict[str, int], k: int = 3) -> str:
+    items = sorted(counts.items(), key=lambda kv: -kv[1])[:k]
+    return ", ".join(f"{name} ({n}x)" for name, n in items) or "none"
+
+
+class _Run:
+    """The state of one equilibrium run over one term."""
+
+    def __init__(self, rewriter: EquilibriumRewriter, term: Any):
+        self.rewriter = rewriter
+        self.matchers = rewriter.matchers
+        self.nodes_before = count_nodes(term)
+        self.max_use = rewriter.max_use_ratio * max(self.nodes_before, 1)
+        self.canon: dict[Term, Term] = {}
+        self.normal: set[Term] = set()  # irreducible, and so is every subterm
+        self.failed: set[Term] = set()  # every candidate relation failed at this node
+        self.candidates: dict[Any, tuple[int, ...]] = {}
+        n = len(self.matchers)
+        self.attempts, self.applications = [0] * n, [0] * n
+        self.times, self.created = [0.0] * n, [0] * n
+        self.pass_log: list[dict[str, int]] = []
+
+    # -- the sweep ---------------------------------------------------------------
+
+    def sweep(self, root: Any) -> Any:
+        """One bottom-up pass; returns the new root (the same object if unchanged)."""
+        self.pass_log.append({})
+        if not isinstance(root, Term):
+            return root
+        done: dict[int, Any] = {}
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in done:
+                continue
+            if node in self.normal:
+                done[id(node)] = node
+                continue
+            if not expanded:
+                stack.append((node, True))
+                stack.extend(
+                    (a, False) for a in node._tuple if isinstance(a, Term) and id(a) not in done
+                )
+                continue
+            args = node._tuple
+            new_args = tuple(done[id(a)] if isinstance(a, Term) else a for a in args)
+            if any(n is not o for n, o in zip(new_args, args)):
+                node_now = self.canonical(Term(new_args))
+            else:
+                node_now = node
+            done[id(node)] = self.reduce(node_now)
+        return done[id(root)]
+
+    def reduce(self, node: Term) -> Any:
+        """The node rewritten by the first relation that applies, or the node."""
+        if node in self.normal:
+            return node
+        if node not in self.failed:
+            result = self.try_node(node)
+            if result is not None:
+                return result
+            self.failed.add(node)
+        if all(not isinstance(a, Term) or a in self.normal for a in node._tuple):
+            self.normal.add(node)
+        return node
+
+    def try_node(self, node: Term) -> Any:
+        op, args = node._tuple[0], node._tuple[1:]
+        result = self.try_candidates(node, op)
+        if result is not None or len(args) <= 2 or not is_associative(op):
+            return result
+        # For an associative head, runs of arguments are subterms too: in
+        # x + y + B@z + B@w the gather applies to the run (B@z, B@w).
+        for i in range(len(args) - 1):
+            window = self.canonical(Term((op, args[i], args[i + 1])))
+            if window in self.failed:
+                continue
+            result = self.try_candidates(window, op)
+            if result is None:
+                self.failed.add(window)
+                continue
+            end = i + 2
+            while end < len(args):
+                longer = self.try_candidates(Term((op, *args[i : end + 1])), op)
+                if longer is None:
+                    break
+                result, end = longer, end + 1
+            return self.canonical(Term((op, *args[:i], result, *args[end:])))
+        return None
+
+    def try_candidates(self, node: Term, op: Any) -> Any:
+        for index in self.candidates_for(op):
+            result = self.attempt(index, node)
+            if result is not None:
+                return result
+        return None
+
+    def candidates_for(self, op: Any) -> tuple[int, ...]:
+        try:
+            return self.candidates[op]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable head: only untracked rules can match
+            return tuple(i for i, m in enumerate(self.matchers) if m.rule.tracks is None)
+        found = tuple(
+            i
+            for i, m in enumerate(self.matchers)
+            if m.rule.tracks is None or op in m.rule.tracks
+        )
+        self.candidates[op] = found
+        return found
+
+    # -- one relation on one node ------------------------------------------------
+
+    def attempt(self, index: int, node: Term) -> Any:
+        matcher = self.matchers[index]
+        self.attempts[index] += 1
+        start = time.perf_counter()
+        try:
+            result = next(matcher.answers(node), None)
+            if result is not None:
+                _check_type_preserved(matcher.rule.name, node, result)
+        except RelationError:
+            raise
+        except Exception as exc:
+            result = self.relation_failed(matcher.rule.name, node, exc)
+        finally:
+            self.times[index] += time.perf_counter() - start
+        if result is None:
+            return None
+        before = len(self.canon)
+        result = self.canonical(result)
+        self.created[index] += len(self.canon) - before
+        self.record(index, matcher.rule.name)
+        return result
+
+    def relation_failed(self, name: str, node: Term, exc: Exception) -> None:
+        message = f"relation {name!r} raised {type(exc).__name__}: {exc} on {node}"
+        if self.rewriter.on_error == "raise":
+            raise RelationError(message, name, node) from exc
+        warnings.warn(message, RuntimeWarning, stacklevel=4)
+        return None
+
+    def record(self, index: int, name: str) -> None:
+        self.applications[index] += 1
+        log = self.pass_log[-1]
+        log[name] = log.get(name, 0) + 1
+        if self.applications[index] > self.max_use:
+            raise EquilibriumLimitError(
+                f"{self.rewriter.name}: {name!r} applied more than max_use_ratio="
+                f"{self.rewriter.max_use_ratio} x {self.nodes_before} nodes; "
+                f"most applied: {_top(self.counts())}",
+                self.counts(),
+            )
+
+    # -- canonical terms ---------------------------------------------------------
+
+    def canonical(self, term: Any) -> Any:
+        """The one object this run uses for ``term``'s structure."""
+        if not isinstance(term, Term):
+            return term
+        found = self.canon.get(term)
+        if found is not None and found is term:
+            return term
+        done: dict[int, Term] = {}
+        stack = [(term, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in done:
+                continue
+            if not expanded:
+                if self.canon.get(node) is node:
+                    done[id(node)] = node
+                    continue
+                stack.append((node, True))
+                stack.extend((a, False) for a in node._tuple if isinstance(a, Term))
+                continue
+            args = tuple(done[id(a)] if isinstance(a, Term) else a for a in node._tuple)
+            rebuilt = node if all(n is o for n, o in zip(args, node._tuple)) else Term(args)
+            done[id(node)] = self.canon.setdefault(rebuilt, rebuilt)
+        return done[id(term)]
+
+    # -- reporting ---------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        return {
+            m.rule.name: n for m, n in zip(self.matchers, self.applications) if n
+        }
+
+    def cycle_message(self, first_pass: int, last_pass: int) -> tuple[str, tuple[str, ...]]:
+        names = tuple(
+            dict.fromkeys(
+                name for log in self.pass_log[first_pass:last_pass] for name in log
+            )
+        )
+        message = (
+            f"{self.rewriter.name}: relations oscillate: the term after pass {last_pass} "
+            f"is the term after pass {first_pass}; relations in the cycle: {', '.join(names)}"
+        )
+        return message, names
+
+    def report(self, elapsed: float, passes: int, root: Any) -> RewriteReport:
+        stats = sorted(
+            (
+                RuleStats(m.rule.name, a, n, t, c)
+                for m, a, n, t, c in zip(
+                    self.matchers, self.attempts, self.applications, self.times, self.created
+                )
+            ),
+            key=lambda s: -s.time,
+        )
+        return RewriteReport(
+            name=self.rewriter.name,
+            passes=passes,
+            time=elapsed,
+            nodes_before=self.nodes_before,
+            nodes_after=count_nodes(root),
+            rules=tuple(stats),
+            pass_log=tuple(tuple(log.items()) for log in self.pass_log),
+        )
+
+
+def _check_type_preserved(name: str, before: Term, after: Any) -> None:
+    try:
+        t_after = typeof(after)
+    except TypeCheckError as exc:
+        raise RelationError(
+            f"relation {name!r} produced an ill-typed term from {before}: {exc}", name, before
+        ) from None
+    t_before = typeof(before)
+    if not _compatible(t_before, t_after):
+        raise RelationError(
+            f"relation {name!r} changed the type of {before} ({t_before}) to {after} "
+            f"({t_after})",
+            name,
+            before,
+        )
+
+
+def _compatible(a: TensorType, b: TensorType) -> bool:
+    return (
+        a.dtype == b.dtype
+        and a.ndim == b.ndim
+        and all(x is None or y is None or x == y for x, y in zip(a.shape, b.shape))
+    )
