@@ -38,6 +38,7 @@ from relgraph.ops import (
     transpose,
     true_div,
 )
+from relgraph.parse import parse
 from relgraph.printing import pprint
 from relgraph.relation import Rule, reverse, rewrites
 from relgraph.report import RewriteReport, RuleStats
@@ -58,7 +59,7 @@ from relgraph.types import TensorType
 
 __all__ = [
     "EquilibriumDB", "EquilibriumRewriter", "Query", "RelationDB", "RewriteReport", "Rule",
-    "RuleStats", "SequenceDB", "SequenceRewriter", "reverse", "rewrite", "rewrites",
+    "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "Symbol",
     "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",

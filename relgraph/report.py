@@ -52,7 +52,8 @@ class RewriteReport:
         """Applications per relation name, over this run and its children."""
         counts: dict[str, int] = {}
         for stats in self.rules:
-            counts[stats.name] = counts.get(stats.name, 0) + stats.applications
+            if stats.applications:
+                counts[stats.name] = counts.get(stats.name, 0) + stats.applications
         for child in self.children:
             for name, n in child.applications.items():
                 counts[name] = counts.get(name, 0) + n

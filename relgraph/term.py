@@ -430,8 +430,7 @@ class Args(ExpressionTuple):
     def __hash__(self):
         if self._h is None:
             if self._base is None:
-                rest = self._rest
-                self._h = (hash(self._first) * pow(_BASE, rest._n, _MOD) + hash(rest)) % _MOD
+                self._h = (hash(self._first) + _BASE * hash(self._rest)) % _MOD
             else:
                 if self._tab is None:
                     self._tab = _suffix_hashes(self._base)
@@ -585,11 +584,12 @@ def is_term(x: Any) -> bool:
 
 
 def _is_expression(x: Any) -> bool:
-    return isinstance(x, ExpressionTuple) or _is_cons(x)
+    # Lists count too: kanren builds them (``conso(op, [x], q)``, mapo's default).
+    return isinstance(x, (ExpressionTuple, list)) or _is_cons(x)
 
 
 def as_term(x: Any) -> Any:
-    """Convert an etuple / cons / ``Args`` expression into a :class:`Term`.
+    """Convert an etuple / cons / list / ``Args`` expression into a :class:`Term`.
 
     Returns ``None`` if ``x`` contains a logic variable.  Leaves and ground terms
     come back unchanged; the walk is iterative and shares converted subterms.

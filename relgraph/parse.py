@@ -1,0 +1,178 @@
+"""A safe parser from Python expression text to terms: ``ast``, never ``eval``.
+
+Accepted: names of the given symbols, numbers, ``+ - * / ** @``, unary ``-``
+and ``+``, ``.T``, and calls of the known functions (``exp``, ``log``,
+``sum(x, axis=0)``, ...).  Anything else is rejected with a :class:`ParseError`
+that names it and where it is.  Numbers are never combined while parsing, so
+``10 ** 10 ** 10`` costs nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from relgraph import ops
+from relgraph.exceptions import ParseError, TypeCheckError
+from relgraph.term import Symbol, Term, typeof
+
+__all__ = ["parse", "FUNCTIONS"]
+
+MAX_SOURCE = 100_000
+MAX_LITERAL = 2.0**53  # beyond this, float64 cannot hold the integer exactly
+
+FUNCTIONS: dict[str, ops.Op] = {
+    name: op for name, op in ops.ALL_OPS.items() if name not in ("add", "sub", "mul", "pow")
+}
+
+_BINARY = {
+    ast.Add: ops.add,
+    ast.Sub: ops.sub,
+    ast.Mult: ops.mul,
+    ast.Div: ops.true_div,
+    ast.Pow: ops.pow,
+    ast.MatMult: ops.dot,
+}
+
+
+def parse(text: str, **symbols: Symbol | Callable[[str], Symbol]) -> Any:
+    """Parse ``text`` into a term.
+
+    Parameters
+    ----------
+    text : str
+    **symbols
+        Each name used in ``text``: a :class:`Symbol`, or a constructor such as
+        ``rg.matrix`` that is called with the name.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> t = rg.parse("A @ (x + y)", A=rg.matrix, x=rg.vector, y=rg.vector)
+    >>> rg.pprint(t)
+    '(A @ (x + y))'
+    >>> rg.parse("x.__class__", x=rg.vector)
+    Traceback (most recent call last):
+    ...
+    relgraph.exceptions.ParseError: col 1: attribute '__class__' is not allowed (only .T)
+    """
+    if not isinstance(text, str):
+        raise ParseError(f"expected a string, got {type(text).__name__}")
+    if len(text) > MAX_SOURCE:
+        raise ParseError(f"expression is {len(text)} characters long; the limit is {MAX_SOURCE}")
+    env = {name: _symbol(name, s) for name, s in symbols.items()}
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except SyntaxError as exc:
+        raise ParseError(f"invalid syntax at col {exc.offset}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ParseError("expression is nested too deeply") from None
+    try:
+        term = _Builder(env).build(tree.body)
+    except RecursionError:
+        raise ParseError("expression is nested too deeply") from None
+    try:
+        typeof(term)
+    except TypeCheckError as exc:
+        raise ParseError(str(exc)) from None
+    return term
+
+
+def _symbol(name: str, given: Any) -> Symbol:
+    if isinstance(given, Symbol):
+        if given.name != name:
+            raise ParseError(f"symbol {name!r} was given a symbol named {given.name!r}")
+        return given
+    if callable(given):
+        return given(name)
+    raise ParseError(f"symbol {name!r}: expected a Symbol or a constructor, got {given!r}")
+
+
+class _Builder:
+    """Turns an accepted ``ast`` expression into a term, rejecting the rest."""
+
+    def __init__(self, env: Mapping[str, Symbol]):
+        self.env = env
+
+    def build(self, node: ast.AST) -> Any:
+        method = getattr(self, f"build_{type(node).__name__}", None)
+        if method is None:
+            raise ParseError(f"{_where(node)}: {_describe(node)} is not allowed")
+        return method(node)
+
+    def build_Name(self, node: ast.Name) -> Any:
+        if node.id in self.env:
+            return self.env[node.id]
+        known = ", ".join(sorted(self.env)) or "none"
+        raise ParseError(f"{_where(node)}: unknown name {node.id!r} (symbols: {known})")
+
+    def build_Constant(self, node: ast.Constant) -> Any:
+        value = node.value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ParseError(f"{_where(node)}: literal {value!r} is not a number")
+        if abs(value) > MAX_LITERAL:
+            raise ParseError(f"{_where(node)}: literal {value!r} is too large")
+        return value
+
+    def build_BinOp(self, node: ast.BinOp) -> Any:
+        op = _BINARY.get(type(node.op))
+        if op is None:
+            raise ParseError(f"{_where(node)}: operator {type(node.op).__name__} is not allowed")
+        return Term((op, self.build(node.left), self.build(node.right)))
+
+    def build_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operand = self.build(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        if isinstance(node.op, ast.USub):
+            if isinstance(operand, (int, float)):
+                return -operand
+            return Term((ops.neg, operand))
+        raise ParseError(f"{_where(node)}: operator {type(node.op).__name__} is not allowed")
+
+    def build_Attribute(self, node: ast.Attribute) -> Any:
+        if node.attr != "T":
+            raise ParseError(f"{_where(node)}: attribute {node.attr!r} is not allowed (only .T)")
+        return Term((ops.transpose, self.build(node.value)))
+
+    def build_Call(self, node: ast.Call) -> Any:
+        name = node.func.id if isinstance(node.func, ast.Name) else None
+        op = FUNCTIONS.get(name) if name is not None and name not in self.env else None
+        if op is None:
+            known = ", ".join(sorted(FUNCTIONS))
+            raise ParseError(f"{_where(node)}: {_describe(node.func)} is not a known function ({known})")
+        args = [self.build(a) for a in node.args]
+        for kw in node.keywords:
+            if kw.arg != "axis" or not isinstance(op, ops.Reduce):
+                raise ParseError(f"{_where(kw.value)}: keyword {kw.arg!r} is not allowed here")
+            args.append(self._axis(kw.value))
+        if isinstance(op, ops.Reduce) and len(args) == 2 and not isinstance(args[1], (int, tuple)):
+            raise ParseError(f"{_where(node)}: the axis of {name} must be an integer")
+        try:
+            op.check_arity(len(args))
+        except TypeCheckError as exc:
+            raise ParseError(f"{_where(node)}: {exc}") from None
+        return Term((op, *args))
+
+    def _axis(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Tuple):
+            return tuple(self._axis(e) for e in node.elts)
+        value = self.build(node)
+        if not isinstance(value, int):
+            raise ParseError(f"{_where(node)}: an axis must be an integer")
+        return value
+
+
+def _where(node: ast.AST) -> str:
+    return f"col {getattr(node, 'col_offset', 0) + 1}"
+
+
+def _describe(node: ast.AST) -> str:
+    if isinstance(node, ast.Attribute):
+        return f"attribute {node.attr!r}"
+    if isinstance(node, ast.Lambda):
+        return "lambda"
+    if isinstance(node, ast.Name):
+        return repr(node.id)
+    return type(node).__name__

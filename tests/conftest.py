@@ -1,0 +1,24 @@
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, settings
+
+import relgraph as rg
+
+settings.register_profile(
+    "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("deep", max_examples=5000, deadline=None)
+settings.load_profile("ci")
+
+
+@pytest.fixture
+def syms():
+    """The seeds' symbols: matrices A, B and vectors x, y, z, w."""
+    A, B = rg.matrix("A"), rg.matrix("B")
+    x, y, z, w = (rg.vector(n) for n in "xyzw")
+    return A, B, x, y, z, w
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(1234)

@@ -1,0 +1,213 @@
+import warnings
+
+import pytest
+from etuples import etuple
+from kanren import conde, eq, lall, var
+
+import relgraph as rg
+from relations import optdb
+from relations.linalg import dot_distributeo
+
+
+def neg_neg_o(a, b):
+    """-(-x) == x"""
+    x = var()
+    return lall(eq(a, etuple(rg.neg, etuple(rg.neg, x))), eq(b, x))
+
+
+def swap_add_o(a, b):
+    """x + y == y + x: applied blindly, it oscillates."""
+    x, y = var(), var()
+    return lall(eq(a, etuple(rg.add, x, y)), eq(b, etuple(rg.add, y, x)))
+
+
+def grow_o(a, b):
+    """exp(x) -> exp(exp(x))... never terminates by itself."""
+    x = var()
+    return lall(eq(a, etuple(rg.exp, x)), eq(b, etuple(rg.exp, etuple(rg.exp, x))))
+
+
+def boom_o(a, b):
+    def goal(s):
+        raise ZeroDivisionError("boom")
+        yield s
+
+    return lall(eq(a, etuple(rg.exp, var())), goal)
+
+
+def unground_o(a, b):
+    """Rewrites log(x) to a term with a fresh, unbound variable."""
+    return lall(eq(a, etuple(rg.log, var())), eq(b, etuple(rg.exp, var())))
+
+
+def identity_o(a, b):
+    return eq(a, b)
+
+
+def to_matrix_o(a, b):
+    """An ill-typed rewrite: sum(x) -> x changes the ndim."""
+    x = var()
+    return lall(eq(a, etuple(rg.sum, x)), eq(b, x))
+
+
+class TestSeedExamples:
+    """The seeds' dot_distributeo examples, forward and backward."""
+
+    def forward(self, t):
+        return rg.rewrite(t, optdb.query(include=["linalg"]))
+
+    def backward(self, t):
+        return rg.rewrite(t, rg.EquilibriumRewriter([rg.reverse(dot_distributeo)]))
+
+    def test_two_terms(self, syms):
+        A, B, x, y, z, w = syms
+        out = self.forward(A @ (x + y))
+        assert rg.pprint(out) == "((A @ x) + (A @ y))"
+        assert self.backward(out) == A @ (x + y)
+
+    def test_nested_sums_flatten_to_four_products(self, syms):
+        A, B, x, y, z, w = syms
+        out = self.forward(A @ ((x + y) + (z + w)))
+        assert out == rg.add(A @ x, A @ y, A @ z, A @ w)
+        assert self.backward(out) == A @ rg.add(x, y, z, w)
+
+    def test_nested_dot(self, syms):
+        A, B, x, y, z, w = syms
+        out = self.forward(A @ (x + (y + B @ (z + w))))
+        assert out == rg.add(A @ x, A @ y, A @ (B @ z), A @ (B @ w))
+        assert rg.pprint(out).count("@") == 6
+        back = self.backward(out)
+        assert back == A @ rg.add(x, y, B @ (z + w))
+        assert rg.pprint(back).count("@") == 2
+
+
+class TestDriver:
+    def test_returns_the_input_object_when_nothing_applies(self, syms):
+        A, B, x, y, z, w = syms
+        t = A @ x + rg.exp(y)
+        out, report = rg.rewrite(t, [dot_distributeo], report=True)
+        assert out == t and report.applications == {}
+
+    def test_tracks_limits_attempts_to_matching_heads(self, syms):
+        A, B, x, y, z, w = syms
+        t = rg.exp(A @ (x + y)) + rg.log(z) * w
+        tracked = rg.Rule(dot_distributeo, "dot_distributeo", frozenset([rg.dot]))
+        _, rep = rg.rewrite(t, [tracked], report=True)
+        # the dot node, then the two new dot nodes: never exp, log, add or mul nodes
+        assert rep.rules[0].attempts == 3
+        _, rep = rg.rewrite(t, [dot_distributeo], report=True)
+        assert rep.rules[0].attempts > 3
+
+    def test_failures_are_not_retried_and_shared_subterms_rewrite_once(self, syms):
+        A, B, x, y, z, w = syms
+        shared = A @ (x + y)
+        t = rg.exp(shared) * shared + rg.log(shared)
+        out, rep = rg.rewrite(t, [rg.Rule(dot_distributeo, "d", frozenset([rg.dot]))], report=True)
+        distributed = A @ x + A @ y
+        assert out == rg.exp(distributed) * distributed + rg.log(distributed)
+        assert rep.rules[0].applications == 1
+        assert rep.rules[0].attempts == 3  # shared dot once, then A@x and A@y once each
+
+    def test_results_equal_to_the_input_are_ignored(self, syms):
+        A, B, x, y, z, w = syms
+        t = rg.exp(x + y)
+        out, rep = rg.rewrite(t, [identity_o], report=True)
+        assert out == t and rep.applications == {}
+
+    def test_ungrounded_results_are_ignored(self, syms):
+        A, B, x, y, z, w = syms
+        t = rg.log(x)
+        out, rep = rg.rewrite(t, [unground_o], report=True)
+        assert out == t and rep.applications == {}
+
+    def test_relations_run_to_a_fixpoint(self, syms):
+        A, B, x, y, z, w = syms
+        t = -(-(-(-(x + -(-y)))))
+        assert rg.rewrite(t, [neg_neg_o]) == x + y
+
+    def test_oscillation_names_the_relations(self, syms):
+        A, B, x, y, z, w = syms
+        with pytest.raises(rg.OscillationError, match="swap_add_o") as info:
+            rg.rewrite(rg.exp(x + y), [swap_add_o, neg_neg_o])
+        assert info.value.relations == ("swap_add_o",)
+
+    def test_max_use_ratio_names_the_most_applied(self, syms):
+        A, B, x, y, z, w = syms
+        with pytest.raises(rg.EquilibriumLimitError, match="grow_o") as info:
+            rg.rewrite(rg.exp(x), rg.EquilibriumRewriter([grow_o], max_use_ratio=5))
+        assert info.value.counts["grow_o"] == 6
+
+    def test_pass_limit(self, syms):
+        A, B, x, y, z, w = syms
+        rewriter = rg.EquilibriumRewriter([grow_o], max_use_ratio=1000, max_passes=4)
+        with pytest.raises(rg.EquilibriumLimitError, match="max_passes=4.*grow_o"):
+            rg.rewrite(rg.exp(x), rewriter)
+
+    def test_a_raising_relation_is_reported_by_name(self, syms):
+        A, B, x, y, z, w = syms
+        t = rg.exp(x) + A @ (y + z)
+        with pytest.raises(rg.RelationError, match="boom_o.*ZeroDivisionError.*exp\\(x\\)") as info:
+            rg.rewrite(t, [boom_o, dot_distributeo])
+        assert info.value.relation == "boom_o" and info.value.term == rg.exp(x)
+
+    def test_a_raising_relation_can_be_skipped_with_a_warning(self, syms):
+        A, B, x, y, z, w = syms
+        t = rg.exp(x) + A @ (y + z)
+        rewriter = rg.EquilibriumRewriter([boom_o, dot_distributeo], on_error="warn")
+        with pytest.warns(RuntimeWarning, match="boom_o"):
+            out = rg.rewrite(t, rewriter)
+        assert out == rg.exp(x) + (A @ y + A @ z)
+
+    def test_an_ill_typed_result_is_an_error_not_a_wrong_program(self):
+        x = rg.vector("x")
+        with pytest.raises(rg.RelationError, match="to_matrix_o.*changed the type"):
+            rg.rewrite(rg.exp(rg.sum(x)), [to_matrix_o])
+
+    def test_logic_variables_in_the_input_are_rejected(self):
+        with pytest.raises(rg.TypeCheckError, match="logic variable"):
+            rg.rewrite(etuple(rg.exp, var()), [neg_neg_o])
+
+    def test_bad_options(self):
+        with pytest.raises(ValueError, match="on_error"):
+            rg.EquilibriumRewriter([], on_error="ignore")
+        with pytest.raises(ValueError, match="positive"):
+            rg.EquilibriumRewriter([], max_passes=0)
+
+    def test_report(self, syms):
+        A, B, x, y, z, w = syms
+        out, rep = rg.rewrite(A @ (x + y), optdb.query(include=["linalg"]), report=True)
+        (linalg,) = rep.children
+        assert linalg.passes == 2 and linalg.nodes_before == 2 and linalg.nodes_after == 3
+        assert linalg.pass_log == ((("dot_distributeo", 1),), ())
+        (stats,) = linalg.rules
+        assert (stats.name, stats.attempts, stats.applications) == ("dot_distributeo", 3, 1)
+        assert stats.nodes_created == 3
+        text = str(rep)
+        assert "pass 1: (dot_distributeo, 1)" in text and "dot_distributeo" in text.splitlines()[-1]
+
+    def test_conde_relations_take_the_first_answer(self, syms):
+        A, B, x, y, z, w = syms
+
+        def exp_or_log_o(a, b):
+            u = var()
+            return lall(eq(a, etuple(rg.neg, u)), conde([eq(b, etuple(rg.exp, u))], [eq(b, etuple(rg.log, u))]))
+
+        assert rg.rewrite(-x, rg.EquilibriumRewriter([exp_or_log_o])) == rg.exp(x)
+
+
+def test_sequence_rewriter_runs_steps_in_order(syms):
+    A, B, x, y, z, w = syms
+    seq = rg.SequenceRewriter(
+        [("gather", rg.EquilibriumRewriter([rg.reverse(dot_distributeo)])),
+         ("negneg", rg.EquilibriumRewriter([neg_neg_o]))]
+    )
+    out, rep = rg.rewrite(-(-(A @ x + A @ y)), seq, report=True)
+    assert out == A @ (x + y)
+    assert [c.name for c in rep.children] == ["equilibrium", "equilibrium"]
+
+
+def test_no_warning_for_clean_runs(syms):
+    A, B, x, y, z, w = syms
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rg.rewrite(A @ (x + y), optdb.query(include=["linalg"]))
