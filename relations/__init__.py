@@ -10,11 +10,10 @@ equilibrium databases.
 '((A @ x) + (A @ y))'
 """
 
-from relgraph import dot
-from relgraph.db import EquilibriumDB, SequenceDB
-
 from relations.linalg import dot_distributeo
 from relations.tags import EXPAND, LINALG
+from relgraph import dot
+from relgraph.db import EquilibriumDB, SequenceDB
 
 __all__ = ["optdb", "linalg_db"]
 

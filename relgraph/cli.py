@@ -98,8 +98,10 @@ def _check(term, result, symbols: dict[str, rg.Symbol], size: int) -> int:
     expected, got = rg.evaluate(term, inputs), rg.evaluate(result, inputs)
     ok = np.allclose(expected, got, rtol=1e-9, atol=1e-12, equal_nan=True)
     diff = float(np.max(np.abs(np.asarray(expected) - np.asarray(got)), initial=0.0))
-    print(f"check on random {size}-long inputs: max |difference| = {diff:.3g} "
-          f"({'same' if ok else 'DIFFERENT'})")
+    print(
+        f"check on random {size}-long inputs: max |difference| = {diff:.3g} "
+        f"({'same' if ok else 'DIFFERENT'})"
+    )
     return 0 if ok else 1
 
 

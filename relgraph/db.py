@@ -71,9 +71,7 @@ class Query:
         """Whether an entry with this name and these tags is selected."""
         labels = tags | {name}
         return (
-            bool(self.include & labels)
-            and self.require <= labels
-            and not (self.exclude & labels)
+            bool(self.include & labels) and self.require <= labels and not (self.exclude & labels)
         )
 
 

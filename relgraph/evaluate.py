@@ -24,16 +24,16 @@ def evaluate(term: Any, inputs: Mapping[Symbol, Any]) -> Any:
     >>> evaluate(A @ (x + y), {A: np.eye(2), x: np.ones(2), y: np.arange(2.0)})
     array([1., 2.])
     """
-    values: dict[int, Any] = {}
+    values: dict[Term, Any] = {}
     with np.errstate(all="ignore"):
         for node in subterms(term):
             args = [
-                values[id(a)] if isinstance(a, Term) else _leaf_value(a, inputs)
+                values[a] if isinstance(a, Term) else _leaf_value(a, inputs)
                 for a in node._tuple[1:]
             ]
-            values[id(node)] = node._tuple[0].perform(*args)
+            values[node] = node._tuple[0].perform(*args)
     if isinstance(term, Term):
-        return values[id(term)]
+        return values[term]
     return _leaf_value(term, inputs)
 
 

@@ -141,7 +141,9 @@ class _Builder:
         op = FUNCTIONS.get(name) if name is not None and name not in self.env else None
         if op is None:
             known = ", ".join(sorted(FUNCTIONS))
-            raise ParseError(f"{_where(node)}: {_describe(node.func)} is not a known function ({known})")
+            raise ParseError(
+                f"{_where(node)}: {_describe(node.func)} is not a known function ({known})"
+            )
         args = [self.build(a) for a in node.args]
         for kw in node.keywords:
             if kw.arg != "axis" or not isinstance(op, ops.Reduce):

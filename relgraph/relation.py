@@ -55,7 +55,9 @@ class Rule:
         return self.relation(a, b)
 
 
-def as_rule(relation: Rule | Relation, name: str | None = None, tracks: Iterable | None = None) -> Rule:
+def as_rule(
+    relation: Rule | Relation, name: str | None = None, tracks: Iterable | None = None
+) -> Rule:
     """Wrap a goal constructor as a :class:`Rule` (a ``Rule`` is returned as is).
 
     >>> from relations.linalg import dot_distributeo

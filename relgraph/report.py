@@ -71,7 +71,9 @@ class RewriteReport:
             done = " ".join(f"({name}, {n})" for name, n in applied) or "-"
             lines.append(f"{indent}  pass {i}: {done}")
         if self.rules:
-            lines.append(f"{indent}  {'time':>9}  {'tried':>7}  {'applied':>7}  {'created':>7}  relation")
+            lines.append(
+                f"{indent}  {'time':>9}  {'tried':>7}  {'applied':>7}  {'created':>7}  relation"
+            )
             for r in self.rules:
                 lines.append(
                     f"{indent}  {r.time:8.4f}s  {r.attempts:7d}  {r.applications:7d}  "

@@ -305,9 +305,7 @@ class _Run:
         except TypeError:  # an unhashable head: only untracked rules can match
             return tuple(i for i, m in enumerate(self.matchers) if m.rule.tracks is None)
         found = tuple(
-            i
-            for i, m in enumerate(self.matchers)
-            if m.rule.tracks is None or op in m.rule.tracks
+            i for i, m in enumerate(self.matchers) if m.rule.tracks is None or op in m.rule.tracks
         )
         self.candidates[op] = found
         return found
@@ -385,15 +383,11 @@ class _Run:
     # -- reporting ---------------------------------------------------------------
 
     def counts(self) -> dict[str, int]:
-        return {
-            m.rule.name: n for m, n in zip(self.matchers, self.applications) if n
-        }
+        return {m.rule.name: n for m, n in zip(self.matchers, self.applications) if n}
 
     def cycle_message(self, first_pass: int, last_pass: int) -> tuple[str, tuple[str, ...]]:
         names = tuple(
-            dict.fromkeys(
-                name for log in self.pass_log[first_pass:last_pass] for name in log
-            )
+            dict.fromkeys(name for log in self.pass_log[first_pass:last_pass] for name in log)
         )
         message = (
             f"{self.rewriter.name}: relations oscillate: the term after pass {last_pass} "
@@ -432,8 +426,7 @@ def _check_type_preserved(name: str, before: Term, after: Any) -> None:
     t_before = typeof(before)
     if not _compatible(t_before, t_after):
         raise RelationError(
-            f"relation {name!r} changed the type of {before} ({t_before}) to {after} "
-            f"({t_after})",
+            f"relation {name!r} changed the type of {before} ({t_before}) to {after} ({t_after})",
             name,
             before,
         )

@@ -223,8 +223,8 @@ class Term(TermOps, ExpressionTuple):
     >>> x, y = rg.vector("x"), rg.vector("y")
     >>> x + y == etuple(rg.add, x, y)
     True
-    >>> etuple(rg.add, 1, 2).evaled_obj == 3
-    True
+    >>> int(etuple(rg.add, 1, 2).evaled_obj)
+    3
     """
 
     __slots__ = ("_hash", "_ground", "_type")
@@ -648,6 +648,8 @@ def _cons_items(node: ConsPair) -> tuple:
 def subterms(term: Any) -> Iterator[Term]:
     """Distinct compound subterms, children before parents, each once.
 
+    Distinct by structure: two equal subterms built separately count once.
+
     >>> import relgraph as rg
     >>> x = rg.vector("x")
     >>> [str(t) for t in subterms(rg.exp(x) + rg.exp(x))]
@@ -655,19 +657,19 @@ def subterms(term: Any) -> Iterator[Term]:
     """
     if not isinstance(term, Term):
         return
-    seen: set[int] = set()
+    seen: set[Term] = set()
     stack: list[tuple[Term, bool]] = [(term, False)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             yield node
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         stack.append((node, True))
         for child in reversed(node._tuple):
-            if isinstance(child, Term) and id(child) not in seen:
+            if isinstance(child, Term) and child not in seen:
                 stack.append((child, False))
 
 
@@ -688,13 +690,13 @@ def substitute(term: Any, replace: Callable[[Term], Any]) -> Any:
     Shared subterms are visited once.  Nodes whose children did not change are
     kept, so the result shares everything that was not rewritten.
     """
-    done: dict[int, Any] = {}
+    done: dict[Term, Any] = {}
     for node in subterms(term):
         args = node._tuple
-        new = tuple(done.get(id(a), a) if isinstance(a, Term) else a for a in args)
+        new = tuple(done[a] if isinstance(a, Term) else a for a in args)
         rebuilt = node if all(n is o for n, o in zip(new, args)) else Term(new)
-        done[id(node)] = replace(rebuilt)
-    return done.get(id(term), term) if isinstance(term, Term) else term
+        done[node] = replace(rebuilt)
+    return done[term] if isinstance(term, Term) else term
 
 
 # --- types -----------------------------------------------------------------------
@@ -726,7 +728,9 @@ def typeof(term: Any) -> TensorType:
                 node._type = _infer_node(node)
                 continue
             stack.append((node, True))
-            stack.extend((a, False) for a in node._tuple if isinstance(a, Term) and a._type is None)
+            stack.extend(
+                (a, False) for a in node._tuple if isinstance(a, Term) and a._type is None
+            )
     return term._type
 
 

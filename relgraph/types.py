@@ -62,7 +62,7 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
 
     >>> broadcast_shapes((3, None), (1, 4))
     (3, 4)
-    >>> broadcast_shapes((None,), (2, 5))
+    >>> broadcast_shapes((None,), (2, 1))
     (2, None)
     """
     ndim = max((len(s) for s in shapes), default=0)

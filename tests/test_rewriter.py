@@ -146,7 +146,9 @@ class TestDriver:
     def test_a_raising_relation_is_reported_by_name(self, syms):
         A, B, x, y, z, w = syms
         t = rg.exp(x) + A @ (y + z)
-        with pytest.raises(rg.RelationError, match="boom_o.*ZeroDivisionError.*exp\\(x\\)") as info:
+        with pytest.raises(
+            rg.RelationError, match="boom_o.*ZeroDivisionError.*exp\\(x\\)"
+        ) as info:
             rg.rewrite(t, [boom_o, dot_distributeo])
         assert info.value.relation == "boom_o" and info.value.term == rg.exp(x)
 
@@ -183,14 +185,19 @@ class TestDriver:
         assert (stats.name, stats.attempts, stats.applications) == ("dot_distributeo", 3, 1)
         assert stats.nodes_created == 3
         text = str(rep)
-        assert "pass 1: (dot_distributeo, 1)" in text and "dot_distributeo" in text.splitlines()[-1]
+        assert (
+            "pass 1: (dot_distributeo, 1)" in text and "dot_distributeo" in text.splitlines()[-1]
+        )
 
     def test_conde_relations_take_the_first_answer(self, syms):
         A, B, x, y, z, w = syms
 
         def exp_or_log_o(a, b):
             u = var()
-            return lall(eq(a, etuple(rg.neg, u)), conde([eq(b, etuple(rg.exp, u))], [eq(b, etuple(rg.log, u))]))
+            return lall(
+                eq(a, etuple(rg.neg, u)),
+                conde([eq(b, etuple(rg.exp, u))], [eq(b, etuple(rg.log, u))]),
+            )
 
         assert rg.rewrite(-x, rg.EquilibriumRewriter([exp_or_log_o])) == rg.exp(x)
 
@@ -198,8 +205,10 @@ class TestDriver:
 def test_sequence_rewriter_runs_steps_in_order(syms):
     A, B, x, y, z, w = syms
     seq = rg.SequenceRewriter(
-        [("gather", rg.EquilibriumRewriter([rg.reverse(dot_distributeo)])),
-         ("negneg", rg.EquilibriumRewriter([neg_neg_o]))]
+        [
+            ("gather", rg.EquilibriumRewriter([rg.reverse(dot_distributeo)])),
+            ("negneg", rg.EquilibriumRewriter([neg_neg_o])),
+        ]
     )
     out, rep = rg.rewrite(-(-(A @ x + A @ y)), seq, report=True)
     assert out == A @ (x + y)

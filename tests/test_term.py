@@ -10,7 +10,7 @@ from kanren.graph import mapo
 from unification import reify, unify
 
 import relgraph as rg
-from relgraph.term import Args, as_term, subterms, substitute
+from relgraph.term import Args, as_term, substitute, subterms
 
 
 def test_symbols_compare_by_name_and_type():
@@ -134,7 +134,11 @@ def test_subterms_visit_shared_nodes_once(syms):
     A, B, x, y, z, w = syms
     e = rg.exp(x)
     t = e + e * e
-    assert [str(s) for s in subterms(t)] == ["exp(x)", "(exp(x) * exp(x))", "(exp(x) + (exp(x) * exp(x)))"]
+    assert [str(s) for s in subterms(t)] == [
+        "exp(x)",
+        "(exp(x) * exp(x))",
+        "(exp(x) + (exp(x) * exp(x)))",
+    ]
     assert rg.count_nodes(t) == 3
 
 

@@ -1,0 +1,78 @@
+import subprocess
+import sys
+
+import pytest
+
+from relgraph.cli import main, parse_symbols
+
+SEED = "A:matrix,B:matrix,x:vector,y:vector,z:vector,w:vector"
+
+
+def test_rewrite_prints_the_result(capsys):
+    assert main(["rewrite", "A @ (x + y)", "--include", "linalg", "--symbols", SEED]) == 0
+    assert capsys.readouterr().out.strip() == "((A @ x) + (A @ y))"
+
+
+def test_profile_and_check(capsys):
+    argv = [
+        "rewrite",
+        "A @ (x + (y + B @ (z + w)))",
+        "--include",
+        "linalg",
+        "--symbols",
+        SEED,
+        "--profile",
+        "--check",
+    ]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == "((A @ x) + (A @ y) + (A @ (B @ z)) + (A @ (B @ w)))"
+    assert "pass 1: (dot_distributeo, 2)" in out
+    assert "(same)" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["rewrite", "x.__class__", "--include", "linalg", "--symbols", "x:vector"], "attribute"),
+        (["rewrite", "A @ x", "--include", "nope", "--symbols", "A:matrix,x:vector"], "'nope'"),
+        (["rewrite", "A @ x", "--include", "linalg", "--symbols", "A:cube"], "bad symbol spec"),
+        (["rewrite", "A @ x", "--include", "linalg", "--symbols", "A:matrix:float99"], "float99"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("relgraph: error:") and message in err
+
+
+def test_parse_symbols():
+    syms = parse_symbols("A:matrix, x:vector:float32 ,s:scalar")
+    assert syms["x"].type.dtype.name == "float32" and syms["s"].type.ndim == 0
+
+
+def test_console_script_entry_point():
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "relgraph.cli",
+            "rewrite",
+            "A @ (x + y)",
+            "--include",
+            "linalg",
+            "--symbols",
+            "A:matrix,x:vector,y:vector",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stdout.strip() == "((A @ x) + (A @ y))"
+    proc = subprocess.run(
+        [sys.executable, "-m", "relgraph.cli", "rewrite"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2

@@ -1,0 +1,64 @@
+import numpy as np
+import pytest
+
+import relgraph as rg
+
+UNARY = [rg.neg, rg.exp, rg.log, rg.log1p, rg.expm1, rg.sqrt, rg.abs]
+BINARY = [rg.add, rg.sub, rg.mul, rg.true_div, rg.pow, rg.maximum]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("op", UNARY + BINARY, ids=lambda o: o.name)
+def test_elementwise_ops_evaluate_like_numpy(op, dtype, rng):
+    values = [(rng.standard_normal(5) * 3).astype(dtype) for _ in range(op.nin or 2)]
+    if op is rg.pow:
+        values[1] = np.abs(values[1])  # numpy refuses negative integer powers of integers
+    symbols = [rg.vector(f"v{i}", dtype) for i in range(len(values))]
+    term = op(*symbols)
+    with np.errstate(all="ignore"):
+        expected = op.ufunc(*values)
+    got = rg.evaluate(term, dict(zip(symbols, values)))
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == rg.typeof(term).dtype == expected.dtype
+
+
+def test_linear_algebra_and_reductions(rng):
+    A, x = rg.matrix("A"), rg.vector("x")
+    a, v = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    env = {A: a, x: v}
+    np.testing.assert_allclose(rg.evaluate(A @ x, env), a @ v)
+    np.testing.assert_allclose(rg.evaluate(A.T @ (A @ x), env), a.T @ (a @ v))
+    np.testing.assert_allclose(rg.evaluate(rg.sum(A, 0), env), a.sum(0))
+    np.testing.assert_allclose(rg.evaluate(rg.max(A), env), a.max())
+    np.testing.assert_allclose(rg.evaluate(rg.sum(A * 2.0), env), (a * 2).sum())
+
+
+def test_broadcasting_and_constants(rng):
+    A, x, s = rg.matrix("A"), rg.vector("x"), rg.scalar("s")
+    a, v = rng.standard_normal((3, 4)), rng.standard_normal(4)
+    t = A * x + s - np.arange(4.0)
+    got = rg.evaluate(t, {A: a, x: v, s: 2.0})
+    np.testing.assert_allclose(got, a * v + 2.0 - np.arange(4.0))
+    assert rg.typeof(t).ndim == 2
+
+
+def test_nan_and_inf_propagate():
+    x = rg.vector("x")
+    got = rg.evaluate(rg.log(x) + rg.exp(x), {x: np.array([-1.0, 0.0, np.inf, np.nan])})
+    with np.errstate(all="ignore"):
+        expected = np.log([-1.0, 0.0, np.inf, np.nan]) + np.exp([-1.0, 0.0, np.inf, np.nan])
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_empty_and_zero_d(rng):
+    x, s = rg.vector("x"), rg.scalar("s")
+    assert rg.evaluate(rg.exp(x) * s, {x: np.zeros(0), s: 2.0}).shape == (0,)
+    assert rg.evaluate(rg.exp(s), {s: np.float64(0.0)}) == 1.0
+
+
+def test_evaluate_errors_name_the_symbol():
+    x, A = rg.vector("x"), rg.matrix("A")
+    with pytest.raises(KeyError, match="'x'"):
+        rg.evaluate(A @ x, {A: np.eye(2)})
+    with pytest.raises(rg.TypeCheckError, match="symbol 'x' is 1-d"):
+        rg.evaluate(A @ x, {A: np.eye(2), x: np.eye(2)})

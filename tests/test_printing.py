@@ -1,0 +1,22 @@
+import numpy as np
+
+import relgraph as rg
+
+
+def test_seed_formats(syms):
+    A, B, x, y, z, w = syms
+    assert rg.pprint(A @ (x + y)) == "(A @ (x + y))"
+    assert rg.pprint(A @ x + A @ y) == "((A @ x) + (A @ y))"
+    assert rg.pprint(A @ (x + (y + B @ (z + w)))) == "(A @ (x + (y + (B @ (z + w)))))"
+    assert rg.pprint(rg.add(x, y, z)) == "(x + y + z)"
+
+
+def test_other_ops(syms):
+    A, B, x, y, z, w = syms
+    assert rg.pprint(-x / 2.0) == "(-x / 2.0)"
+    assert rg.pprint(rg.log1p(x**2)) == "log1p((x ** 2))"
+    assert rg.pprint(A.T) == "A.T"
+    assert rg.pprint(rg.sum(A, 1) + rg.max(x)) == "(sum(A, axis=1) + max(x))"
+    assert rg.pprint(x + np.array([1.0, 2.0])) == "(x + [1., 2.])"
+    assert rg.pprint(x * np.float32(2)) == "(x * 2.0)"
+    assert str(A @ x) == "(A @ x)" and repr(A @ x) == "Term((A @ x))"

@@ -1,0 +1,74 @@
+import pytest
+from etuples import etuple
+from kanren import conde, eq, lall, var
+
+import relgraph as rg
+from relations.linalg import dot_distributeo
+from relgraph.relation import Matcher, as_rule, steps
+
+
+def two_ways_o(a, b):
+    u = var()
+    return lall(
+        eq(a, etuple(rg.neg, u)), conde([eq(b, etuple(rg.exp, u))], [eq(b, etuple(rg.log, u))])
+    )
+
+
+def test_reverse_swaps_the_arguments(syms):
+    A, B, x, y, z, w = syms
+    gather = rg.reverse(dot_distributeo)
+    assert gather.__name__ == "reverse(dot_distributeo)"
+    assert list(rg.rewrites(A @ x + A @ y, gather)) == [A @ (x + y)]
+    assert list(rg.rewrites(A @ x + A @ y, rg.reverse(gather))) == []
+
+
+def test_rewrites_yields_every_position_lazily(syms):
+    A, B, x, y, z, w = syms
+    t = A @ (x + B @ (y + z))
+    results = list(rg.rewrites(t, dot_distributeo))
+    assert results == [A @ (x + (B @ y + B @ z)), A @ x + A @ (B @ (y + z))]
+    assert list(rg.rewrites(t, dot_distributeo, n=1)) == results[:1]
+
+
+def test_rewrites_yields_every_answer_of_a_position(syms):
+    A, B, x, y, z, w = syms
+    assert set(rg.rewrites(rg.exp(-x), two_ways_o)) == {rg.exp(rg.exp(x)), rg.exp(rg.log(x))}
+
+
+def test_rewrites_rewrites_shared_subterms_everywhere(syms):
+    A, B, x, y, z, w = syms
+    d = A @ (x + y)
+    (only,) = rg.rewrites(d * d, dot_distributeo)
+    assert only == (A @ x + A @ y) * (A @ x + A @ y)
+
+
+def test_windows_of_associative_arguments(syms):
+    A, B, x, y, z, w = syms
+    t = rg.add(x, B @ y, B @ z, w)
+    found = {(s.window, s.after) for s in steps(t, rg.reverse(dot_distributeo))}
+    assert found == {((1, 3), B @ (y + z))}
+    assert list(rg.rewrites(t, rg.reverse(dot_distributeo))) == [rg.add(x, B @ (y + z), w)]
+
+
+def test_rule_metadata():
+    rule = as_rule(dot_distributeo, tracks=[rg.dot])
+    assert rule.name == "dot_distributeo" and rule.tracks == frozenset([rg.dot])
+    assert as_rule(rule) is rule
+    assert as_rule(rule, name="d").relation is dot_distributeo
+    with pytest.raises(TypeError, match="goal constructor"):
+        as_rule("dot_distributeo")
+
+
+def test_matcher_builds_the_goal_once(syms):
+    A, B, x, y, z, w = syms
+    calls = []
+
+    def counting_o(a, b):
+        calls.append(1)
+        return dot_distributeo(a, b)
+
+    m = Matcher(as_rule(counting_o))
+    assert list(m.answers(A @ (x + y))) == [A @ x + A @ y]
+    assert list(m.answers(B @ (z + w))) == [B @ z + B @ w]
+    assert list(m.answers(A @ x)) == []
+    assert len(calls) == 1
