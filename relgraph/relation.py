@@ -15,22 +15,15 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import immutables
 from kanren.assoccomm import associative
 from unification import reify, var
-from unification.core import assoc
 
-from relgraph.term import Term, as_term, subterms
+from relgraph.state import initial_state
+from relgraph.term import Term, as_term, substitute, subterms
 
 __all__ = ["Rule", "as_rule", "reverse", "Matcher", "rewrites", "Step", "steps"]
 
 Relation = Callable[[Any, Any], Callable]
-
-
-# kanren copies its substitution dict on every binding (O(n) each); a persistent
-# hash map makes a binding O(log n).  `assoc` is unification's dispatch hook for
-# exactly this.
-assoc.add((immutables.Map, object, object), lambda s, u, v: s.set(u, v))
 
 
 @dataclass(frozen=True)
@@ -112,7 +105,7 @@ class Matcher:
 
     def answers(self, term: Term) -> Iterator[Term]:
         """Ground results of the relation on ``term`` that differ from it."""
-        stream = self.goal(immutables.Map({self.in_var: term}))
+        stream = self.goal(initial_state({self.in_var: term}))
         for count, state in enumerate(stream, 1):
             result = as_term(reify(self.out_var, state))
             if result is not None and result != term:
@@ -195,8 +188,6 @@ def _splice(node: Term, window: tuple[int, int] | None, after: Term) -> Term:
 
 
 def _replace(term: Term, old: Term, new: Term) -> Term:
-    from relgraph.term import substitute
-
     return substitute(term, lambda n: new if n == old else n)
 
 

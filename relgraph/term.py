@@ -23,9 +23,9 @@ from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from cons.core import ConsError, ConsPair, _car, _cdr
+from cons.core import ConsError, ConsPair, _car, _cdr, car, cdr
 from etuples.core import ExpressionTuple
-from unification.core import _reify, _unify, construction_sentinel
+from unification.core import _reify, _unify, construction_sentinel, unify
 from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
@@ -499,6 +499,21 @@ def _unify_ground_fast(u, v, s):
 
 for _types in ((Term, Term), (Args, Args), (Term, Args), (Args, Term)):
     _unify.add((*_types, Mapping), _unify_ground_fast)
+
+
+def _unify_cons_seq(u, v, s):
+    # cons's _unify_Cons as a function (car, then cdr): our car/cdr are O(1)
+    # and never consume an iterator, so no tee and no generator are needed.
+    try:
+        s = unify(car(u), car(v), s)
+        return False if s is False else _unify(cdr(u), cdr(v), s)
+    except ConsError:
+        return False
+
+
+for _seq in (Term, Args):
+    _unify.add((ConsPair, _seq, Mapping), _unify_cons_seq)
+    _unify.add((_seq, ConsPair, Mapping), _unify_cons_seq)
 
 
 def _reify_Term(u: Term, s: Mapping):

@@ -1,0 +1,61 @@
+"""The search state kanren threads through goals, tuned through its hooks.
+
+Two costs of kanren's machinery grow with the length of what a relation walks
+(``mapo`` over n arguments nests n levels of generators):
+
+* ``unification.core.assoc`` copies the substitution dict on every binding, so
+  n bindings cost O(n^2).  The state here is an :class:`immutables.Map` (a
+  persistent hash map), registered with ``assoc``: a binding is O(log n).
+* unification's generic ``_unify``/``_reify`` for logic variables are
+  generators; each one that finishes raises ``StopIteration``, and in CPython
+  raising inside n nested generators walks all n of them.  The plain-function
+  versions below have the same semantics and raise nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import immutables
+from unification.core import _reify, _unify, assoc
+from unification.utils import transitive_get as walk
+from unification.variable import Var, isvar
+
+__all__ = ["State", "initial_state"]
+
+State = immutables.Map
+
+
+def initial_state(bindings: Mapping[Var, Any]) -> State:
+    """A kanren state binding the given logic variables."""
+    return immutables.Map(bindings)
+
+
+def _assoc_map(s: State, u: Any, v: Any) -> State:
+    return s.set(u, v)
+
+
+def _unify_var(u: Any, v: Any, s: Mapping) -> Any:
+    # unification's _unify_Var_object, as a function: returns a state, False,
+    # or a nested _unify (which stream_eval evaluates).
+    u_w = walk(u, s) if isvar(u) else u
+    v_w = walk(v, s) if isvar(v) else v
+    if u_w is v_w:
+        return s
+    if isvar(u_w):
+        return s if u_w == v_w else assoc(s, u_w, v_w)
+    if isvar(v_w):
+        return assoc(s, v_w, u_w)
+    return _unify(u_w, v_w, s)
+
+
+def _reify_var(o: Var, s: Mapping) -> Any:
+    o_w = walk(o, s)
+    return o_w if o_w is o else _reify(o_w, s)
+
+
+assoc.add((immutables.Map, object, object), _assoc_map)
+for _sig in ((Var, Var), (Var, object), (object, Var)):
+    _unify.add((*_sig, Mapping), _unify_var)
+_reify.add((Var, Mapping), _reify_var)
