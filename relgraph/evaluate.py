@@ -28,11 +28,11 @@ def evaluate(term: Any, inputs: Mapping[Symbol, Any]) -> Any:
     with np.errstate(all="ignore"):
         for node in subterms(term):
             args = [
-                values[a] if isinstance(a, Term) else _leaf_value(a, inputs)
+                values[a] if type(a) is Term else _leaf_value(a, inputs)
                 for a in node._tuple[1:]
             ]
             values[node] = node._tuple[0].perform(*args)
-    if isinstance(term, Term):
+    if type(term) is Term:
         return values[term]
     return _leaf_value(term, inputs)
 

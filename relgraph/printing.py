@@ -34,7 +34,7 @@ def pprint(term: Any) -> str:
         item = stack.pop()
         if isinstance(item, str):
             out.append(item)
-        elif isinstance(item, Term):
+        elif type(item) is Term:
             stack.extend(reversed(_layout(item)))
         else:
             out.append(_leaf(item))
@@ -55,7 +55,7 @@ def _layout(term: Term) -> list[Any]:
             return ["(", *_interleave(args, f" {op.symbol} "), ")"]
     if isinstance(op, Reduce) and len(args) == 2:
         return [f"{op!r}(", args[0], f", axis={args[1]!r})"]
-    return [_leaf(op) if not isinstance(op, Term) else op, "(", *_interleave(args, ", "), ")"]
+    return [_leaf(op) if type(op) is not Term else op, "(", *_interleave(args, ", "), ")"]
 
 
 def _interleave(args: tuple, sep: str) -> list[Any]:

@@ -103,12 +103,13 @@ class EquilibriumRewriter:
         term = _checked_input(term)
         start = time.perf_counter()
         run = _Run(self, term)
-        root = run.canonical(term)
+        root = term
         seen = {root: 0}
         with deep_goals(), _gc_paused():
             for passes in range(1, self.max_passes + 1):
                 new_root = run.sweep(root)
-                if new_root is root:
+                if new_root == root:  # identity, except after the first pass made it canonical
+                    root = new_root
                     break
                 if new_root in seen:
                     raise OscillationError(*run.cycle_message(seen[new_root], passes))
@@ -206,98 +207,123 @@ def _top(counts: dict[str, int], k: int = 3) -> str:
 
 
 class _Run:
-    """The state of one equilibrium run over one term."""
+    """The state of one equilibrium run over one term.
+
+    Every node the run holds is canonical: ``canon`` maps a structure to its one
+    object, so the sets below can hold node ids (cheap to hash) instead of
+    nodes, and ``canon`` keeps those ids alive and unique for the whole run.
+    """
 
     def __init__(self, rewriter: EquilibriumRewriter, term: Any):
         self.rewriter = rewriter
         self.matchers = rewriter.matchers
-        self.nodes_before = count_nodes(term)
-        self.max_use = rewriter.max_use_ratio * max(self.nodes_before, 1)
         self.canon: dict[Term, Term] = {}
-        self.normal: set[Term] = set()  # irreducible, and so is every subterm
-        self.failed: set[Term] = set()  # every candidate relation failed at this node
+        self.normal: set[int] = set()  # irreducible, and so is every subterm
+        self.failed: set[int] = set()  # every candidate relation failed at this node
         self.candidates: dict[Any, tuple[int, ...]] = {}
         n = len(self.matchers)
         self.attempts, self.applications = [0] * n, [0] * n
         self.times, self.created = [0.0] * n, [0] * n
         self.pass_log: list[dict[str, int]] = []
+        self.nodes_before: int | None = None  # known after the first sweep
+        self.rebuilt = False  # whether canonical() ever made a node the input lacked
 
     # -- the sweep ---------------------------------------------------------------
 
     def sweep(self, root: Any) -> Any:
-        """One bottom-up pass; returns the new root (the same object if unchanged)."""
+        """One bottom-up pass; returns the new root (the same object if unchanged).
+
+        The first pass also makes the input canonical as it goes, and counts it.
+        """
         self.pass_log.append({})
-        if not isinstance(root, Term):
+        if type(root) is not Term:
+            self.nodes_before = self.nodes_before or 0
             return root
-        done: dict[int, Any] = {}
-        stack = [(root, False)]
+        first = self.nodes_before is None
+        normal, failed, canon, done = self.normal, self.failed, self.canon, {}
+        expanded: set[int] = set()
+        stack = [root]
         while stack:
-            node, expanded = stack.pop()
-            if id(node) in done:
+            node = stack[-1]
+            key = id(node)
+            if key in done:
+                stack.pop()
                 continue
-            if node in self.normal:
-                done[id(node)] = node
-                continue
-            if not expanded:
-                stack.append((node, True))
-                stack.extend(
-                    (a, False) for a in node._tuple if isinstance(a, Term) and id(a) not in done
-                )
+            if key in normal:
+                done[key] = node
+                stack.pop()
                 continue
             args = node._tuple
-            new_args = tuple(done[id(a)] if isinstance(a, Term) else a for a in args)
-            if any(n is not o for n, o in zip(new_args, args)):
-                node_now = self.canonical(Term(new_args))
-            else:
-                node_now = node
-            done[id(node)] = self.reduce(node_now)
+            if key not in expanded:
+                # Children first; the node stays below them on the stack.
+                expanded.add(key)
+                stack.extend([a for a in args if type(a) is Term])
+                continue
+            stack.pop()
+            new_args, changed, kids_normal = [], False, True
+            for a in args:
+                if type(a) is Term:
+                    b = done[id(a)]
+                    changed = changed or b is not a
+                    kids_normal = kids_normal and id(b) in normal
+                    a = b
+                new_args.append(a)
+            if changed:
+                node = self.canonical(Term(new_args))
+            elif first:
+                node = canon.setdefault(node, node)
+            node_key = id(node)
+            result = None
+            if node_key not in normal and node_key not in failed:
+                result = self.try_node(node)
+                if result is None:
+                    failed.add(node_key)
+            if result is None:
+                if kids_normal:
+                    normal.add(node_key)
+                result = node
+            done[key] = result
+        if first:
+            self.nodes_before = len(done)
         return done[id(root)]
 
-    def reduce(self, node: Term) -> Any:
-        """The node rewritten by the first relation that applies, or the node."""
-        if node in self.normal:
-            return node
-        if node not in self.failed:
-            result = self.try_node(node)
-            if result is not None:
-                return result
-            self.failed.add(node)
-        if all(not isinstance(a, Term) or a in self.normal for a in node._tuple):
-            self.normal.add(node)
-        return node
-
     def try_node(self, node: Term) -> Any:
+        """The node rewritten by the first candidate relation that applies, or None."""
         op, args = node._tuple[0], node._tuple[1:]
-        result = self.try_candidates(node, op)
+        candidates = self.candidates_for(op)
+        if not candidates:
+            return None
+        result = self.try_candidates(node, candidates)
         if result is not None or len(args) <= 2 or not is_associative(op):
             return result
         # For an associative head, runs of arguments are subterms too: in
         # x + y + B@z + B@w the gather applies to the run (B@z, B@w).
         for i in range(len(args) - 1):
             window = self.canonical(Term((op, args[i], args[i + 1])))
-            if window in self.failed:
+            if id(window) in self.failed:
                 continue
-            result = self.try_candidates(window, op)
+            result = self.try_candidates(window, candidates)
             if result is None:
-                self.failed.add(window)
+                self.failed.add(id(window))
                 continue
             end = i + 2
             while end < len(args):
-                longer = self.try_candidates(Term((op, *args[i : end + 1])), op)
+                longer = self.try_candidates(Term((op, *args[i : end + 1])), candidates)
                 if longer is None:
                     break
                 result, end = longer, end + 1
             return self.canonical(Term((op, *args[:i], result, *args[end:])))
         return None
 
-    def try_candidates(self, node: Term, op: Any) -> Any:
-        for index in self.candidates_for(op):
+    def try_candidates(self, node: Term, candidates: tuple[int, ...]) -> Any:
+        for index in candidates:
             result = self.attempt(index, node)
             if result is not None:
                 return result
         return None
 
     def candidates_for(self, op: Any) -> tuple[int, ...]:
+        """Indices of the rules whose ``tracks`` admit ``op`` (or that track nothing)."""
         try:
             return self.candidates[op]
         except KeyError:
@@ -305,7 +331,9 @@ class _Run:
         except TypeError:  # an unhashable head: only untracked rules can match
             return tuple(i for i, m in enumerate(self.matchers) if m.rule.tracks is None)
         found = tuple(
-            i for i, m in enumerate(self.matchers) if m.rule.tracks is None or op in m.rule.tracks
+            i
+            for i, m in enumerate(self.matchers)
+            if m.rule.tracks is None or op in m.rule.tracks
         )
         self.candidates[op] = found
         return found
@@ -345,10 +373,13 @@ class _Run:
         self.applications[index] += 1
         log = self.pass_log[-1]
         log[name] = log.get(name, 0) + 1
-        if self.applications[index] > self.max_use:
+        # While the first pass still counts the input, canon has at least as many
+        # nodes as have been visited.
+        size = self.nodes_before if self.nodes_before is not None else len(self.canon)
+        if self.applications[index] > self.rewriter.max_use_ratio * max(size, 1):
             raise EquilibriumLimitError(
                 f"{self.rewriter.name}: {name!r} applied more than max_use_ratio="
-                f"{self.rewriter.max_use_ratio} x {self.nodes_before} nodes; "
+                f"{self.rewriter.max_use_ratio} x {size} nodes; "
                 f"most applied: {_top(self.counts())}",
                 self.counts(),
             )
@@ -357,11 +388,11 @@ class _Run:
 
     def canonical(self, term: Any) -> Any:
         """The one object this run uses for ``term``'s structure."""
-        if not isinstance(term, Term):
+        if type(term) is not Term:
             return term
-        found = self.canon.get(term)
-        if found is not None and found is term:
+        if self.canon.get(term) is term:
             return term
+        self.rebuilt = True
         done: dict[int, Term] = {}
         stack = [(term, False)]
         while stack:
@@ -373,14 +404,20 @@ class _Run:
                     done[id(node)] = node
                     continue
                 stack.append((node, True))
-                stack.extend((a, False) for a in node._tuple if isinstance(a, Term))
+                stack.extend((a, False) for a in node._tuple if type(a) is Term)
                 continue
-            args = tuple(done[id(a)] if isinstance(a, Term) else a for a in node._tuple)
+            args = tuple(done[id(a)] if type(a) is Term else a for a in node._tuple)
             rebuilt = node if all(n is o for n, o in zip(args, node._tuple)) else Term(args)
             done[id(node)] = self.canon.setdefault(rebuilt, rebuilt)
         return done[id(term)]
 
     # -- reporting ---------------------------------------------------------------
+
+    def nodes_after(self, root: Any) -> int:
+        if not self.rebuilt:
+            # Nothing but the input was made canonical: canon is exactly its nodes.
+            return len(self.canon)
+        return _count_canonical(root)
 
     def counts(self) -> dict[str, int]:
         return {m.rule.name: n for m, n in zip(self.matchers, self.applications) if n}
@@ -410,10 +447,22 @@ class _Run:
             passes=passes,
             time=elapsed,
             nodes_before=self.nodes_before,
-            nodes_after=count_nodes(root),
+            nodes_after=self.nodes_after(root),
             rules=tuple(stats),
             pass_log=tuple(tuple(log.items()) for log in self.pass_log),
         )
+
+
+def _count_canonical(root: Any) -> int:
+    # Every node of a run's result is canonical, so identity is structure.
+    seen: set[int] = set()
+    stack = [root] if type(root) is Term else []
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(a for a in node._tuple if type(a) is Term)
+    return len(seen)
 
 
 def _check_type_preserved(name: str, before: Term, after: Any) -> None:

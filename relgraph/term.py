@@ -214,7 +214,9 @@ class Term(TermOps, ExpressionTuple):
     """An application ``(op, arg, ...)``: an etuple with a cached hash.
 
     Terms are built by calling Ops or with Python operators; ``Term(seq)`` builds
-    one without type checking (used for patterns with logic variables).
+    one without type checking (used for patterns with logic variables).  The
+    class is final: hot loops test ``type(x) is Term``, which is far cheaper than
+    an ``isinstance`` check against an ABC-registered ``Sequence``.
 
     Examples
     --------
@@ -259,7 +261,7 @@ class Term(TermOps, ExpressionTuple):
     def __eq__(self, other):
         if self is other:
             return True
-        if isinstance(other, Term):
+        if type(other) is Term:
             return self._hash == other._hash and _structurally_equal(self, other)
         if isinstance(other, (ExpressionTuple, tuple)):
             return _structurally_equal(self, other)
@@ -301,7 +303,7 @@ def _structurally_equal(a: Any, b: Any) -> bool:
         if u_seq or v_seq:
             if not (u_seq and v_seq) or len(u) != len(v):
                 return False
-            if isinstance(u, Term) and isinstance(v, Term) and u._hash != v._hash:
+            if type(u) is Term and type(v) is Term and u._hash != v._hash:
                 return False
             stack.extend(zip(u, v))
         elif type(u) is not type(v) or not bool(u == v):
@@ -618,7 +620,7 @@ def as_term(x: Any) -> Any:
     >>> as_term(etuple(rg.neg, var())) is None
     True
     """
-    if isinstance(x, Term) and x._ground:
+    if type(x) is Term and x._ground:
         return x
     if isinstance(x, Var):
         return None
@@ -630,7 +632,7 @@ def as_term(x: Any) -> Any:
         node, expanded = stack.pop()
         if id(node) in done:
             continue
-        if isinstance(node, Term) and node._ground:
+        if type(node) is Term and node._ground:
             done[id(node)] = node
             continue
         if _is_cons(node):
@@ -670,7 +672,7 @@ def subterms(term: Any) -> Iterator[Term]:
     >>> [str(t) for t in subterms(rg.exp(x) + rg.exp(x))]
     ['exp(x)', '(exp(x) + exp(x))']
     """
-    if not isinstance(term, Term):
+    if type(term) is not Term:
         return
     seen: set[Term] = set()
     stack: list[tuple[Term, bool]] = [(term, False)]
@@ -684,7 +686,7 @@ def subterms(term: Any) -> Iterator[Term]:
         seen.add(node)
         stack.append((node, True))
         for child in reversed(node._tuple):
-            if isinstance(child, Term) and child not in seen:
+            if type(child) is Term and child not in seen:
                 stack.append((child, False))
 
 
@@ -708,10 +710,10 @@ def substitute(term: Any, replace: Callable[[Term], Any]) -> Any:
     done: dict[Term, Any] = {}
     for node in subterms(term):
         args = node._tuple
-        new = tuple(done[a] if isinstance(a, Term) else a for a in args)
+        new = tuple(done[a] if type(a) is Term else a for a in args)
         rebuilt = node if all(n is o for n, o in zip(new, args)) else Term(new)
         done[node] = replace(rebuilt)
-    return done[term] if isinstance(term, Term) else term
+    return done[term] if type(term) is Term else term
 
 
 # --- types -----------------------------------------------------------------------
@@ -729,7 +731,7 @@ def typeof(term: Any) -> TensorType:
     >>> typeof(2 * x.T)
     TensorType(float64, shape=(?,))
     """
-    if not isinstance(term, Term):
+    if type(term) is not Term:
         return _leaf_type(term)
     if term._type is None:
         # Only the untyped part is walked, so typing a new node over typed
@@ -744,7 +746,7 @@ def typeof(term: Any) -> TensorType:
                 continue
             stack.append((node, True))
             stack.extend(
-                (a, False) for a in node._tuple if isinstance(a, Term) and a._type is None
+                (a, False) for a in node._tuple if type(a) is Term and a._type is None
             )
     return term._type
 
@@ -765,7 +767,7 @@ def _infer_node(node: Term) -> TensorType:
     if infer is None:
         raise TypeCheckError(f"head {op!r} of {node} is not an Op")
     args = node._tuple[1:]
-    types = [a._type if isinstance(a, Term) else _leaf_type(a) for a in args]
+    types = [a._type if type(a) is Term else _leaf_type(a) for a in args]
     try:
         return infer(types, args)
     except TypeCheckError as exc:

@@ -1,0 +1,332 @@
+"""relgraph's equilibrium driver side by side with PyTensor + kanren and egglog.
+
+Run from the repository root after ``pip install -e ".[bench]"``::
+
+    python benchmarks/bench_rewrite.py            # the full table (a few minutes)
+    python benchmarks/bench_rewrite.py --quick    # smaller sizes
+
+Cases (all peers get the same term shape: sums built with ``+``, nested binary):
+
+* chain:  ``A @ (v0 + ... + v{n-1})`` distributed, n = 8 .. 1024;
+* sites:  ``sum_i A_i @ (x_i + y_i)`` distributed, k = 10 .. 500;
+* gather: ``A @ v0 + ... + A @ v{n-1}`` gathered back by the reversed relation;
+* scan:   a 10,000-node elementwise program and 20 registered relations that never
+  apply (their heads do not occur), and the same with 20 relations whose heads do
+  occur but whose patterns never match.
+
+Peers: PyTensor 3.0.x ``KanrenRelationSub`` in ``EquilibriumGraphRewriter(max_use_ratio=10)``
+with default settings and tuned (``ignore_newtrees=False, tracks_on_change_inputs=True``),
+operands as matrices (today's PyTensor skips matrix-vector products); egglog with the
+rule ``a @ (b + c) -> a @ b + a @ c`` run to saturation.  Times are medians of
+``--repeat`` runs, excluding term construction; ratios are peer / relgraph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import math
+import operator
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+from etuples import etuple
+from kanren import conso, eq, heado, lall, tailo, var
+from kanren.assoccomm import assoc_flatten
+from kanren.graph import mapo
+from unification import vars as lvars
+
+import relgraph as rg
+from relations.linalg import dot_distributeo
+
+sys.setrecursionlimit(100_000)  # egglog and PyTensor recurse on long nested sums
+
+
+def median_time(make: Callable[[], Callable[[], object]], repeat: int) -> float:
+    """Median wall time of ``run()`` over ``repeat`` fresh ``run = make()``."""
+    times = []
+    for _ in range(repeat):
+        run = make()
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def nested_sum(terms):
+    return functools.reduce(operator.add, terms)
+
+
+# --- relgraph -------------------------------------------------------------------------
+
+FORWARD = rg.EquilibriumRewriter([rg.Rule(dot_distributeo, "dot_distributeo", frozenset([rg.dot]))])
+GATHER = rg.EquilibriumRewriter(
+    [rg.Rule(rg.reverse(dot_distributeo), "gather", frozenset([rg.add]))]
+)
+
+
+def rg_chain(n):
+    A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(n)]
+    term = A @ nested_sum(vs)
+    return lambda: rg.rewrite(term, FORWARD)
+
+
+def rg_sites(k):
+    term = nested_sum(
+        rg.matrix(f"A{i}") @ (rg.vector(f"x{i}") + rg.vector(f"y{i}")) for i in range(k)
+    )
+    return lambda: rg.rewrite(term, FORWARD)
+
+
+def rg_gather(n):
+    A = rg.matrix("A")
+    term = nested_sum(A @ rg.vector(f"v{i}") for i in range(n))
+    return lambda: rg.rewrite(term, GATHER)
+
+
+def never_applies(op, name):
+    """``op(op(x)) -> op(x)``: tracked on ``op``."""
+
+    def relation(a, b):
+        x = var()
+        return lall(eq(a, etuple(op, etuple(op, x))), eq(b, etuple(op, x)))
+
+    relation.__name__ = name
+    return relation
+
+
+ABSENT_OPS = [rg.dot, rg.transpose, rg.sum, rg.max, rg.log1p, rg.expm1, rg.sqrt, rg.abs,
+              rg.maximum, rg.pow]  # fmt: skip
+PRESENT_OPS = [rg.add, rg.mul, rg.neg, rg.sub, rg.exp]
+
+
+def scan_relations(ops):
+    rules = []
+    for i in range(20):
+        op = ops[i % len(ops)]
+        rules.append(rg.Rule(never_applies(op, f"never_{op.name}_{i}"), f"never_{i}",
+                             frozenset([op])))  # fmt: skip
+    return rules
+
+
+def scan_term(nodes):
+    """An elementwise program of ``nodes`` applications (add, mul, sub, exp)."""
+    x, y = rg.vector("x"), rg.vector("y")
+    t = x
+    for i in range(round(nodes / 2.5)):  # 2 and 3 new nodes, alternately
+        t = (t * y + float(i)) if i % 2 else rg.exp(t - y) + x
+    return t
+
+
+def rg_scan(nodes, ops):
+    term = scan_term(nodes)
+    rewriter = rg.EquilibriumRewriter(scan_relations(ops))
+    return lambda: rg.rewrite(term, rewriter)
+
+
+# --- PyTensor + kanren (the seeds' example, current names) ---------------------------
+
+
+def pytensor_peer():
+    try:
+        import pytensor.tensor as pt
+        from pytensor.graph.rewriting.basic import EquilibriumGraphRewriter
+        from pytensor.graph.rewriting.kanren import KanrenRelationSub
+        from pytensor.graph.rewriting.utils import rewrite_graph
+        from pytensor.tensor.math import _dot
+    except ImportError:
+        return None
+    from kanren import fact
+    from kanren.assoccomm import associative
+
+    fact(associative, pt.add)
+
+    def pt_dot_distributeo(in_lv, out_lv):
+        A_lv, add_term_lv, add_cdr_lv, dot_cdr_lv, add_flat_lv = lvars(5)
+        return lall(
+            eq(in_lv, etuple(_dot, A_lv, add_term_lv)),
+            heado(pt.add, add_term_lv),
+            assoc_flatten(add_term_lv, add_flat_lv),
+            tailo(add_cdr_lv, add_flat_lv),
+            conso(pt.add, dot_cdr_lv, out_lv),
+            mapo(lambda x, y: conso(_dot, etuple(A_lv, x), y), add_cdr_lv, dot_cdr_lv),
+        )
+
+    def rewriter(relation, tuned):
+        options = dict(ignore_newtrees=False, tracks_on_change_inputs=True) if tuned else {}
+        return EquilibriumGraphRewriter(
+            [KanrenRelationSub(relation)], max_use_ratio=10, **options
+        )
+
+    def run(graph, relation, tuned):
+        rw = rewriter(relation, tuned)
+        return lambda: rewrite_graph(graph, include=[], custom_rewrite=rw, clone=False)
+
+    def chain(n, tuned):
+        A, vs = pt.matrix("A"), [pt.matrix(f"v{i}") for i in range(n)]
+        return run(A.dot(nested_sum(vs)), pt_dot_distributeo, tuned)
+
+    def sites(k, tuned):
+        graph = nested_sum(
+            pt.matrix(f"A{i}").dot(pt.matrix(f"x{i}") + pt.matrix(f"y{i}")) for i in range(k)
+        )
+        return run(graph, pt_dot_distributeo, tuned)
+
+    def gather(n, tuned):
+        A = pt.matrix("A")
+        graph = nested_sum(A.dot(pt.matrix(f"v{i}")) for i in range(n))
+        return run(graph, lambda a, b: pt_dot_distributeo(b, a), tuned)
+
+    def scan(nodes, tuned):
+        x, y = pt.vector("x"), pt.vector("y")
+        t = x
+        for i in range(round(nodes / 2.5)):
+            t = (t * y + float(i)) if i % 2 else pt.exp(t - y) + x
+        rules = [KanrenRelationSub(r.relation) for r in scan_relations(ABSENT_OPS)]
+        options = dict(ignore_newtrees=False, tracks_on_change_inputs=True) if tuned else {}
+        rw = EquilibriumGraphRewriter(rules, max_use_ratio=10, **options)
+        return lambda: rewrite_graph(t, include=[], custom_rewrite=rw, clone=False)
+
+    return dict(chain=chain, sites=sites, gather=gather, scan=scan)
+
+
+# --- egglog ---------------------------------------------------------------------------
+
+
+try:
+    from egglog import EGraph, Expr, StringLike, rewrite, run
+
+    class Mat(Expr):  # at module level: egglog resolves the type hints here
+        def __init__(self, name: StringLike) -> None: ...
+        def __matmul__(self, other: Mat) -> Mat: ...
+        def __add__(self, other: Mat) -> Mat: ...
+
+except ImportError:
+    Mat = None
+
+
+def egglog_peer():
+    if Mat is None:
+        return None
+
+    def saturate(expr, forward):
+        egraph = EGraph()
+
+        @egraph.register
+        def _rules(a: Mat, b: Mat, c: Mat):
+            if forward:
+                yield rewrite(a @ (b + c)).to(a @ b + a @ c)
+            else:
+                yield rewrite(a @ b + a @ c).to(a @ (b + c))
+
+        def insert_and_saturate():
+            egraph.let("expr", expr)
+            egraph.run(run().saturate())
+
+        return insert_and_saturate
+
+    def chain(n):
+        return saturate(Mat("A") @ nested_sum(Mat(f"v{i}") for i in range(n)), True)
+
+    def sites(k):
+        return saturate(
+            nested_sum(Mat(f"A{i}") @ (Mat(f"x{i}") + Mat(f"y{i}")) for i in range(k)), True
+        )
+
+    def gather(n):
+        A = Mat("A")
+        return saturate(nested_sum(A @ Mat(f"v{i}") for i in range(n)), False)
+
+    return dict(chain=chain, sites=sites, gather=gather)
+
+
+# --- the table ------------------------------------------------------------------------
+
+
+def fmt(t):
+    return "-" if t is None else f"{t:.4f}"
+
+
+def ratio(peer, ours):
+    return "-" if peer is None else f"{peer / ours:.1f}x"
+
+
+def table(title, sizes, ours, peers, repeat):
+    print(f"\n## {title}\n")
+    names = list(peers)
+    header = ["n", "relgraph s"] + [f"{p} s" for p in names] + [f"{p}/relgraph" for p in names]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    results = {}
+    for n in sizes:
+        t_ours = median_time(lambda: ours(n), repeat)
+        t_peers = []
+        for name in names:
+            make, limit = peers[name]
+            t_peers.append(median_time(lambda: make(n), 1 if n > 64 else repeat)
+                           if make is not None and n <= limit else None)  # fmt: skip
+        results[n] = (t_ours, t_peers)
+        row = [str(n), fmt(t_ours)] + [fmt(t) for t in t_peers]
+        row += [ratio(t, t_ours) for t in t_peers]
+        print("| " + " | ".join(row) + " |", flush=True)
+    return results
+
+
+def growth_exponent(results, lo, hi):
+    return math.log(results[hi][0] / results[lo][0]) / math.log(hi / lo)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes, for a smoke run")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--pytensor-default-max", type=int, default=256,
+                        help="largest n for PyTensor's default settings (n=256 takes ~10 s)")  # fmt: skip
+    args = parser.parse_args(argv)
+    pt, eg = pytensor_peer(), egglog_peer()
+    none = (None, 0)
+    big = 10**9
+
+    def peers(case, default_max=args.pytensor_default_max, tuned_max=big, egg_max=big):
+        return {
+            "pytensor": (pt and functools.partial(pt[case], tuned=False), default_max) if pt else none,
+            "pytensor-tuned": (pt and functools.partial(pt[case], tuned=True), tuned_max) if pt else none,
+            "egglog": (eg[case], egg_max) if eg and case in eg else none,
+        }  # fmt: skip
+
+    chain_sizes = [8, 32, 128] if args.quick else [8, 16, 32, 64, 128, 256, 512, 1024]
+    site_sizes = [10, 50] if args.quick else [10, 50, 100, 200, 500]
+    scan_sizes = [1000] if args.quick else [10_000]
+
+    chain = table("chain: A @ (v0 + ... + v{n-1})", chain_sizes, rg_chain, peers("chain"),
+                  args.repeat)  # fmt: skip
+    sites = table("many sites: sum_i A_i @ (x_i + y_i)", site_sizes, rg_sites,
+                  peers("sites", default_max=100), args.repeat)  # fmt: skip
+    gather = table("gather (reverse): A @ v0 + ... + A @ v{n-1}", chain_sizes, rg_gather,
+                   peers("gather", default_max=128, tuned_max=256), args.repeat)  # fmt: skip
+    scan_absent = table("scan: 20 relations, heads absent (nodes)", scan_sizes,
+                        lambda n: rg_scan(n, ABSENT_OPS),
+                        {"pytensor": (pt and functools.partial(pt["scan"], tuned=False), big)
+                         if pt else none}, 1)  # fmt: skip
+    scan_present = table("scan: 20 relations, heads present but never matching (nodes)",
+                         scan_sizes, lambda n: rg_scan(n, PRESENT_OPS), {}, args.repeat)  # fmt: skip
+
+    print("\n## targets\n")
+    if not args.quick:
+        n128 = chain[128]
+        print(f"- chain n=256: {chain[256][0]:.4f} s (target <= 0.1 s; egglog "
+              f"{fmt(chain[256][1][2])} s)")
+        if n128[1][0] is not None:
+            print(f"- chain n=128 vs PyTensor default: {n128[1][0] / n128[0]:.0f}x (target >= 50x)")
+        print(f"- growth exponent 256->1024: {growth_exponent(chain, 256, 1024):.2f} "
+              f"(target <= 1.15); 128->1024: {growth_exponent(chain, 128, 1024):.2f}")
+        print(f"- many sites k=500: {sites[500][0]:.4f} s (target <= 0.15 s)")
+        print(f"- gather n=1024: {gather[1024][0]:.4f} s")
+        print(f"- scan 10,000 nodes, heads absent: {scan_absent[10_000][0] * 1e3:.1f} ms "
+              f"(target <= 20 ms); heads present: {scan_present[10_000][0] * 1e3:.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
