@@ -75,6 +75,14 @@ def rg_chain(n):
     return lambda: rg.rewrite(term, FORWARD)
 
 
+def rg_chain_end_to_end(n):
+    def build_and_rewrite():
+        A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(n)]
+        return rg.rewrite(A @ nested_sum(vs), FORWARD)
+
+    return build_and_rewrite
+
+
 def rg_sites(k):
     term = nested_sum(
         rg.matrix(f"A{i}") @ (rg.vector(f"x{i}") + rg.vector(f"y{i}")) for i in range(k)
@@ -230,6 +238,21 @@ def egglog_peer():
     def chain(n):
         return saturate(Mat("A") @ nested_sum(Mat(f"v{i}") for i in range(n)), True)
 
+    def chain_end_to_end(n):
+        def build_insert_saturate_extract():
+            expr = Mat("A") @ nested_sum(Mat(f"v{i}") for i in range(n))
+            egraph = EGraph()
+
+            @egraph.register
+            def _rules(a: Mat, b: Mat, c: Mat):
+                yield rewrite(a @ (b + c)).to(a @ b + a @ c)
+
+            handle = egraph.let("expr", expr)
+            egraph.run(run().saturate())
+            return egraph.extract(handle)
+
+        return build_insert_saturate_extract
+
     def sites(k):
         return saturate(
             nested_sum(Mat(f"A{i}") @ (Mat(f"x{i}") + Mat(f"y{i}")) for i in range(k)), True
@@ -239,7 +262,7 @@ def egglog_peer():
         A = Mat("A")
         return saturate(nested_sum(A @ Mat(f"v{i}") for i in range(n)), False)
 
-    return dict(chain=chain, sites=sites, gather=gather)
+    return dict(chain=chain, sites=sites, gather=gather, chain_end_to_end=chain_end_to_end)
 
 
 # --- the table ------------------------------------------------------------------------
@@ -309,6 +332,13 @@ def main(argv=None):
 
     chain = table(
         "chain: A @ (v0 + ... + v{n-1})", chain_sizes, rg_chain, peers("chain"), args.repeat
+    )
+    table(
+        "chain end to end: build the term in Python, rewrite (egglog: and extract)",
+        chain_sizes,
+        rg_chain_end_to_end,
+        {"egglog": (eg["chain_end_to_end"], unlimited)} if eg else {},
+        args.repeat,
     )
     sites = table(
         "many sites: sum_i A_i @ (x_i + y_i)",
