@@ -28,8 +28,7 @@ def evaluate(term: Any, inputs: Mapping[Symbol, Any]) -> Any:
     with np.errstate(all="ignore"):
         for node in subterms(term):
             args = [
-                values[a] if type(a) is Term else _leaf_value(a, inputs)
-                for a in node._tuple[1:]
+                values[a] if type(a) is Term else _leaf_value(a, inputs) for a in node._tuple[1:]
             ]
             values[node] = node._tuple[0].perform(*args)
     if type(term) is Term:

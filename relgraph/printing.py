@@ -13,7 +13,7 @@ import numpy as np
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.term import Term
 
-__all__ = ["pprint"]
+__all__ = ["pprint", "brief"]
 
 
 def pprint(term: Any) -> str:
@@ -39,6 +39,17 @@ def pprint(term: Any) -> str:
         else:
             out.append(_leaf(item))
     return "".join(out)
+
+
+def brief(term: Any, limit: int = 160) -> str:
+    """``pprint(term)``, cut to ``limit`` characters for error messages.
+
+    >>> import relgraph as rg
+    >>> brief(rg.add(*(rg.vector(f"v{i}") for i in range(100))), 20)
+    '(v0 + v1 + v2 + v...'
+    """
+    text = pprint(term)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _layout(term: Term) -> list[Any]:

@@ -11,6 +11,7 @@ subterm.
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +22,7 @@ from unification import reify, var
 from relgraph.state import initial_state
 from relgraph.term import Term, as_term, substitute, subterms
 
-__all__ = ["Rule", "as_rule", "reverse", "Matcher", "rewrites", "Step", "steps"]
+__all__ = ["Rule", "as_rule", "reverse", "Matcher", "rewrites", "Step", "steps", "run_deep"]
 
 Relation = Callable[[Any, Any], Callable]
 
@@ -114,21 +115,51 @@ class Matcher:
                 return
 
 
-def deep_goals(limit: int = 100_000):
-    """Context for running goals: kanren's ``mapo`` nests one generator per element."""
-    return _RecursionLimit(limit)
+# kanren's mapo nests about five frames per list element, and each costs C stack
+# too: on the main thread's usual 8 MiB, n = 4096 overflows it and the process
+# dies.  Goals therefore run on a thread with a stack sized to the recursion limit,
+# so that a relation walking a list too long for it raises RecursionError, which
+# the driver reports by name, instead of crashing.
+GOAL_STACK_BYTES = 512 * 1024 * 1024  # virtual: only the pages a search touches are used
+GOAL_RECURSION_LIMIT = 250_000  # about 2 KiB of C stack per frame, with room to spare
+
+_local = threading.local()
 
 
-class _RecursionLimit:
-    def __init__(self, limit: int):
-        self.limit = limit
+def run_deep(fn: Callable[..., Any], *args: Any) -> Any:
+    """Call ``fn(*args)`` on a thread whose stack fits deep kanren searches.
 
-    def __enter__(self):
-        self.saved = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(self.saved, self.limit))
+    Nested calls run in place.  Exceptions propagate to the caller.
 
-    def __exit__(self, *exc):
-        sys.setrecursionlimit(self.saved)
+    >>> run_deep(sum, [1, 2, 3])
+    6
+    """
+    if getattr(_local, "deep", False):
+        return fn(*args)
+    outcome: dict[str, Any] = {}
+
+    def target() -> None:
+        _local.deep = True
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as exc:  # re-raised in the caller
+            outcome["error"] = exc
+
+    saved_limit = sys.getrecursionlimit()
+    saved_stack = threading.stack_size(GOAL_STACK_BYTES)
+    try:
+        worker = threading.Thread(target=target, name="relgraph-goals", daemon=True)
+        worker.start()
+    finally:
+        threading.stack_size(saved_stack)
+    sys.setrecursionlimit(max(saved_limit, GOAL_RECURSION_LIMIT))
+    try:
+        worker.join()
+    finally:
+        sys.setrecursionlimit(saved_limit)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 @dataclass(frozen=True)
@@ -153,13 +184,16 @@ def steps(term: Any, relation: Rule | Relation, max_answers: int = 8) -> Iterato
     together) or a window of two or more arguments of an associative Op.
     """
     matcher = Matcher(as_rule(relation), max_answers)
-    with deep_goals():
-        for node in subterms(term):
-            for candidate, window in _positions(node):
-                for after in matcher.answers(candidate):
-                    replacement = _splice(node, window, after)
-                    result = _replace(term, node, replacement)
-                    yield Step(matcher.rule.name, candidate, after, window, result)
+    for node in subterms(term):
+        for candidate, window in _positions(node):
+            for after in run_deep(_all_answers, matcher, candidate):
+                replacement = _splice(node, window, after)
+                result = _replace(term, node, replacement)
+                yield Step(matcher.rule.name, candidate, after, window, result)
+
+
+def _all_answers(matcher: Matcher, term: Term) -> list[Term]:
+    return list(dict.fromkeys(matcher.answers(term)))
 
 
 def _positions(node: Term) -> Iterator[tuple[Term, tuple[int, int] | None]]:

@@ -27,7 +27,8 @@ from relgraph.exceptions import (
     RelationError,
     TypeCheckError,
 )
-from relgraph.relation import Matcher, Rule, as_rule, deep_goals, is_associative
+from relgraph.printing import brief
+from relgraph.relation import Matcher, Rule, as_rule, is_associative, run_deep
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.term import Term, as_term, count_nodes, typeof
 from relgraph.types import TensorType
@@ -100,12 +101,14 @@ class EquilibriumRewriter:
 
     def apply(self, term: Any) -> tuple[Any, RewriteReport]:
         """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`."""
-        term = _checked_input(term)
+        return run_deep(self._apply, _checked_input(term))
+
+    def _apply(self, term: Any) -> tuple[Any, RewriteReport]:
         start = time.perf_counter()
         run = _Run(self, term)
         root = term
         seen = {root: 0}
-        with deep_goals(), _gc_paused():
+        with _gc_paused():
             for passes in range(1, self.max_passes + 1):
                 new_root = run.sweep(root)
                 if new_root == root:  # identity, except after the first pass made it canonical
@@ -331,9 +334,7 @@ class _Run:
         except TypeError:  # an unhashable head: only untracked rules can match
             return tuple(i for i, m in enumerate(self.matchers) if m.rule.tracks is None)
         found = tuple(
-            i
-            for i, m in enumerate(self.matchers)
-            if m.rule.tracks is None or op in m.rule.tracks
+            i for i, m in enumerate(self.matchers) if m.rule.tracks is None or op in m.rule.tracks
         )
         self.candidates[op] = found
         return found
@@ -363,7 +364,7 @@ class _Run:
         return result
 
     def relation_failed(self, name: str, node: Term, exc: Exception) -> None:
-        message = f"relation {name!r} raised {type(exc).__name__}: {exc} on {node}"
+        message = f"relation {name!r} raised {type(exc).__name__}: {exc} on {brief(node)}"
         if self.rewriter.on_error == "raise":
             raise RelationError(message, name, node) from exc
         warnings.warn(message, RuntimeWarning, stacklevel=4)
@@ -470,7 +471,9 @@ def _check_type_preserved(name: str, before: Term, after: Any) -> None:
         t_after = typeof(after)
     except TypeCheckError as exc:
         raise RelationError(
-            f"relation {name!r} produced an ill-typed term from {before}: {exc}", name, before
+            f"relation {name!r} produced an ill-typed term from {brief(before)}: {exc}",
+            name,
+            before,
         ) from None
     t_before = typeof(before)
     if not _compatible(t_before, t_after):

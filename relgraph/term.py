@@ -745,9 +745,7 @@ def typeof(term: Any) -> TensorType:
                 node._type = _infer_node(node)
                 continue
             stack.append((node, True))
-            stack.extend(
-                (a, False) for a in node._tuple if type(a) is Term and a._type is None
-            )
+            stack.extend((a, False) for a in node._tuple if type(a) is Term and a._type is None)
     return term._type
 
 
@@ -771,4 +769,6 @@ def _infer_node(node: Term) -> TensorType:
     try:
         return infer(types, args)
     except TypeCheckError as exc:
-        raise TypeCheckError(f"ill-typed term {node}: {exc}") from None
+        from relgraph.printing import brief
+
+        raise TypeCheckError(f"ill-typed term {brief(node)}: {exc}") from None

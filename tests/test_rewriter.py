@@ -220,3 +220,28 @@ def test_no_warning_for_clean_runs(syms):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rg.rewrite(A @ (x + y), optdb.query(include=["linalg"]))
+
+
+class TestDeepSearches:
+    """kanren's mapo nests ~5 frames per element: no crash, and a clear error past the limit."""
+
+    def test_a_long_sum_does_not_crash_the_interpreter(self):
+        # 4096 terms overflowed the main thread's C stack before goals ran on their own.
+        A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(4096)]
+        out = rg.rewrite(A @ rg.add(*vs), [dot_distributeo])
+        assert len(out.args) == 4096 and out.args[-1] == A @ vs[-1]
+
+    def test_past_the_recursion_limit_the_relation_is_named(self, monkeypatch):
+        import relgraph.relation
+
+        monkeypatch.setattr(relgraph.relation, "GOAL_RECURSION_LIMIT", 3000)
+        A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(2000)]
+        with pytest.raises(rg.RelationError, match="'dot_distributeo' raised RecursionError"):
+            rg.rewrite(A @ rg.add(*vs), [dot_distributeo])
+
+    def test_nested_rewrites_reuse_the_goal_thread(self):
+        from relgraph.relation import run_deep
+
+        inner = []
+        run_deep(lambda: inner.append(run_deep(lambda: 42)))
+        assert inner == [42]
