@@ -22,7 +22,17 @@ from unification import reify, var
 from relgraph.state import initial_state
 from relgraph.term import Term, as_term, substitute, subterms
 
-__all__ = ["Rule", "as_rule", "reverse", "Matcher", "rewrites", "Step", "steps", "run_deep"]
+__all__ = [
+    "Rule",
+    "as_rule",
+    "reverse",
+    "Matcher",
+    "rewrites",
+    "Step",
+    "steps",
+    "run_deep",
+    "check_cancelled",
+]
 
 Relation = Callable[[Any, Any], Callable]
 
@@ -129,17 +139,19 @@ _local = threading.local()
 def run_deep(fn: Callable[..., Any], *args: Any) -> Any:
     """Call ``fn(*args)`` on a thread whose stack fits deep kanren searches.
 
-    Nested calls run in place.  Exceptions propagate to the caller.
+    Nested calls run in place.  Exceptions propagate to the caller; an interrupt
+    of the caller (Ctrl-C) cancels the search at its next :func:`check_cancelled`.
 
     >>> run_deep(sum, [1, 2, 3])
     6
     """
-    if getattr(_local, "deep", False):
+    if getattr(_local, "cancel", None) is not None:
         return fn(*args)
     outcome: dict[str, Any] = {}
+    cancel = threading.Event()
 
     def target() -> None:
-        _local.deep = True
+        _local.cancel = cancel
         try:
             outcome["value"] = fn(*args)
         except BaseException as exc:  # re-raised in the caller
@@ -155,11 +167,22 @@ def run_deep(fn: Callable[..., Any], *args: Any) -> Any:
     sys.setrecursionlimit(max(saved_limit, GOAL_RECURSION_LIMIT))
     try:
         worker.join()
+    except BaseException:
+        cancel.set()
+        worker.join()
+        raise
     finally:
         sys.setrecursionlimit(saved_limit)
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
+
+
+def check_cancelled() -> None:
+    """Raise ``KeyboardInterrupt`` if the caller of :func:`run_deep` was interrupted."""
+    cancel = getattr(_local, "cancel", None)
+    if cancel is not None and cancel.is_set():
+        raise KeyboardInterrupt("rewrite cancelled")
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from relgraph.exceptions import (
     TypeCheckError,
 )
 from relgraph.printing import brief
-from relgraph.relation import Matcher, Rule, as_rule, is_associative, run_deep
+from relgraph.relation import Matcher, Rule, as_rule, check_cancelled, is_associative, run_deep
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.term import Term, as_term, count_nodes, typeof
 from relgraph.types import TensorType
@@ -238,6 +238,7 @@ class _Run:
 
         The first pass also makes the input canonical as it goes, and counts it.
         """
+        check_cancelled()
         self.pass_log.append({})
         if type(root) is not Term:
             self.nodes_before = self.nodes_before or 0
@@ -342,6 +343,7 @@ class _Run:
     # -- one relation on one node ------------------------------------------------
 
     def attempt(self, index: int, node: Term) -> Any:
+        check_cancelled()
         matcher = self.matchers[index]
         self.attempts[index] += 1
         start = time.perf_counter()

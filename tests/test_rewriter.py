@@ -245,3 +245,33 @@ class TestDeepSearches:
         inner = []
         run_deep(lambda: inner.append(run_deep(lambda: 42)))
         assert inner == [42]
+
+    def test_an_interrupt_cancels_the_search(self):
+        import _thread
+        import threading
+        import time
+
+        runs = [0]
+
+        def counting_o(a, b):
+            goal = dot_distributeo(a, b)
+
+            def counted(state):
+                runs[0] += 1
+                yield from goal(state)
+
+            return counted
+
+        A, x = rg.matrix("A"), rg.vector("x")
+        sites = 3000
+        term = rg.add(*(A @ (x + rg.vector(f"u{i}")) for i in range(sites)))
+        timer = threading.Timer(0.2, _thread.interrupt_main)
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            rg.rewrite(term, [counting_o])
+        timer.join()
+        seen = runs[0]
+        time.sleep(0.3)
+        # the search thread stopped with the caller: no goal runs after the interrupt
+        assert seen > 0 and runs[0] == seen
+        assert not any(t.name == "relgraph-goals" for t in threading.enumerate())
