@@ -31,6 +31,13 @@ from unification.variable import Var
 from relgraph.exceptions import TypeCheckError
 from relgraph.types import TensorType
 
+if _unify.dispatch(ExpressionTuple, ExpressionTuple, dict) is _unify.dispatch(object, object, dict):
+    # etuples skips registering its hooks, silently, when `packaging` is missing.
+    raise ImportError(
+        "etuples did not register its unification hooks, so no relation could match a "
+        "term; install the 'packaging' package (pip install packaging)"
+    )
+
 __all__ = [
     "Term",
     "Args",
