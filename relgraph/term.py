@@ -31,7 +31,8 @@ from unification.variable import Var
 from relgraph.exceptions import TypeCheckError
 from relgraph.types import TensorType
 
-if _unify.dispatch(ExpressionTuple, ExpressionTuple, dict) is _unify.dispatch(object, object, dict):
+_default_unify = _unify.dispatch(object, object, dict)
+if _unify.dispatch(ExpressionTuple, ExpressionTuple, dict) is _default_unify:
     # etuples skips registering its hooks, silently, when `packaging` is missing.
     raise ImportError(
         "etuples did not register its unification hooks, so no relation could match a "
