@@ -1,0 +1,18 @@
+"""The code base stays ruff clean (the README's test command is all CI runs)."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ruff_check():
+    proc = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "relgraph", "relations", "tests", "benchmarks"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
