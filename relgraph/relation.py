@@ -168,8 +168,11 @@ def run_deep(fn: Callable[..., Any], *args: Any) -> Any:
     try:
         worker.join()
     except BaseException:
+        # The search stops at its next relation attempt.  A goal stuck inside one
+        # application cannot be stopped from outside: give it a moment, then leave
+        # the (daemon) thread behind rather than hang the caller.
         cancel.set()
-        worker.join()
+        worker.join(timeout=2.0)
         raise
     finally:
         sys.setrecursionlimit(saved_limit)
