@@ -18,6 +18,7 @@ from relgraph.exceptions import (
     RelgraphError,
     TypeCheckError,
 )
+from relgraph.function import Function, function
 from relgraph.ops import (
     Op,
     abs,
@@ -58,7 +59,8 @@ from relgraph.term import (
 from relgraph.types import TensorType
 
 __all__ = [
-    "EquilibriumDB", "EquilibriumRewriter", "Query", "RelationDB", "RewriteReport", "Rule",
+    "EquilibriumDB", "EquilibriumRewriter", "Function", "function", "Query", "RelationDB",
+    "RewriteReport", "Rule",
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "Symbol",

@@ -136,11 +136,21 @@ class Elemwise(Op):
     TensorType(float64, shape=(?,))
     """
 
-    def __init__(self, name: str, ufunc: np.ufunc, nin: int | None, symbol: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        ufunc: np.ufunc,
+        nin: int | None,
+        symbol: str | None = None,
+        code: str | None = None,
+    ):
         self.name = name
         self.ufunc = ufunc
         self.nin = nin
         self.symbol = symbol
+        # The Numba lowering of one element: a format string over the arguments'
+        # scalar expressions (variadic Ops fold it left to right).
+        self.code = code
 
     def perform(self, *values: Any) -> Any:
         self.check_arity(len(values))
@@ -163,6 +173,9 @@ class Elemwise(Op):
 
 
 class Dot(Op):
+    # Lowering: kernels.dot casts to the result dtype and calls BLAS for floats.
+    code = "kernels.dot({0}, {1}, {dtype})"
+
     """Matrix/vector product ``a @ b`` (operands of ndim 1 or 2), as ``np.dot``.
 
     >>> import relgraph as rg
@@ -176,6 +189,7 @@ class Dot(Op):
 
     name = "dot"
     nin = 2
+    code = "kernels.dot({0}, {1}, {dtype})"  # Numba lowering: BLAS for floats
 
     def perform(self, a: Any, b: Any) -> Any:
         return np.dot(a, b)
@@ -198,6 +212,7 @@ class Transpose(Op):
 
     name = "transpose"
     nin = 1
+    code = "np.transpose({0})"  # Numba lowering
 
     def perform(self, x: Any) -> Any:
         return np.transpose(x)
@@ -219,6 +234,9 @@ class Reduce(Op):
     def __init__(self, name: str, fn: Any):
         self.name = name
         self.fn = fn
+        # Numba lowering: kernels.<name>_all(x) or kernels.<name>_axis(x, axis, dtype)
+        self.code = f"kernels.{name}_all({{0}}, {{dtype}})"
+        self.code_axis = f"kernels.{name}_axis({{0}}, {{1}}, {{dtype}})"
 
     def __call__(self, x: Any, axis: Any = None) -> Any:
         return super().__call__(x) if axis is None else super().__call__(x, axis)
@@ -247,19 +265,19 @@ class Reduce(Op):
         return {a % ndim for a in axes}
 
 
-add = Elemwise("add", np.add, None, "+")
-sub = Elemwise("sub", np.subtract, 2, "-")
-mul = Elemwise("mul", np.multiply, None, "*")
-true_div = Elemwise("true_div", np.true_divide, 2, "/")
-pow = Elemwise("pow", np.power, 2, "**")
-neg = Elemwise("neg", np.negative, 1, "-")
-exp = Elemwise("exp", np.exp, 1)
-log = Elemwise("log", np.log, 1)
-log1p = Elemwise("log1p", np.log1p, 1)
-expm1 = Elemwise("expm1", np.expm1, 1)
-sqrt = Elemwise("sqrt", np.sqrt, 1)
-abs = Elemwise("abs", np.absolute, 1)
-maximum = Elemwise("maximum", np.maximum, 2)
+add = Elemwise("add", np.add, None, "+", code="({0} + {1})")
+sub = Elemwise("sub", np.subtract, 2, "-", code="({0} - {1})")
+mul = Elemwise("mul", np.multiply, None, "*", code="({0} * {1})")
+true_div = Elemwise("true_div", np.true_divide, 2, "/", code="({0} / {1})")
+pow = Elemwise("pow", np.power, 2, "**", code="({0} ** {1})")
+neg = Elemwise("neg", np.negative, 1, "-", code="(-{0})")
+exp = Elemwise("exp", np.exp, 1, code="np.exp({0})")
+log = Elemwise("log", np.log, 1, code="np.log({0})")
+log1p = Elemwise("log1p", np.log1p, 1, code="np.log1p({0})")
+expm1 = Elemwise("expm1", np.expm1, 1, code="np.expm1({0})")
+sqrt = Elemwise("sqrt", np.sqrt, 1, code="np.sqrt({0})")
+abs = Elemwise("abs", np.absolute, 1, code="np.abs({0})")
+maximum = Elemwise("maximum", np.maximum, 2, code="np.maximum({0}, {1})")
 dot = Dot()
 transpose = Transpose()
 sum = Reduce("sum", np.sum)

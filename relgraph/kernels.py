@@ -1,0 +1,146 @@
+"""Numba implementations the generated kernels call for non-elementwise Ops.
+
+Each helper is a plain Python function (the numpy meaning, used if Numba is
+bypassed) with a Numba ``overload`` that picks an implementation at compile time
+from the argument types: BLAS ``np.dot`` without a copy when the operands already
+have the result dtype, loops where Numba has no native support.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+__all__ = ["dot", "sum_all", "sum_axis", "max_all", "max_axis"]
+
+
+def dot(a, b, dtype):
+    """``np.dot(a, b)`` in the result dtype."""
+    return np.dot(a, b).astype(dtype)
+
+
+def sum_all(a, dtype):
+    """The sum of every element, in ``dtype``."""
+    return dtype(np.sum(a))
+
+
+def max_all(a, dtype):
+    """The largest element (NaN if any is NaN), in ``dtype``."""
+    return dtype(np.max(a))
+
+
+def sum_axis(a, axis, dtype):
+    """The sum along one axis of a 1-d or 2-d array."""
+    return np.sum(a, axis=axis).astype(dtype)
+
+
+def max_axis(a, axis, dtype):
+    """The maximum along one axis of a 1-d or 2-d array."""
+    return np.max(a, axis=axis).astype(dtype)
+
+
+def _target(dtype) -> types.Type:
+    return dtype.instance_type if isinstance(dtype, types.NumberClass) else dtype.dtype
+
+
+@overload(dot, jit_options={"cache": True})
+def _dot(a, b, dtype):
+    target = _target(dtype)
+    if isinstance(target, (types.Float, types.Complex)):
+        if a.dtype == target and b.dtype == target:
+            return lambda a, b, dtype: np.dot(a, b)
+        return lambda a, b, dtype: np.dot(a.astype(dtype), b.astype(dtype))
+    # Integers: BLAS has none; numpy loops too.
+    if a.ndim == 1 and b.ndim == 1:
+
+        def vv(a, b, dtype):
+            acc = dtype(0)
+            for k in range(a.shape[0]):
+                acc += dtype(a[k]) * dtype(b[k])
+            return acc
+
+        return vv
+
+    def mm(a, b, dtype):
+        a2 = a.reshape((1, a.shape[0])) if a.ndim == 1 else a
+        b2 = b.reshape((b.shape[0], 1)) if b.ndim == 1 else b
+        out = np.zeros((a2.shape[0], b2.shape[1]), dtype)
+        for i in range(a2.shape[0]):
+            for k in range(a2.shape[1]):
+                aik = dtype(a2[i, k])
+                for j in range(b2.shape[1]):
+                    out[i, j] += aik * dtype(b2[k, j])
+        if a.ndim == 1:
+            return out.reshape(out.shape[1])
+        if b.ndim == 1:
+            return out.reshape(out.shape[0])
+        return out
+
+    return mm
+
+
+@overload(sum_all, jit_options={"cache": True})
+def _sum_all(a, dtype):
+    if isinstance(a, types.Array):
+        return lambda a, dtype: dtype(np.sum(a))
+    return lambda a, dtype: dtype(a)
+
+
+@overload(max_all, jit_options={"cache": True})
+def _max_all(a, dtype):
+    if isinstance(a, types.Array):
+
+        def impl(a, dtype):
+            flat = a.ravel()
+            if flat.shape[0] == 0:
+                raise ValueError("max of an empty array")
+            best = flat[0]
+            for v in flat:
+                if v > best or v != v:  # NaN wins, as in numpy
+                    best = v
+                    if v != v:
+                        break
+            return dtype(best)
+
+        return impl
+    return lambda a, dtype: dtype(a)
+
+
+def _reduce_axis(is_max: bool):
+    """Along axis 0 or 1 of a 2-d array (the lowering refuses other cases)."""
+
+    def impl(a, axis, dtype):
+        rows, cols = a.shape[0], a.shape[1]
+        n = cols if axis == 0 else rows
+        m = rows if axis == 0 else cols
+        if is_max and m == 0:
+            raise ValueError("max of an empty array")
+        out = np.empty(n, dtype)
+        for i in range(n):
+            acc = dtype(a[0, i] if axis == 0 else a[i, 0]) if is_max else dtype(0)
+            for k in range(m):
+                v = dtype(a[k, i] if axis == 0 else a[i, k])
+                if is_max:
+                    if v > acc or v != v:  # NaN wins, as in numpy
+                        acc = v
+                else:
+                    acc += v
+            out[i] = acc
+        return out
+
+    return impl
+
+
+@overload(sum_axis, jit_options={"cache": True})
+def _sum_axis(a, axis, dtype):
+    if a.ndim == 1:
+        return lambda a, axis, dtype: sum_all(a, dtype)
+    return _reduce_axis(False)
+
+
+@overload(max_axis, jit_options={"cache": True})
+def _max_axis(a, axis, dtype):
+    if a.ndim == 1:
+        return lambda a, axis, dtype: max_all(a, dtype)
+    return _reduce_axis(True)

@@ -1,0 +1,302 @@
+"""Lower a term DAG to the source of one Numba function.
+
+The DAG is walked once.  Elementwise nodes are grouped into maximal *regions*,
+each computed by one loop with no temporaries: a node is materialised (gets an
+array) only if it is an output, feeds a non-elementwise Op, or is shared by two
+regions, so every subterm is computed once.  Inside a region a shared node is a
+scalar local.  Non-elementwise Ops use their own lowering (``op.code``).
+
+The source depends only on the structure and types of the graph, not on symbol
+names, so it is also the cache key for compiled kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from relgraph.exceptions import RelgraphError
+from relgraph.ops import Dot, Elemwise, Reduce, Transpose
+from relgraph.printing import brief
+from relgraph.term import Constant, Symbol, Term, subterms, typeof
+
+__all__ = ["LoweringError", "Lowered", "lower"]
+
+PARALLEL_MIN = 1 << 16  # elements below which a loop runs on one thread
+
+
+class LoweringError(RelgraphError):
+    """A term cannot be compiled: it names the Op or the construct."""
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """The generated module source and what it needs."""
+
+    source: str
+    n_outputs: int
+
+
+def lower(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> Lowered:
+    """Generate the module source defining ``kernel(a0, a1, ...)``.
+
+    >>> import relgraph as rg
+    >>> x, y = rg.vector("x"), rg.vector("y")
+    >>> src = lower([x, y], [rg.exp(x) * y + x]).source
+    >>> src.count("for i in prange(")  # one fused loop (its parallel branch)
+    1
+    """
+    return _Generator(inputs, outputs).module()
+
+
+def _dtype_expr(dtype: np.dtype) -> str:
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+class _Generator:
+    def __init__(self, inputs: Sequence[Symbol], outputs: Sequence[Any]):
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.names: dict[Any, str] = {s: f"a{i}" for i, s in enumerate(self.inputs)}
+        self.lines: list[str] = []
+        self.globals: list[str] = []
+        self.nodes = [n for out in self.outputs for n in subterms(out)]
+        self.nodes = list(dict.fromkeys(self.nodes))  # distinct, children first
+        for node in self.nodes:
+            typeof(node)
+        self.materialised = self._materialised()
+
+    # -- which elementwise nodes get arrays -----------------------------------------
+
+    def _materialised(self) -> set[Term]:
+        elementwise = {n for n in self.nodes if isinstance(n.op, Elemwise)}
+        consumers: dict[Term, list[Term]] = {}
+        for n in self.nodes:
+            for a in n.args:
+                if type(a) is Term:
+                    consumers.setdefault(a, []).append(n)
+        outs = {o for o in self.outputs if type(o) is Term}
+        chosen = {
+            n
+            for n in elementwise
+            if n in outs or any(c not in elementwise for c in consumers.get(n, []))
+        }
+        while True:  # a node reached from two region roots is computed once, as an array
+            owners: dict[Term, set[Term]] = {}
+            for root in chosen:
+                for n in self._region(root, chosen):
+                    owners.setdefault(n, set()).add(root)
+            shared = {n for n, roots in owners.items() if len(roots) > 1 and n not in chosen}
+            if not shared:
+                return chosen
+            # Promote only the topmost shared nodes: what they contain is then
+            # reached through them alone.
+            inner = {m for n in shared for m in self._region(n, chosen) if m is not n}
+            chosen |= shared - inner
+
+    def _region(self, root: Term, chosen: set[Term]) -> list[Term]:
+        """Elementwise nodes computed in ``root``'s loop, children first."""
+        order, seen, stack = [], set(), [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            for a in node.args:
+                if type(a) is Term and isinstance(a.op, Elemwise) and a not in chosen:
+                    stack.append((a, False))
+        return order
+
+    # -- module --------------------------------------------------------------------
+
+    def module(self) -> Lowered:
+        for node in self.nodes:
+            if node in self.materialised:
+                self._emit_region(node)
+            elif not isinstance(node.op, Elemwise):
+                self._emit_array_op(node)
+        results = ", ".join(self._value(o) for o in self.outputs)
+        params = ", ".join(f"a{i}" for i in range(len(self.inputs)))
+        body = "\n".join("    " + line for line in self.lines) or "    pass"
+        parallel = any("prange(" in line for line in self.lines)
+        source = "\n".join(
+            [
+                "# Generated by relgraph.lowering; the source is the cache key.",
+                "import numpy as np",
+                "from numba import njit, prange",
+                "from relgraph import kernels",
+                *self.globals,
+                "",
+                "",
+                f'@njit(cache=True, parallel={parallel}, error_model="numpy")',
+                f"def kernel({params}):",
+                body,
+                f"    return ({results},)",
+                "",
+            ]
+        )
+        return Lowered(source, len(self.outputs))
+
+    def _name(self, node: Term) -> str:
+        if node not in self.names:
+            self.names[node] = f"t{len(self.names)}"
+        return self.names[node]
+
+    def _value(self, x: Any) -> str:
+        """The expression for an array-level value: a name, a constant."""
+        if type(x) is Term or isinstance(x, Symbol):
+            if x not in self.names:
+                raise LoweringError(f"{brief(x)} is not an input of the function")
+            return self.names[x]
+        if isinstance(x, Constant):
+            if x in self.names:
+                return self.names[x]
+            name = self.names[x] = f"c{len(self.globals)}"
+            data = x.value.tobytes().hex()
+            dtype, shape = x.value.dtype.str, x.value.shape
+            self.globals.append(
+                f"{name} = np.frombuffer(bytes.fromhex({data!r}), {dtype!r}).reshape({shape!r})"
+            )
+            return name
+        return repr(x)
+
+    def _emit_array_op(self, node: Term) -> None:
+        op, args = node.op, node.args
+        dtype = _dtype_expr(typeof(node).dtype)
+        code = getattr(op, "code", None)
+        if isinstance(op, Reduce):
+            code = self._reduce_code(node)
+        elif not isinstance(op, (Dot, Transpose)) or code is None:
+            raise LoweringError(f"Op {op!r} has no Numba lowering (in {brief(node)})")
+        operands = [self._value(a) for a in args]
+        self.lines.append(f"{self._name(node)} = {code.format(*operands, dtype=dtype)}")
+
+    def _reduce_code(self, node: Term) -> str:
+        op, (x, *axis) = node.op, node.args
+        ndim = typeof(x).ndim
+        if not axis or ndim <= 1 or typeof(node).ndim == 0:
+            return op.code
+        if ndim == 2 and isinstance(axis[0], int):
+            return op.code_axis.replace("{1}", str(axis[0] % 2))
+        raise LoweringError(
+            f"Op {op!r} over axis={axis[0]!r} of a {ndim}-d array has no Numba lowering "
+            f"(in {brief(node)})"
+        )
+
+    # -- fused elementwise regions -------------------------------------------------
+
+    def _emit_region(self, root: Term) -> None:
+        region = self._region(root, self.materialised)
+        out_type = typeof(root)
+        out = self._name(root)
+        leaves: list[tuple[str, int]] = []  # (name, ndim) of array leaves
+        for node in region:
+            for a in node.args:
+                if type(a) is Term and a in region:
+                    continue
+                if isinstance(a, (Symbol, Constant)) or type(a) is Term:
+                    name, nd = self._value(a), typeof(a).ndim
+                    if nd > 0 and (name, nd) not in leaves:
+                        leaves.append((name, nd))
+        if out_type.ndim == 0:
+            scalars = {name: name for name, _ in leaves}
+            self.lines.extend(self._body(region, scalars))
+            self.lines.append(f"{out} = {self._local(root)}")
+            return
+        self._emit_loops(root, region, leaves, out, out_type)
+
+    def _emit_loops(self, root, region, leaves, out, out_type) -> None:
+        d, dtype = out_type.ndim, _dtype_expr(out_type.dtype)
+        dims = [f"{out}_n{k}" for k in range(d)]
+        lines = self.lines
+        for k, dim in enumerate(dims):
+            lines.append(f"{dim} = 1")
+            for name, nd in leaves:
+                j = k - (d - nd)
+                if j >= 0:
+                    lines.append(f"if {name}.shape[{j}] != 1: {dim} = {name}.shape[{j}]")
+        shape = "(" + ", ".join(dims) + ("," if d == 1 else "") + ")"
+        lines.append(f"{out} = np.empty({shape}, {dtype})")
+        full = [name for name, nd in leaves if nd == d]
+        same = " and ".join(f"{n}.shape == {out}.shape" for n in full) or "True"
+        flat_ok = len(full) == len(leaves)
+        if flat_ok:
+            # No broadcasting: one flat loop over contiguous data, which vectorises.
+            lines.append(f"if {same}:")
+            lines.append(f"    {out}_size = {out}.size")
+            lines.append(f"    {out}_f = {out}.reshape({out}_size)")
+            for name, _ in leaves:
+                lines.append(f"    {name}_f = np.ascontiguousarray({name}).reshape({out}_size)")
+            flat = {name: f"{name}_f[i]" for name, _ in leaves}
+            # Threads pay off only on large arrays; small calls stay on one thread.
+            for test, loop in (
+                (f"if {out}_size >= {PARALLEL_MIN}:", "prange"),
+                ("else:", "range"),
+            ):
+                lines.append(f"    {test}")
+                lines.append(f"        for i in {loop}({out}_size):")
+                for line in self._body(region, flat):
+                    lines.append("            " + line)
+                lines.append(f"            {out}_f[i] = {self._local(root)}")
+            lines.append("else:")
+            indent = "    "
+        else:
+            indent = ""
+        index = [f"i{k}" for k in range(d)]
+        strided = {}
+        for name, nd in leaves:
+            subs = []
+            for j in range(nd):
+                k = j + d - nd
+                lines.append(f"{indent}{name}_s{j} = 0 if {name}.shape[{j}] == 1 else 1")
+                subs.append(f"{index[k]} * {name}_s{j}")
+            strided[name] = f"{name}[{', '.join(subs)}]"
+        for k in range(d):
+            loop = "prange" if k == 0 else "range"
+            lines.append(f"{indent}{'    ' * k}for {index[k]} in {loop}({dims[k]}):")
+        inner = indent + "    " * d
+        for line in self._body(region, strided):
+            lines.append(inner + line)
+        lines.append(f"{inner}{out}[{', '.join(index)}] = {self._local(root)}")
+
+    def _local(self, node: Term) -> str:
+        return f"e_{self._name(node)}"
+
+    def _body(self, region: list[Term], load: dict[str, str]) -> list[str]:
+        """Scalar statements computing each region node from loaded leaves."""
+        lines = []
+        for node in region:
+            op = node.op
+            if op.code is None:
+                raise LoweringError(f"Op {op!r} has no Numba lowering (in {brief(node)})")
+            dtype = typeof(node).dtype
+            args = [self._scalar(a, region, load, dtype) for a in node.args]
+            if op.nin is None:  # variadic: fold the binary template
+                expr = args[0]
+                for a in args[1:]:
+                    expr = op.code.format(expr, a)
+            else:
+                expr = op.code.format(*args)
+            if dtype.itemsize < 8 or dtype.kind not in "fiuc":
+                expr = f"{_dtype_expr(dtype)}({expr})"  # numpy keeps small dtypes
+            lines.append(f"{self._local(node)} = {expr}")
+        return lines
+
+    def _scalar(self, a: Any, region: list[Term], load: dict[str, str], dtype) -> str:
+        if type(a) is Term and a in region:
+            return self._local(a)
+        if isinstance(a, (Symbol, Constant)) or type(a) is Term:
+            name = self._value(a)
+            return load.get(name, name)
+        # A Python or numpy scalar: numpy treats Python scalars as weak, so give it
+        # the dtype of the node that uses it.
+        if isinstance(a, (bool, int, float)) and not isinstance(a, np.generic):
+            return f"{_dtype_expr(np.dtype(dtype))}({a!r})"
+        return f"{_dtype_expr(np.asarray(a).dtype)}({a.item()!r})"

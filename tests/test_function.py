@@ -1,0 +1,225 @@
+"""rg.function: compiled kernels agree with numpy; bad arguments fail before they run."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relgraph as rg
+from relgraph.function import cache_dir
+from relgraph.lowering import LoweringError, lower
+
+DTYPES = ["float32", "float64", "int64"]
+UNARY = [rg.neg, rg.exp, rg.log, rg.log1p, rg.expm1, rg.sqrt, rg.abs]
+BINARY = [rg.add, rg.sub, rg.mul, rg.true_div, rg.maximum, rg.pow]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def kernel_cache(tmp_path_factory):
+    """Each test module run compiles into a fresh cache directory."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RELGRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
+    yield
+    mp.undo()
+
+
+def data(rng, shape, dtype):
+    values = rng.standard_normal(shape) * 3
+    return values.astype(dtype)
+
+
+def close(got, expected, dtype):
+    # libm and numpy's own exp/log may differ in the last bit: tolerances by result dtype
+    kind = np.asarray(expected).dtype
+    tol = {"float32": 2e-6, "float64": 1e-12}.get(str(kind), 0)
+    np.testing.assert_allclose(got, expected, rtol=tol, atol=tol)
+    assert np.asarray(got).dtype == kind
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_elementwise_op_in_one_kernel(dtype, rng):
+    # one kernel per dtype keeps compile time down; every op is in it
+    x, y = rg.vector("x", dtype), rg.vector("y", dtype)
+    outs = [op(x) for op in UNARY] + [op(x, y) for op in BINARY if op is not rg.pow]
+    outs.append(rg.pow(rg.abs(x), 2))
+    X, Y = data(rng, 17, dtype), data(rng, 17, dtype)
+    env = {x: X, y: Y}
+    got = rg.function([x, y], outs)(X, Y)
+    for term, value in zip(outs, got):
+        close(value, rg.evaluate(term, env), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_linear_algebra_reductions_transpose(dtype, rng):
+    A, B, v = rg.matrix("A", dtype), rg.matrix("B", dtype), rg.vector("v", dtype)
+    outs = [A @ v, A @ B.T, v @ v, rg.sum(A), rg.sum(A, 0), rg.sum(A, 1), rg.max(A, 0),
+            rg.max(A.T, 1), rg.max(v), rg.sum(A @ v) * 2]  # fmt: skip
+    a, b, vv = data(rng, (4, 3), dtype), data(rng, (5, 3), dtype), data(rng, 3, dtype)
+    env = {A: a, B: b, v: vv}
+    got = rg.function([A, B, v], outs)(a, b, vv)
+    for term, value in zip(outs, got):
+        close(value, rg.evaluate(term, env), dtype)
+
+
+def test_broadcasting_scalars_and_constants(rng):
+    A, x, s = rg.matrix("A"), rg.vector("x"), rg.scalar("s")
+    t = rg.exp(A * x) + s - np.arange(3.0) + 2.0 * x
+    a, v = rng.standard_normal((4, 3)), rng.standard_normal(3)
+    f = rg.function([A, x, s], t)
+    np.testing.assert_allclose(f(a, v, 1.5), rg.evaluate(t, {A: a, x: v, s: 1.5}), rtol=1e-12)
+    # a column against a row: the general (strided) loop
+    col = rg.matrix("col")
+    g = rg.function([col, x], col * x + 1.0)
+    c = rng.standard_normal((4, 1))
+    np.testing.assert_allclose(g(c, v), c * v + 1.0, rtol=1e-12)
+
+
+def test_zero_d_empty_nan_inf():
+    s, x = rg.scalar("s"), rg.vector("x")
+    f = rg.function([s, x], [rg.exp(s) * 2.0, rg.log(x) + s])
+    out0, out1 = f(0.0, np.array([-1.0, 0.0, np.inf, np.nan]))
+    assert out0.shape == () and out0 == 2.0
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(out1, np.log([-1.0, 0.0, np.inf, np.nan]))
+    empty = f(1.0, np.zeros(0))[1]
+    assert empty.shape == (0,) and empty.dtype == np.float64
+
+
+def test_shared_subterms_are_computed_once():
+    x, y = rg.vector("x"), rg.vector("y")
+    shared = rg.exp(x) * y
+    src = lower([x, y], [shared + rg.log(shared), shared * 2.0]).source
+    # the shared product is one array, read by both outputs: exp appears in one
+    # region only (its three loop variants: parallel, serial, broadcasting)
+    assert src.count("np.empty(") == 3
+    assert src.count("np.exp(") == 3
+    np.testing.assert_allclose(
+        rg.function([x, y], [shared + 1.0, shared * 2.0])(np.zeros(3), np.ones(3))[1], 2.0
+    )
+
+
+def test_one_fused_loop_without_temporaries():
+    x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    src = lower([x, y, z], [rg.exp(x) * y + rg.log1p(z * z) - x / y]).source
+    assert src.count("np.empty(") == 1  # only the output is allocated
+
+
+class TestErrors:
+    def test_wrong_argument_count(self):
+        x = rg.vector("x")
+        with pytest.raises(TypeError, match=r"expected 1 arguments \(x\), got 2"):
+            rg.function([x], x + 1.0)(np.ones(2), np.ones(2))
+
+    def test_unsafe_dtype(self):
+        x = rg.vector("x", "float32")
+        with pytest.raises(rg.TypeCheckError, match="'x' is float32; cannot safely cast float64"):
+            rg.function([x], x + 1.0)(np.ones(2))
+
+    def test_safe_casts_are_made(self):
+        x = rg.vector("x")
+        np.testing.assert_array_equal(rg.function([x], x * 2.0)(np.arange(3)), [0.0, 2.0, 4.0])
+
+    def test_wrong_ndim_and_known_shape(self):
+        A = rg.matrix("A", shape=(2, 2))
+        f = rg.function([A], A * 2.0)
+        with pytest.raises(rg.TypeCheckError, match="'A' must be 2-d"):
+            f(np.ones(3))
+        with pytest.raises(rg.TypeCheckError, match="'A' must have shape"):
+            f(np.ones((2, 3)))
+
+    def test_incompatible_shapes_name_the_symbols(self):
+        A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+        f = rg.function([A, x, y], A @ x + y)
+        with pytest.raises(rg.TypeCheckError, match=r"axis 1 of A.*axis 0 of x"):
+            f(np.ones((2, 3)), np.ones(4), np.ones(2))
+        with pytest.raises(rg.TypeCheckError, match=r"axis 0 of A.*axis 0 of y"):
+            f(np.ones((2, 3)), np.ones(3), np.ones(5))
+
+    def test_missing_inputs_and_bad_inputs(self):
+        x, y = rg.vector("x"), rg.vector("y")
+        with pytest.raises(rg.TypeCheckError, match="not inputs: y"):
+            rg.function([x], x + y)
+        with pytest.raises(TypeError, match="must be symbols"):
+            rg.function(["x"], x)
+
+    def test_an_op_without_lowering_fails_at_function_time(self):
+        class Erf(rg.Op):
+            name, nin = "erf", 1
+
+            def infer_type(self, types, args):
+                return types[0]
+
+        x = rg.vector("x")
+        with pytest.raises(LoweringError, match="Op erf has no Numba lowering"):
+            rg.function([x], Erf()(x) + 1.0)
+
+    def test_unsupported_reduction_is_named(self):
+        T = rg.tensor("T", ndim=3)
+        with pytest.raises(LoweringError, match="sum over axis=1 of a 3-d array"):
+            rg.function([T], rg.sum(T, 1))
+
+
+class TestCaching:
+    def test_same_structure_reuses_the_function(self):
+        x = rg.vector("x")
+        assert rg.function([x], rg.exp(x) + 1.0) is rg.function([x], rg.exp(x) + 1.0)
+
+    def test_same_structure_other_names_reuses_the_kernel(self):
+        a, b = rg.vector("a"), rg.vector("b")
+        assert rg.function([a], rg.sqrt(a)).kernel is rg.function([b], rg.sqrt(b)).kernel
+
+    def test_kernels_are_written_to_the_cache_directory(self):
+        x = rg.vector("x")
+        f = rg.function([x], rg.log1p(x) * 3.0)
+        f(np.ones(2))
+        files = list(cache_dir().glob("k_*.py"))
+        assert any(p.read_text() == f.source for p in files)
+
+    def test_a_new_process_loads_the_compiled_kernel(self, tmp_path):
+        script = (
+            "import numpy as np, relgraph as rg; x = rg.vector('x');"
+            "print(rg.function([x], rg.expm1(x) * 2.0)(np.zeros(2)).tolist())"
+        )
+        env = {"RELGRAPH_CACHE_DIR": str(tmp_path), "PATH": ""}
+        for _ in range(2):
+            out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                                 text=True, check=True)  # fmt: skip
+            assert out.stdout.strip() == "[0.0, 0.0]"
+        assert list(tmp_path.glob("kernels/__pycache__/*.nbi")), "numba's index is on disk"
+
+
+@st.composite
+def programs(draw, depth):
+    x, y, A = rg.vector("x"), rg.vector("y"), rg.matrix("A")
+    if depth == 0:
+        return draw(st.sampled_from([x, y, 1.5]))
+    kind = draw(st.sampled_from(["add", "mul", "sub", "neg", "exp", "dot", "max"]))
+    sub = programs(depth - 1)
+    if kind in ("add", "mul", "sub", "max"):
+        op = {"add": rg.add, "mul": rg.mul, "sub": rg.sub, "max": rg.maximum}[kind]
+        a, b = draw(sub), draw(sub)
+        if not any(isinstance(t, (rg.Term, rg.Symbol)) for t in (a, b)):
+            a = x
+        return op(a, b)
+    operand = draw(sub)
+    if not isinstance(operand, (rg.Term, rg.Symbol)):
+        operand = y
+    if kind == "neg":
+        return -operand
+    if kind == "exp":
+        return rg.exp(rg.neg(rg.abs(operand)))
+    return A @ operand
+
+
+@settings(max_examples=40, deadline=None)
+@given(t=programs(4), seed=st.integers(0, 2**16))
+def test_compiled_programs_agree_with_evaluate(t, seed):
+    rng = np.random.default_rng(seed)
+    x, y, A = rg.vector("x"), rg.vector("y"), rg.matrix("A")
+    env = {x: rng.standard_normal(3), y: rng.standard_normal(3), A: rng.standard_normal((3, 3))}
+    f = rg.function([x, y, A], t)
+    np.testing.assert_allclose(f(env[x], env[y], env[A]), rg.evaluate(t, env), rtol=1e-9,
+                               atol=1e-12)  # fmt: skip
