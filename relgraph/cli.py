@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -60,7 +61,13 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="evaluate input and result on random data and compare (numpy)",
     )
-    rw.add_argument("--size", type=int, default=8, help="dimension length for --check")
+    rw.add_argument(
+        "--compile",
+        action="store_true",
+        help="also compile the result with Numba, run it on the random data, check it "
+        "against numpy and print timings",
+    )
+    rw.add_argument("--size", type=int, default=8, help="dimension length of the random data")
     return parser
 
 
@@ -84,25 +91,59 @@ def _rewrite(args: argparse.Namespace) -> int:
     print(rg.pprint(result))
     if args.profile:
         print(report)
-    if args.check:
-        return _check(term, result, symbols, args.size)
-    return 0
+    status = 0
+    if args.check or args.compile:
+        inputs = _random_inputs(symbols, args.size)
+        expected = rg.evaluate(term, inputs)
+        status |= _report("rewritten (numpy)", expected, rg.evaluate(result, inputs), args.size)
+        if args.compile:
+            status |= _compiled(result, symbols, inputs, expected, args.size)
+    return status
 
 
-def _check(term, result, symbols: dict[str, rg.Symbol], size: int) -> int:
+def _random_inputs(symbols: dict[str, rg.Symbol], size: int) -> dict[rg.Symbol, np.ndarray]:
+    # In (0.5, 1.5): inside the domain of log, sqrt and division.
     rng = np.random.default_rng(0)
-    inputs = {
-        s: rng.standard_normal((size,) * s.type.ndim).astype(s.type.dtype)
+    return {
+        s: rng.uniform(0.5, 1.5, (size,) * s.type.ndim).astype(s.type.dtype)
         for s in symbols.values()
     }
-    expected, got = rg.evaluate(term, inputs), rg.evaluate(result, inputs)
+
+
+def _report(label: str, expected, got, size: int) -> int:
     ok = np.allclose(expected, got, rtol=1e-9, atol=1e-12, equal_nan=True)
-    diff = float(np.max(np.abs(np.asarray(expected) - np.asarray(got)), initial=0.0))
-    print(
-        f"check on random {size}-long inputs: max |difference| = {diff:.3g} "
-        f"({'same' if ok else 'DIFFERENT'})"
-    )
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf
+        gap = np.abs(np.asarray(expected, float) - np.asarray(got, float))
+    diff = float(np.nanmax(gap, initial=0.0))
+    verdict = "same" if ok else "DIFFERENT"
+    print(f"check {label} on random {size}-long inputs: max |difference| = {diff:.3g} ({verdict})")
     return 0 if ok else 1
+
+
+def _compiled(result, symbols, inputs, expected, size: int) -> int:
+    ordered = list(symbols.values())
+    args = [inputs[s] for s in ordered]
+    start = time.perf_counter()
+    f = rg.function(ordered, result)
+    got = f(*args)
+    first = time.perf_counter() - start
+    status = _report("compiled (Numba)", expected, got, size)
+    kernel = _best_of(lambda: f(*args))
+    reference = _best_of(lambda: rg.evaluate(result, inputs))
+    print(
+        f"compile + first call {first:.3f} s; per call: kernel {kernel * 1e6:.1f} us, "
+        f"numpy evaluation {reference * 1e6:.1f} us"
+    )
+    return status
+
+
+def _best_of(fn, repeat: int = 20) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 if __name__ == "__main__":

@@ -28,7 +28,28 @@ def test_profile_and_check(capsys):
     out = capsys.readouterr().out
     assert out.splitlines()[0] == "((A @ x) + (A @ y) + (A @ (B @ z)) + (A @ (B @ w)))"
     assert "pass 1: (dot_distributeo, 2)" in out
-    assert "(same)" in out
+    assert "check rewritten (numpy)" in out and "(same)" in out
+
+
+def test_compile_runs_the_whole_pipeline(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    argv = [
+        "rewrite",
+        "exp(A @ (x + y)) * 2.0",
+        "--include",
+        "linalg",
+        "--symbols",
+        "A:matrix,x:vector,y:vector",
+        "--compile",
+        "--size",
+        "5",
+    ]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "(exp(((A @ x) + (A @ y))) * 2.0)"
+    assert lines[1].startswith("check rewritten (numpy)") and lines[1].endswith("(same)")
+    assert lines[2].startswith("check compiled (Numba)") and lines[2].endswith("(same)")
+    assert lines[3].startswith("compile + first call")
 
 
 @pytest.mark.parametrize(
