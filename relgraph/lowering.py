@@ -40,7 +40,7 @@ class Lowered:
     n_outputs: int
 
 
-def lower(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> Lowered:
+def lower(inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool = True) -> Lowered:
     """Generate the module source defining ``kernel(a0, a1, ...)``.
 
     >>> import relgraph as rg
@@ -49,7 +49,7 @@ def lower(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> Lowered:
     >>> src.count("for i in prange(")  # one fused loop (its parallel branch)
     1
     """
-    return _Generator(inputs, outputs).module()
+    return _Generator(inputs, outputs, parallel).module()
 
 
 def _dtype_expr(dtype: np.dtype) -> str:
@@ -57,7 +57,8 @@ def _dtype_expr(dtype: np.dtype) -> str:
 
 
 class _Generator:
-    def __init__(self, inputs: Sequence[Symbol], outputs: Sequence[Any]):
+    def __init__(self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool):
+        self.parallel = parallel
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.names: dict[Any, str] = {s: f"a{i}" for i, s in enumerate(self.inputs)}
@@ -236,10 +237,8 @@ class _Generator:
                 lines.append(f"    {name}_f = np.ascontiguousarray({name}).reshape({out}_size)")
             flat = {name: f"{name}_f[i]" for name, _ in leaves}
             # Threads pay off only on large arrays; small calls stay on one thread.
-            for test, loop in (
-                (f"if {out}_size >= {PARALLEL_MIN}:", "prange"),
-                ("else:", "range"),
-            ):
+            branches = [(f"if {out}_size >= {PARALLEL_MIN}:", "prange"), ("else:", "range")]
+            for test, loop in branches if self.parallel else [("if True:", "range")]:
                 lines.append(f"    {test}")
                 lines.append(f"        for i in {loop}({out}_size):")
                 for line in self._body(region, flat):
@@ -259,7 +258,7 @@ class _Generator:
                 subs.append(f"{index[k]} * {name}_s{j}")
             strided[name] = f"{name}[{', '.join(subs)}]"
         for k in range(d):
-            loop = "prange" if k == 0 else "range"
+            loop = "prange" if k == 0 and self.parallel else "range"
             lines.append(f"{indent}{'    ' * k}for {index[k]} in {loop}({dims[k]}):")
         inner = indent + "    " * d
         for line in self._body(region, strided):

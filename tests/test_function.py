@@ -101,6 +101,12 @@ def test_shared_subterms_are_computed_once():
     )
 
 
+def test_serial_lowering_has_no_parallel_loop():
+    x = rg.vector("x")
+    assert "prange(" not in lower([x], [rg.exp(x) + 1.0], parallel=False).source
+    assert "parallel=False" in lower([x], [rg.exp(x) + 1.0], parallel=False).source
+
+
 def test_one_fused_loop_without_temporaries():
     x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
     src = lower([x, y, z], [rg.exp(x) * y + rg.log1p(z * z) - x / y]).source

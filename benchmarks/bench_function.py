@@ -1,0 +1,201 @@
+"""rg.function kernels side by side with numpy, numexpr and PyTensor's NUMBA mode.
+
+Run from the repository root after ``pip install -e ".[bench]"``::
+
+    python benchmarks/bench_function.py
+
+Cases (float64): the arithmetic expression ``a*x + b*y - c/z + x*y*z`` and the
+transcendental ``exp(x)*y + log1p(z*z) - x/y`` at 1e7 and 1e3 elements,
+``relu(A @ x + b)`` with A 1000x1000; compile times (cold, warm disk cache in a
+new process, in-process cache hit).  The STREAM triad ``a = b + s*c`` measured in
+the same run gives the bandwidth bound: bytes a kernel must move / bandwidth.
+Times are best-of-``--repeat``; ratios are peer / relgraph.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import relgraph as rg
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def triad_bandwidth(n, repeat):
+    """Bytes per second of ``a = b + s*c`` on two threads, with a Numba prange kernel."""
+    from numba import njit, prange
+
+    @njit(parallel=True)
+    def triad(a, b, c, s):
+        for i in prange(a.shape[0]):
+            a[i] = b[i] + s * c[i]
+
+    a, b, c = np.empty(n), np.random.rand(n), np.random.rand(n)
+    triad(a, b, c, 3.0)
+    return 3 * 8 * n / best(lambda: triad(a, b, c, 3.0), repeat)
+
+
+def pytensor_fn(build):
+    try:
+        import pytensor
+        import pytensor.tensor as pt
+    except ImportError:
+        return None
+    args, out = build(pt)
+    return pytensor.function(args, out, mode="NUMBA", trust_input=True)
+
+
+def numexpr_fn(expr):
+    try:
+        import numexpr
+    except ImportError:
+        return None
+    return lambda **env: numexpr.evaluate(expr, local_dict=env)
+
+
+def elementwise_cases(n, repeat, bandwidth):
+    rng = np.random.default_rng(0)
+    X, Y, Z = (rng.uniform(0.5, 1.5, n) for _ in range(3))
+    x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    cases = [
+        ("arithmetic", 1.5 * x + -0.5 * y - 2.0 / z + x * y * z,
+         lambda: 1.5 * X + -0.5 * Y - 2.0 / Z + X * Y * Z,
+         "1.5*x + -0.5*y - 2.0/z + x*y*z",
+         lambda pt: _pt3(pt, lambda a, b, c: 1.5 * a + -0.5 * b - 2.0 / c + a * b * c)),
+        ("transcendental", rg.exp(x) * y + rg.log1p(z * z) - x / y,
+         lambda: np.exp(X) * Y + np.log1p(Z * Z) - X / Y,
+         "exp(x)*y + log1p(z*z) - x/y",
+         lambda pt: _pt3(pt, lambda a, b, c: pt.exp(a) * b + pt.log1p(c * c) - a / b)),
+    ]  # fmt: skip
+    rows = []
+    for name, term, ref, ne_expr, pt_build in cases:
+        f = rg.function([x, y, z], term)
+        np.testing.assert_allclose(f(X, Y, Z), ref(), rtol=1e-12, atol=1e-13)
+        t_rg = best(functools.partial(f, X, Y, Z), repeat)
+        t_np = best(ref, repeat)
+        ne = numexpr_fn(ne_expr)
+        t_ne = best(functools.partial(ne, x=X, y=Y, z=Z), repeat) if ne else None
+        ptf = pytensor_fn(pt_build)
+        t_pt = best(functools.partial(ptf, X, Y, Z), repeat) if ptf else None
+        bound = 4 * 8 * n / bandwidth  # three inputs read, one output written
+        rows.append((f"{name} n={n:.0e}", t_rg, t_np, t_ne, t_pt, bound))
+    return rows
+
+
+def _pt3(pt, fn):
+    a, b, c = pt.vector("x"), pt.vector("y"), pt.vector("z")
+    return [a, b, c], fn(a, b, c)
+
+
+def relu_case(repeat):
+    rng = np.random.default_rng(0)
+    Av, xv, bv = (
+        rng.standard_normal((1000, 1000)),
+        rng.standard_normal(1000),
+        rng.standard_normal(1000),
+    )
+    A, x, b = rg.matrix("A"), rg.vector("x"), rg.vector("b")
+    f = rg.function([A, x, b], rg.maximum(A @ x + b, 0.0))
+    np.testing.assert_allclose(f(Av, xv, bv), np.maximum(Av @ xv + bv, 0.0), rtol=1e-12)
+    t_rg = best(lambda: f(Av, xv, bv), repeat)
+    t_np = best(lambda: np.maximum(Av @ xv + bv, 0.0), repeat)
+
+    def build(pt):
+        a, v, c = pt.matrix("A"), pt.vector("x"), pt.vector("b")
+        return [a, v, c], pt.maximum(a @ v + c, 0.0)
+
+    ptf = pytensor_fn(build)
+    t_pt = best(lambda: ptf(Av, xv, bv), repeat) if ptf else None
+    return ("relu(A@x+b) 1000x1000", t_rg, t_np, None, t_pt, None)
+
+
+COLD_SCRIPT = """
+import time, numpy as np
+import numba, relgraph as rg
+from relgraph import kernels
+x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+term = {term}
+start = time.perf_counter()
+f = rg.function([x, y, z], term)
+f(np.ones(3), np.ones(3), np.ones(3))
+print(time.perf_counter() - start)
+"""
+
+
+def compile_times():
+    """Cold compile and warm-disk-cache time to first result, each in a new process
+    (imports excluded), and the in-process cache hit of rg.function."""
+    rows = []
+    terms = {
+        "arithmetic": "1.5 * x + -0.5 * y - 2.0 / z + x * y * z",
+        "transcendental": "rg.exp(x) * y + rg.log1p(z * z) - x / y",
+    }
+    for name, term in terms.items():
+        with tempfile.TemporaryDirectory() as cache:
+            env = dict(os.environ, RELGRAPH_CACHE_DIR=cache)
+            script = COLD_SCRIPT.format(term=term)
+            run = [sys.executable, "-c", script]
+            cold = float(subprocess.run(run, env=env, capture_output=True, text=True,
+                                        check=True).stdout)  # fmt: skip
+            warm = float(subprocess.run(run, env=env, capture_output=True, text=True,
+                                        check=True).stdout)  # fmt: skip
+        rows.append((name, cold, warm))
+    x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    term = rg.exp(x) * y + rg.log1p(z * z) - x / y
+    rg.function([x, y, z], term)
+    hit = best(lambda: rg.function([x, y, z], term), 1000)
+    return rows, hit
+
+
+def fmt(t, scale=1e3, unit="ms"):
+    return "-" if t is None else f"{t * scale:.3f} {unit}"
+
+
+def ratio(peer, ours):
+    return "-" if peer is None else f"{peer / ours:.2f}x"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=10)
+    args = parser.parse_args(argv)
+    bandwidth = triad_bandwidth(10**7, args.repeat)
+    print(f"STREAM triad bandwidth (2 threads): {bandwidth / 1e9:.1f} GB/s\n")
+    rows = elementwise_cases(10**7, args.repeat, bandwidth)
+    rows += elementwise_cases(10**3, 200, bandwidth)
+    rows.append(relu_case(50))
+    print("| case | relgraph | numpy | numexpr | PyTensor NUMBA | bandwidth bound | "
+          "numpy/relgraph | numexpr/relgraph | PyTensor/relgraph | relgraph/bound |")  # fmt: skip
+    print("|" + "---|" * 10)
+    for name, t_rg, t_np, t_ne, t_pt, bound in rows:
+        unit = (1e6, "us") if t_rg < 1e-3 else (1e3, "ms")
+        cells = [name, fmt(t_rg, *unit), fmt(t_np, *unit), fmt(t_ne, *unit), fmt(t_pt, *unit),
+                 fmt(bound, *unit) if bound and t_rg > 1e-3 else "-", ratio(t_np, t_rg),
+                 ratio(t_ne, t_rg), ratio(t_pt, t_rg),
+                 f"{t_rg / bound:.2f}x" if bound and t_rg > 1e-3 else "-"]  # fmt: skip
+        print("| " + " | ".join(cells) + " |", flush=True)
+    compiles, hit = compile_times()
+    print("\n| graph | cold compile (new process) | warm disk cache, first result |")
+    print("|---|---|---|")
+    for name, cold, warm in compiles:
+        print(f"| {name} | {cold:.3f} s | {warm * 1e3:.1f} ms |")
+    print(f"\nin-process cache hit of rg.function: {hit * 1e6:.1f} us")
+
+
+if __name__ == "__main__":
+    main()
