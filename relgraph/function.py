@@ -52,7 +52,7 @@ def function(inputs: Sequence[Symbol], outputs: Any) -> Function:
     >>> f(np.eye(2), np.array([1.0, 2.0]), np.zeros(3))
     Traceback (most recent call last):
     ...
-    relgraph.exceptions.TypeCheckError: shapes do not fit in ((A @ x) + exp(y)): dimension 2 ...
+    relgraph.exceptions.TypeCheckError: shapes do not fit ...: axis 0 of A is 2, axis 0 of y is 3
     """
     single = not isinstance(outputs, (list, tuple))
     outs = tuple(_checked_term(o) for o in ([outputs] if single else outputs))
@@ -88,7 +88,7 @@ class Function:
         self.inputs, self.outputs, self.single = inputs, outputs, single
         self.source = lower(inputs, outputs).source
         self.kernel = _compile(self.source)
-        self.constraints = _shape_constraints(inputs, outputs)
+        self.groups, self.equalities = _shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
         self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in map(typeof, outputs)]
 
@@ -102,9 +102,9 @@ class Function:
             names = ", ".join(s.name for s in self.inputs)
             raise TypeError(f"expected {len(self.inputs)} arguments ({names}), got {len(args)}")
         values = [_checked_value(s, a) for s, a in zip(self.inputs, args)]
-        shapes = [np.shape(v) for v in values]
-        for check in self.constraints:
-            check(shapes)
+        if self.groups or self.equalities:
+            shapes = [np.shape(v) for v in values]
+            _check_shapes(self.groups, self.equalities, shapes, self.inputs)
         results = self.kernel(*values)
         results = tuple(
             r if dtype is None else np.asarray(r, dtype)
@@ -123,6 +123,11 @@ def _free_symbols(outputs: Sequence[Any]) -> set[Symbol]:
 
 def _checked_value(symbol: Symbol, value: Any) -> Any:
     t = symbol.type
+    if type(value) is np.ndarray and value.dtype == t.dtype and value.ndim == t.ndim > 0:
+        if t.shape.count(None) == t.ndim or all(
+            want is None or want == got for want, got in zip(t.shape, value.shape)
+        ):
+            return value  # the common case, checked in a few comparisons
     if isinstance(value, (bool, int, float, complex)) and t.ndim == 0:
         return np.asarray(value, dtype=t.dtype)[()]
     arr = np.asarray(value)
@@ -166,91 +171,131 @@ def _compile(source: str) -> Callable:
 
 
 # --- shape relations checked before the kernel runs ---------------------------------
-# A dimension is an int (known), ("in", i, axis) (axis of input i) or ("bc", d, e)
-# (the broadcast of two dimensions).
+# Broadcasting puts dimensions into groups whose values other than 1 must agree
+# (union-find over (input, axis) references and known sizes); a product's inner
+# dimensions must be equal.  Both are flattened at build time so a call only
+# compares a few integers.
 
 
-def _shape_constraints(inputs, outputs) -> list[Callable]:
-    index = {s: i for i, s in enumerate(inputs)}
-    shapes: dict[Any, tuple] = {}
-    checks: list[Callable] = []
+class _Shapes:
+    def __init__(self, inputs):
+        self.inputs = inputs
+        self.parent: dict = {}
+        self.where: dict = {}  # group root -> the node that joined it
+        self.equal: list = []  # (dim, dim, node) that must be equal exactly
 
-    def shape_of(x):
+    def find(self, d):
+        while self.parent.get(d, d) != d:
+            d = self.parent[d]
+        return d
+
+    def join(self, a, b, node):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+            self.where[rb] = self.where.get(rb) or self.where.get(ra) or node
+
+    def shape_of(self, x, shapes):
         if type(x) is Term:
             return shapes[x]
         if isinstance(x, Symbol):
+            i = self.inputs.index(x)
             return tuple(
-                d if d is not None else ("in", index[x], k) for k, d in enumerate(x.type.shape)
+                ("in", i, k) if d is None else ("size", d) for k, d in enumerate(x.type.shape)
             )
         if isinstance(x, Constant):
-            return x.value.shape
+            return tuple(("size", d) for d in x.value.shape)
         return ()
 
+    def node_shape(self, node, args):
+        op = node.op
+        if isinstance(op, Elemwise):
+            ndim = max(len(s) for s in args)
+            out = []
+            for k in range(ndim):
+                dims = [s[k - ndim + len(s)] for s in args if k - ndim + len(s) >= 0]
+                for other in dims[1:]:
+                    self.join(dims[0], other, node)
+                out.append(dims[0])
+            return tuple(out)
+        if isinstance(op, Dot):
+            a, b = args
+            self.equal.append((a[-1], b[0], node))
+            return a[:-1] + b[1:]
+        if isinstance(op, Transpose):
+            return args[0][::-1]
+        if isinstance(op, Reduce):
+            if len(node.args) == 1 or typeof(node).ndim == 0:
+                return ()
+            axis = node.args[1]
+            axes = {a % len(args[0]) for a in (axis if isinstance(axis, tuple) else (axis,))}
+            return tuple(d for k, d in enumerate(args[0]) if k not in axes)
+        return tuple(("size", d) if d is not None else ("node", id(node), k)
+                     for k, d in enumerate(typeof(node).shape))  # fmt: skip
+
+    def groups(self):
+        members: dict = {}
+        for d in list(self.parent):
+            members.setdefault(self.find(d), set()).add(d)
+        for root, dims in members.items():
+            dims.add(root)
+        return members
+
+
+def _shape_checks(inputs, outputs) -> tuple[list, list]:
+    """(groups, equalities): flat descriptions of the checks a call makes."""
+    sh = _Shapes(list(inputs))
+    shapes: dict = {}
     for out in outputs:
         for node in subterms(out):
-            if node in shapes:
-                continue
-            arg_shapes = [shape_of(a) for a in node.args]
-            shapes[node] = _node_shape(node, arg_shapes, checks, inputs)
-    return checks
+            if node not in shapes:
+                shapes[node] = sh.node_shape(node, [sh.shape_of(a, shapes) for a in node.args])
+    members = sh.groups()
+
+    def described(root):
+        dims = members.get(root, {root})
+        refs = tuple(sorted((d[1], d[2]) for d in dims if d[0] == "in"))
+        return refs, {d[1] for d in dims if d[0] == "size"}
+
+    groups = [
+        (*described(root), sh.where.get(root))
+        for root in members
+        if sum(len(part) for part in described(root)) > 1
+    ]
+    equalities = [
+        (described(sh.find(a)), described(sh.find(b)), node)
+        for a, b, node in sh.equal
+        if sh.find(a) != sh.find(b)
+    ]
+    return groups, equalities
 
 
-def _node_shape(node, arg_shapes, checks, inputs) -> tuple:
-    op = node.op
-    if isinstance(op, Elemwise):
-        ndim = max(len(s) for s in arg_shapes)
-        out = []
-        for k in range(ndim):
-            dims = [s[k - ndim + len(s)] for s in arg_shapes if k - ndim + len(s) >= 0]
-            dim = dims[0]
-            for other in dims[1:]:
-                if other != dim:
-                    checks.append(_check(node, dim, other, inputs, broadcast=True))
-                    dim = ("bc", dim, other)
-            out.append(dim)
-        return tuple(out)
-    if isinstance(op, Dot):
-        a, b = arg_shapes
-        if a[-1] != b[0]:
-            checks.append(_check(node, a[-1], b[0], inputs, broadcast=False))
-        return a[:-1] + b[1:]
-    if isinstance(op, Transpose):
-        return arg_shapes[0][::-1]
-    if isinstance(op, Reduce):
-        x = arg_shapes[0]
-        if len(node.args) == 1 or typeof(node).ndim == 0:
-            return ()
-        axis = node.args[1]
-        axes = {a % len(x) for a in (axis if isinstance(axis, tuple) else (axis,))}
-        return tuple(d for k, d in enumerate(x) if k not in axes)
-    return tuple(typeof(node).shape)
+def _group_value(refs, sizes, shapes, inputs, node):
+    """The size a group of broadcast dimensions stands for (raising if they clash)."""
+    value = 1
+    for size in sizes:
+        if size != 1:
+            value = size
+    for i, axis in refs:
+        v = shapes[i][axis]
+        if v != 1:
+            if value != 1 and v != value:
+                raise TypeCheckError(_mismatch(refs, sizes, shapes, inputs, node))
+            value = v
+    return value
 
 
-def _value(dim, shapes) -> int:
-    if isinstance(dim, int):
-        return dim
-    if dim[0] == "in":
-        return shapes[dim[1]][dim[2]]
-    a, b = _value(dim[1], shapes), _value(dim[2], shapes)
-    return b if a == 1 else a
+def _mismatch(refs, sizes, shapes, inputs, node) -> str:
+    parts = [f"axis {a} of {inputs[i].name} is {shapes[i][a]}" for i, a in refs]
+    parts += [f"a fixed size {s}" for s in sorted(sizes)]
+    return f"shapes do not fit in {brief(node)}: " + ", ".join(parts)
 
 
-def _describe(dim, inputs) -> str:
-    if isinstance(dim, int):
-        return "a constant"
-    if dim[0] == "in":
-        return f"axis {dim[2]} of {inputs[dim[1]].name}"
-    return f"the broadcast of {_describe(dim[1], inputs)} and {_describe(dim[2], inputs)}"
-
-
-def _check(node, d1, d2, inputs, broadcast: bool) -> Callable:
-    def check(shapes) -> None:
-        a, b = _value(d1, shapes), _value(d2, shapes)
-        if a == b or (broadcast and (a == 1 or b == 1)):
-            return
-        raise TypeCheckError(
-            f"shapes do not fit in {brief(node)}: dimension {a} ({_describe(d1, inputs)}) "
-            f"vs {b} ({_describe(d2, inputs)})"
-        )
-
-    return check
+def _check_shapes(groups, equalities, shapes, inputs) -> None:
+    for refs, sizes, node in groups:
+        _group_value(refs, sizes, shapes, inputs, node)
+    for (ra, sa), (rb, sb), node in equalities:
+        a = _group_value(ra, sa, shapes, inputs, node)
+        b = _group_value(rb, sb, shapes, inputs, node)
+        if a != b:
+            raise TypeCheckError(_mismatch(ra + rb, sa | sb, shapes, inputs, node))

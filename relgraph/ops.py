@@ -143,14 +143,17 @@ class Elemwise(Op):
         nin: int | None,
         symbol: str | None = None,
         code: str | None = None,
+        code_f64: str | None = None,
     ):
         self.name = name
         self.ufunc = ufunc
         self.nin = nin
         self.symbol = symbol
         # The Numba lowering of one element: a format string over the arguments'
-        # scalar expressions (variadic Ops fold it left to right).
+        # scalar expressions (variadic Ops fold it left to right); code_f64, if
+        # given, is used when the result is float64 (a vectorisable version).
         self.code = code
+        self.code_f64 = code_f64
 
     def perform(self, *values: Any) -> Any:
         self.check_arity(len(values))
@@ -271,9 +274,11 @@ mul = Elemwise("mul", np.multiply, None, "*", code="({0} * {1})")
 true_div = Elemwise("true_div", np.true_divide, 2, "/", code="({0} / {1})")
 pow = Elemwise("pow", np.power, 2, "**", code="({0} ** {1})")
 neg = Elemwise("neg", np.negative, 1, "-", code="(-{0})")
-exp = Elemwise("exp", np.exp, 1, code="np.exp({0})")
+exp = Elemwise("exp", np.exp, 1, code="np.exp({0})", code_f64="vecmath.exp(np.float64({0}))")
 log = Elemwise("log", np.log, 1, code="np.log({0})")
-log1p = Elemwise("log1p", np.log1p, 1, code="np.log1p({0})")
+log1p = Elemwise(
+    "log1p", np.log1p, 1, code="np.log1p({0})", code_f64="vecmath.log1p(np.float64({0}))"
+)
 expm1 = Elemwise("expm1", np.expm1, 1, code="np.expm1({0})")
 sqrt = Elemwise("sqrt", np.sqrt, 1, code="np.sqrt({0})")
 abs = Elemwise("abs", np.absolute, 1, code="np.abs({0})")
