@@ -6,6 +6,7 @@
 '(A @ (x + y))'
 """
 
+from relgraph.compiler import Function, function
 from relgraph.db import EquilibriumDB, Query, RelationDB, SequenceDB
 from relgraph.evaluate import evaluate
 from relgraph.exceptions import (
@@ -18,7 +19,6 @@ from relgraph.exceptions import (
     RelgraphError,
     TypeCheckError,
 )
-from relgraph.function import Function, function
 from relgraph.ops import (
     Op,
     abs,

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import relgraph as rg
-from relgraph.function import cache_dir
+from relgraph.compiler import cache_dir
 from relgraph.lowering import LoweringError, lower
 
 DTYPES = ["float32", "float64", "int64"]
@@ -188,6 +188,19 @@ class TestCaching:
         f(np.ones(2))
         files = list(cache_dir().glob("k_*.py"))
         assert any(p.read_text() == f.source for p in files)
+
+    def test_the_cache_key_covers_the_inlined_helpers(self, monkeypatch):
+        import relgraph.compiler as F
+
+        x = rg.vector("x")
+        source = F.lower([x], [rg.exp(x)]).source
+        monkeypatch.setattr(F, "_KERNELS", {})
+        before = {p.name for p in cache_dir().glob("k_*.py")}
+        F._compile(source)
+        monkeypatch.setattr(F, "_HELPERS", "changed-helpers")
+        monkeypatch.setattr(F, "_KERNELS", {})
+        F._compile(source)
+        assert len({p.name for p in cache_dir().glob("k_*.py")} - before) == 2
 
     def test_a_new_process_loads_the_compiled_kernel(self, tmp_path):
         script = (

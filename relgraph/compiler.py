@@ -1,4 +1,4 @@
-"""``rg.function``: compile terms into one Numba kernel and call it safely.
+"""The compiler: ``rg.function`` turns terms into one Numba kernel and calls it safely.
 
 Arguments are checked against the symbols' types before any kernel runs (count,
 safe dtype casts, ndim, known shapes, and the shape relations the graph implies,
@@ -28,7 +28,15 @@ from relgraph.term import Constant, Symbol, Term, as_term, subterms, typeof
 __all__ = ["function", "Function", "cache_dir"]
 
 # Compiled kernels by source, and lowered graphs by (inputs, outputs): caches
-# are the point of this module, so they live as long as the process.
+# are the point of this module, so they live as long as the process.  Numba
+# invalidates its disk cache by the kernel file's timestamp only, so the file name
+# also carries a fingerprint of the helpers a kernel inlines.
+_HELPERS = hashlib.sha256(
+    b"".join(
+        Path(importlib.util.find_spec(m).origin).read_bytes()
+        for m in ("relgraph.kernels", "relgraph.vecmath", "relgraph.lowering")
+    )
+).hexdigest()[:12]
 _KERNELS: dict[str, Callable] = {}
 _FUNCTIONS: dict[tuple, Function] = {}
 
@@ -153,7 +161,7 @@ def _compile(source: str) -> Callable:
     found = _KERNELS.get(source)
     if found is not None:
         return found
-    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    digest = hashlib.sha256((_HELPERS + source).encode()).hexdigest()[:24]
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"k_{digest}.py"
