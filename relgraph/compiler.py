@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.lowering import lower
+from relgraph.lowering import PARALLEL_MIN, lower
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
 from relgraph.term import Constant, Symbol, Term, as_term, subterms, typeof
@@ -94,11 +94,20 @@ class Function:
             names = ", ".join(sorted(s.name for s in missing))
             raise TypeCheckError(f"the outputs use symbols that are not inputs: {names}")
         self.inputs, self.outputs, self.single = inputs, outputs, single
-        self.source = lower(inputs, outputs).source
+        lowered = lower(inputs, outputs)
+        self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
         self.kernel = _compile(self.source)
+        self._parallel: Callable | None = None  # built when a large input first arrives
         self.groups, self.equalities = _shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
         self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in map(typeof, outputs)]
+
+    @property
+    def parallel_kernel(self) -> Callable:
+        """The same kernel with its outer loops spread over all cores."""
+        if self._parallel is None:
+            self._parallel = _compile(lower(self.inputs, self.outputs, parallel=True).source)
+        return self._parallel
 
     def __repr__(self) -> str:
         args = ", ".join(s.name for s in self.inputs)
@@ -113,7 +122,9 @@ class Function:
         if self.groups or self.equalities:
             shapes = [np.shape(v) for v in values]
             _check_shapes(self.groups, self.equalities, shapes, self.inputs)
-        results = self.kernel(*values)
+        # Threads pay off only when the fused loops are long.
+        large = any(values[i].size >= PARALLEL_MIN for i in self.loop_inputs)
+        results = (self.parallel_kernel if large else self.kernel)(*values)
         results = tuple(
             r if dtype is None else np.asarray(r, dtype)
             for r, dtype in zip(results, self.scalar_dtypes)

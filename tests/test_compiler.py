@@ -93,18 +93,30 @@ def test_shared_subterms_are_computed_once():
     shared = rg.exp(x) * y
     src = lower([x, y], [shared + rg.log(shared), shared * 2.0]).source
     # the shared product is one array, read by both outputs: exp appears in one
-    # region only (its three loop variants: parallel, serial, broadcasting)
+    # region only (its two loop variants: flat, and broadcasting)
     assert src.count("np.empty(") == 3
-    assert src.count("exp(") == 3
+    assert src.count("exp(") == 2
     np.testing.assert_allclose(
         rg.function([x, y], [shared + 1.0, shared * 2.0])(np.zeros(3), np.ones(3))[1], 2.0
     )
 
 
-def test_serial_lowering_has_no_parallel_loop():
+def test_serial_and_parallel_lowerings():
     x = rg.vector("x")
-    assert "prange(" not in lower([x], [rg.exp(x) + 1.0], parallel=False).source
-    assert "parallel=False" in lower([x], [rg.exp(x) + 1.0], parallel=False).source
+    serial, parallel = (lower([x], [rg.exp(x) + 1.0], parallel=p).source for p in (False, True))
+    assert "prange(" not in serial and "parallel=False" in serial
+    assert "prange(" in parallel and "'prange': True" in parallel
+
+
+def test_large_inputs_run_the_parallel_kernel(rng):
+    x, y = rg.vector("x"), rg.vector("y")
+    f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y) - x / y)
+    X, Y = rng.uniform(0.5, 1.5, (2, 1 << 17))
+    assert f._parallel is None
+    np.testing.assert_allclose(
+        f(X, Y), np.exp(X) * Y + np.log1p(Y * Y) - X / Y, rtol=1e-13, atol=1e-15
+    )
+    assert f._parallel is not None  # built on the first large call
 
 
 def test_one_fused_loop_without_temporaries():
