@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from relgraph import aot
 from relgraph.exceptions import TypeCheckError
 from relgraph.lowering import PARALLEL_MIN, lower
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
@@ -37,7 +38,7 @@ _HELPERS = hashlib.sha256(
         for m in ("relgraph.kernels", "relgraph.vecmath", "relgraph.lowering")
     )
 ).hexdigest()[:12]
-_KERNELS: dict[str, Callable] = {}
+_KERNELS: dict[tuple[str, str | None], Callable] = {}
 _FUNCTIONS: dict[tuple, Function] = {}
 
 
@@ -96,7 +97,7 @@ class Function:
         self.inputs, self.outputs, self.single = inputs, outputs, single
         lowered = lower(inputs, outputs)
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
-        self.kernel = _compile(self.source)
+        self.kernel = _compile(self.source, aot.signature(inputs, outputs))
         self._parallel: Callable | None = None  # built when a large input first arrives
         self.groups, self.equalities = _shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
@@ -105,7 +106,7 @@ class Function:
     @property
     def parallel_kernel(self) -> Callable:
         """The same kernel with its outer loops spread over all cores."""
-        if self._parallel is None:
+        if self._parallel is None:  # JIT only: ahead-of-time builds are serial
             self._parallel = _compile(lower(self.inputs, self.outputs, parallel=True).source)
         return self._parallel
 
@@ -168,24 +169,48 @@ def _checked_value(symbol: Symbol, value: Any) -> Any:
     return arr[()] if t.ndim == 0 else arr
 
 
-def _compile(source: str) -> Callable:
-    found = _KERNELS.get(source)
+def _compile(source: str, signature: str | None = None) -> Callable:
+    """The kernel of ``source``: from memory, an ahead-of-time build, or Numba's JIT.
+
+    With a ``signature`` (serial kernels), a missing ahead-of-time build is started
+    in the background for the processes that come later.
+    """
+    found = _KERNELS.get((source, signature))
     if found is not None:
         return found
-    digest = hashlib.sha256((_HELPERS + source).encode()).hexdigest()[:24]
     directory = cache_dir()
     directory.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256((_HELPERS + source).encode()).hexdigest()[:24]
     path = directory / f"k_{digest}.py"
     if not path.exists():  # never rewrite: Numba's disk cache is keyed on the file
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         tmp.write_text(source)
         os.replace(tmp, path)
+    kernel = None
+    if signature is not None:
+        aot_name = (
+            "aot_" + hashlib.sha256((_HELPERS + source + signature).encode()).hexdigest()[:24]
+        )
+        kernel = aot.load(directory, aot_name)
+        if kernel is None:
+            aot.start_build(path, aot_name, signature)
+    if kernel is None:
+        kernel = _jit(path, digest)
+    _KERNELS[(source, signature)] = kernel
+    return kernel
+
+
+def aot_name(source: str, signature: str) -> str:
+    """The module name of a kernel's ahead-of-time build (it depends on the signature)."""
+    return "aot_" + hashlib.sha256((_HELPERS + source + signature).encode()).hexdigest()[:24]
+
+
+def _jit(path: Path, digest: str) -> Callable:
     name = f"relgraph_kernel_{digest}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    _KERNELS[source] = module.kernel
     return module.kernel
 
 

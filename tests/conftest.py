@@ -1,8 +1,14 @@
+import os
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
 import relgraph as rg
+
+# No background ahead-of-time kernel builds while testing (tests/test_aot.py builds
+# in the foreground): they would outlive the temporary cache directories.
+os.environ["RELGRAPH_AOT"] = "0"
 
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]

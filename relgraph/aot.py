@@ -1,0 +1,130 @@
+"""Ahead-of-time builds of serial kernels, so a new process needs no Numba at all.
+
+Numba's JIT cache still costs about 0.25 s per process before the first call (it
+initialises LLVM and its runtime).  After a kernel is first compiled, a detached
+process builds the same serial kernel with ``numba.pycc`` into an extension module
+next to it in the cache; later processes import that module (well under a
+millisecond) and never import Numba.  The parallel kernel stays on the JIT path.
+
+Set ``RELGRAPH_AOT=0`` to never start a build.  A build that fails leaves nothing
+behind, and the JIT path goes on working.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from relgraph.term import Symbol, typeof
+from relgraph.types import TensorType
+
+__all__ = ["signature", "extension_path", "load", "start_build", "build"]
+
+STALE_LOCK_SECONDS = 600
+
+
+def _numba_type(t: TensorType) -> str:
+    name = "boolean" if t.dtype.kind == "b" else t.dtype.name
+    return name if t.ndim == 0 else f"{name}[{', '.join([':'] * t.ndim)}]"
+
+
+def signature(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> str:
+    """The Numba signature of a kernel: any-layout arrays, results as a tuple.
+
+    >>> import relgraph as rg
+    >>> x, s = rg.vector("x"), rg.scalar("s", "int64")
+    >>> signature([x, s], [x * s, rg.sum(x)])
+    'Tuple((float64[:], float64,))(float64[:], int64)'
+    """
+    results = ", ".join(_numba_type(typeof(o)) for o in outputs)
+    args = ", ".join(_numba_type(s.type) for s in inputs)
+    return f"Tuple(({results},))({args})"
+
+
+def extension_path(directory: Path, name: str) -> Path:
+    """Where the extension module ``name`` lives in the cache directory."""
+    return directory / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
+
+
+def load(directory: Path, name: str) -> Callable | None:
+    """The kernel of a built extension module, or None if there is none."""
+    path = extension_path(directory, name)
+    if not path.exists():
+        return None
+    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module.kernel
+
+
+def start_build(source_path: Path, name: str, sig: str) -> None:
+    """Build in a detached process, unless one is already building (or disabled)."""
+    if os.environ.get("RELGRAPH_AOT", "1") == "0":
+        return
+    if (source_path.parent / f"{name}.failed").exists():
+        return  # tried once; the JIT kernel serves
+    lock = source_path.parent / f"{name}.building"
+    try:
+        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        if time.time() - lock.stat().st_mtime < STALE_LOCK_SECONDS:
+            return
+        lock.unlink(missing_ok=True)  # a build that died long ago
+        return start_build(source_path, name, sig)
+    os.close(fd)
+    subprocess.Popen(
+        [sys.executable, "-m", "relgraph.aot", str(source_path), name, sig],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def build(source_path: Path, name: str, sig: str) -> Path:
+    """Compile the kernel in ``source_path`` into the extension module ``name``."""
+    source_path = Path(source_path)
+    directory = source_path.parent
+    lock = directory / f"{name}.building"
+    try:
+        with warnings.catch_warnings():
+            # pycc is "pending deprecation" with its replacement still in the works;
+            # if a Numba release drops it, this build fails and the JIT path serves.
+            warnings.simplefilter("ignore")
+            from numba.pycc import CC
+
+        # The generated module, as plain Python: its kernel becomes the export.
+        code = "\n".join(
+            line for line in source_path.read_text().splitlines() if not line.startswith("@njit(")
+        )
+        namespace: dict[str, Any] = {"__name__": name}
+        exec(compile(code, str(source_path), "exec"), namespace)
+        with tempfile.TemporaryDirectory(dir=directory) as tmp:
+            cc = CC(name)
+            cc.output_dir = tmp
+            cc.verbose = False
+            cc.export("kernel", sig)(namespace["kernel"])
+            cc.compile()
+            built = extension_path(Path(tmp), name)
+            target = extension_path(directory, name)
+            os.replace(built, target)
+        return target
+    except Exception:
+        (directory / f"{name}.failed").touch()
+        raise
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":
+    build(Path(sys.argv[1]), sys.argv[2], sys.argv[3])

@@ -1,0 +1,56 @@
+"""Ahead-of-time kernels: a later process loads them without importing Numba."""
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+import relgraph as rg
+from relgraph import aot
+from relgraph.compiler import aot_name, cache_dir
+
+SCRIPT = """
+import sys, numpy as np, relgraph as rg
+x, y = rg.vector("x"), rg.vector("y")
+f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y) - x / y)
+print(f(np.array([0.5, 1.0]), np.array([1.0, 2.0])).tolist(), "numba" in sys.modules)
+"""
+
+
+def test_a_built_kernel_is_loaded_without_numba(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    run = [sys.executable, "-c", SCRIPT]
+    first = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    assert first.split()[-1] == "True"  # no ahead-of-time build yet: Numba's JIT ran
+    (source,) = cache_dir().glob("k_*.py")
+    x, y = rg.vector("x"), rg.vector("y")
+    sig = aot.signature([x, y], [rg.exp(x) * y + rg.log1p(y * y) - x / y])
+    aot.build(source, aot_name(source.read_text(), sig), sig)  # what a background build does
+    later = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    expected = (np.exp([0.5, 1.0]) * [1.0, 2.0] + np.log1p([1.0, 4.0]) - [0.5, 0.5]).tolist()
+    values, numba_loaded = later.rsplit(" ", 1)
+    np.testing.assert_allclose(eval(values), expected, rtol=1e-15)
+    assert numba_loaded.strip() == "False"
+
+
+def test_builds_are_not_started_when_disabled(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_AOT", "0")
+    source = tmp_path / "k_x.py"
+    source.write_text("")
+    aot.start_build(source, "aot_x", "Tuple((float64,))(float64)")
+    assert not list(tmp_path.glob("*.building"))
+
+
+def test_a_failed_build_is_marked_and_not_retried(tmp_path, monkeypatch):
+    source = tmp_path / "k_bad.py"
+    source.write_text("def kernel(a0):\n    return (undefined_name,)\n")
+    try:
+        aot.build(source, "aot_bad", "Tuple((float64,))(float64)")
+    except Exception:
+        pass
+    assert (tmp_path / "aot_bad.failed").exists() and not (tmp_path / "aot_bad.building").exists()
+    monkeypatch.setenv("RELGRAPH_AOT", "1")
+    aot.start_build(source, "aot_bad", "Tuple((float64,))(float64)")
+    assert not (tmp_path / "aot_bad.building").exists()
