@@ -219,7 +219,7 @@ class TestCaching:
             "import numpy as np, relgraph as rg; x = rg.vector('x');"
             "print(rg.function([x], rg.expm1(x) * 2.0)(np.zeros(2)).tolist())"
         )
-        env = {"RELGRAPH_CACHE_DIR": str(tmp_path), "PATH": ""}
+        env = {"RELGRAPH_CACHE_DIR": str(tmp_path), "PATH": "", "RELGRAPH_AOT": "0"}
         for _ in range(2):
             out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                                  text=True, check=True)  # fmt: skip
