@@ -12,9 +12,12 @@ behind, and the JIT path goes on working.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import importlib.machinery
 import importlib.util
 import os
+import platform
 import subprocess
 import sys
 import tempfile
@@ -27,9 +30,21 @@ from typing import Any
 from relgraph.term import Symbol, typeof
 from relgraph.types import TensorType
 
-__all__ = ["signature", "extension_path", "load", "start_build", "build"]
+__all__ = ["signature", "cpu_fingerprint", "extension_path", "load", "start_build", "build"]
 
 STALE_LOCK_SECONDS = 600
+
+
+@functools.cache
+def cpu_fingerprint() -> str:
+    """A short hash of this CPU's model and features, read without importing Numba."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        lines = []
+    described = [ln for ln in lines if ln.startswith(("flags", "Features", "model name"))][:2]
+    text = platform.machine() + platform.processor() + "".join(described)
+    return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
 def _numba_type(t: TensorType) -> str:
@@ -103,17 +118,20 @@ def build(source_path: Path, name: str, sig: str) -> Path:
             warnings.simplefilter("ignore")
             from numba.pycc import CC
 
-        # The generated module, as plain Python: its kernel becomes the export.
-        code = "\n".join(
-            line for line in source_path.read_text().splitlines() if not line.startswith("@njit(")
-        )
         namespace: dict[str, Any] = {"__name__": name}
-        exec(compile(code, str(source_path), "exec"), namespace)
+        exec(compile(source_path.read_text(), str(source_path), "exec"), namespace)
+        # pycc compiles what it exports with fixed flags (Python's error model, whose
+        # zero-division checks stop vectorisation): export a wrapper that calls the
+        # kernel, which keeps its own @njit options.
+        n_args = namespace["kernel"].py_func.__code__.co_argcount
+        params = ", ".join(f"a{i}" for i in range(n_args))
+        exec(f"def export({params}):\n    return kernel({params})\n", namespace)
         with tempfile.TemporaryDirectory(dir=directory) as tmp:
             cc = CC(name)
             cc.output_dir = tmp
             cc.verbose = False
-            cc.export("kernel", sig)(namespace["kernel"])
+            cc.target_cpu = "host"  # the name carries cpu_fingerprint(): no sharing across CPUs
+            cc.export("kernel", sig)(namespace["export"])
             cc.compile()
             built = extension_path(Path(tmp), name)
             target = extension_path(directory, name)

@@ -102,6 +102,15 @@ class Function:
         self.groups, self.equalities = _shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
         self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in map(typeof, outputs)]
+        self.has_scalars = any(d is not None for d in self.scalar_dtypes)
+        self.expected = [
+            (
+                s.type.dtype,
+                s.type.ndim,
+                s.type.ndim > 0 and s.type.shape.count(None) == s.type.ndim,
+            )
+            for s in inputs
+        ]
 
     @property
     def parallel_kernel(self) -> Callable:
@@ -119,17 +128,28 @@ class Function:
         if len(args) != len(self.inputs):
             names = ", ".join(s.name for s in self.inputs)
             raise TypeError(f"expected {len(self.inputs)} arguments ({names}), got {len(args)}")
-        values = [_checked_value(s, a) for s, a in zip(self.inputs, args)]
+        # The common case costs a few comparisons per argument: arrays that already
+        # have the symbol's dtype and ndim, and no fixed sizes to check.
+        values = list(args)
+        for i, (dtype, ndim, free) in enumerate(self.expected):
+            v = values[i]
+            if not (free and type(v) is np.ndarray and v.dtype == dtype and v.ndim == ndim):
+                values[i] = _checked_value(self.inputs[i], v)
         if self.groups or self.equalities:
             shapes = [np.shape(v) for v in values]
             _check_shapes(self.groups, self.equalities, shapes, self.inputs)
         # Threads pay off only when the fused loops are long.
-        large = any(values[i].size >= PARALLEL_MIN for i in self.loop_inputs)
+        large = False
+        for i in self.loop_inputs:
+            if values[i].size >= PARALLEL_MIN:
+                large = True
+                break
         results = (self.parallel_kernel if large else self.kernel)(*values)
-        results = tuple(
-            r if dtype is None else np.asarray(r, dtype)
-            for r, dtype in zip(results, self.scalar_dtypes)
-        )
+        if self.has_scalars:
+            results = tuple(
+                r if dtype is None else np.asarray(r, dtype)
+                for r, dtype in zip(results, self.scalar_dtypes)
+            )
         return results[0] if self.single else list(results)
 
 
@@ -143,11 +163,6 @@ def _free_symbols(outputs: Sequence[Any]) -> set[Symbol]:
 
 def _checked_value(symbol: Symbol, value: Any) -> Any:
     t = symbol.type
-    if type(value) is np.ndarray and value.dtype == t.dtype and value.ndim == t.ndim > 0:
-        if t.shape.count(None) == t.ndim or all(
-            want is None or want == got for want, got in zip(t.shape, value.shape)
-        ):
-            return value  # the common case, checked in a few comparisons
     if isinstance(value, (bool, int, float, complex)) and t.ndim == 0:
         return np.asarray(value, dtype=t.dtype)[()]
     arr = np.asarray(value)
@@ -188,12 +203,10 @@ def _compile(source: str, signature: str | None = None) -> Callable:
         os.replace(tmp, path)
     kernel = None
     if signature is not None:
-        aot_name = (
-            "aot_" + hashlib.sha256((_HELPERS + source + signature).encode()).hexdigest()[:24]
-        )
-        kernel = aot.load(directory, aot_name)
+        name = aot_name(source, signature)
+        kernel = aot.load(directory, name)
         if kernel is None:
-            aot.start_build(path, aot_name, signature)
+            aot.start_build(path, name, signature)
     if kernel is None:
         kernel = _jit(path, digest)
     _KERNELS[(source, signature)] = kernel
@@ -201,8 +214,10 @@ def _compile(source: str, signature: str | None = None) -> Callable:
 
 
 def aot_name(source: str, signature: str) -> str:
-    """The module name of a kernel's ahead-of-time build (it depends on the signature)."""
-    return "aot_" + hashlib.sha256((_HELPERS + source + signature).encode()).hexdigest()[:24]
+    """The module name of a kernel's ahead-of-time build: it is built for one signature
+    and for this CPU's features."""
+    key = _HELPERS + source + signature + aot.cpu_fingerprint()
+    return "aot_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def _jit(path: Path, digest: str) -> Callable:
