@@ -1,10 +1,11 @@
 """Ahead-of-time builds of serial kernels, so a new process needs no Numba at all.
 
 Numba's JIT cache still costs about 0.25 s per process before the first call (it
-initialises LLVM and its runtime).  After a kernel is first compiled, a detached
-process builds the same serial kernel with ``numba.pycc`` into an extension module
-next to it in the cache; later processes import that module (well under a
-millisecond) and never import Numba.  The parallel kernel stays on the JIT path.
+initialises LLVM and its runtime).  When a process that compiled a kernel exits, a
+detached process builds the same serial kernel with ``numba.pycc`` into an
+extension module next to it in the cache; later processes import that module (well
+under a millisecond) and never import Numba.  The parallel kernel stays on the JIT
+path, and so do kernels that call BLAS (BLAS from an extension module ran 2x slower).
 
 Set ``RELGRAPH_AOT=0`` to never start a build.  A build that fails leaves nothing
 behind, and the JIT path goes on working.
@@ -12,6 +13,7 @@ behind, and the JIT path goes on working.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import hashlib
 import importlib.machinery
@@ -47,21 +49,28 @@ def cpu_fingerprint() -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:8]
 
 
-def _numba_type(t: TensorType) -> str:
+def _numba_type(t: TensorType, contiguous: bool) -> str:
     name = "boolean" if t.dtype.kind == "b" else t.dtype.name
-    return name if t.ndim == 0 else f"{name}[{', '.join([':'] * t.ndim)}]"
+    if t.ndim == 0:
+        return name
+    dims = [":"] * t.ndim
+    if contiguous:
+        dims[-1] = "::1"  # C order: BLAS and flat loops use the data in place
+    return f"{name}[{', '.join(dims)}]"
 
 
 def signature(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> str:
-    """The Numba signature of a kernel: any-layout arrays, results as a tuple.
+    """The Numba signature of a kernel: C-contiguous arrays in, results as a tuple.
+
+    Callers make non-contiguous arguments contiguous first (rare, and a copy).
 
     >>> import relgraph as rg
     >>> x, s = rg.vector("x"), rg.scalar("s", "int64")
     >>> signature([x, s], [x * s, rg.sum(x)])
-    'Tuple((float64[:], float64,))(float64[:], int64)'
+    'Tuple((float64[:], float64,))(float64[::1], int64)'
     """
-    results = ", ".join(_numba_type(typeof(o)) for o in outputs)
-    args = ", ".join(_numba_type(s.type) for s in inputs)
+    results = ", ".join(_numba_type(typeof(o), contiguous=False) for o in outputs)
+    args = ", ".join(_numba_type(s.type, contiguous=True) for s in inputs)
     return f"Tuple(({results},))({args})"
 
 
@@ -82,10 +91,29 @@ def load(directory: Path, name: str) -> Callable | None:
     return module.kernel
 
 
+_PENDING: list[tuple[Path, str, str]] = []  # builds to start when this process exits
+
+
 def start_build(source_path: Path, name: str, sig: str) -> None:
-    """Build in a detached process, unless one is already building (or disabled)."""
+    """Build when this process exits, in a detached process (unless disabled).
+
+    Waiting for the exit keeps the build from competing for cores with the work
+    of the process that compiled the kernel.
+    """
     if os.environ.get("RELGRAPH_AOT", "1") == "0":
         return
+    if not _PENDING:
+        atexit.register(_start_pending)
+    _PENDING.append((source_path, name, sig))
+
+
+def _start_pending() -> None:
+    for source_path, name, sig in _PENDING:
+        _spawn(source_path, name, sig)
+
+
+def _spawn(source_path: Path, name: str, sig: str) -> None:
+    """Start one detached build, unless one is already running or it failed before."""
     if (source_path.parent / f"{name}.failed").exists():
         return  # tried once; the JIT kernel serves
     lock = source_path.parent / f"{name}.building"
@@ -95,7 +123,7 @@ def start_build(source_path: Path, name: str, sig: str) -> None:
         if time.time() - lock.stat().st_mtime < STALE_LOCK_SECONDS:
             return
         lock.unlink(missing_ok=True)  # a build that died long ago
-        return start_build(source_path, name, sig)
+        return _spawn(source_path, name, sig)
     os.close(fd)
     subprocess.Popen(
         [sys.executable, "-m", "relgraph.aot", str(source_path), name, sig],
@@ -118,8 +146,14 @@ def build(source_path: Path, name: str, sig: str) -> Path:
             warnings.simplefilter("ignore")
             from numba.pycc import CC
 
-        namespace: dict[str, Any] = {"__name__": name}
-        exec(compile(source_path.read_text(), str(source_path), "exec"), namespace)
+        # Import the kernel module under the name the JIT path gives it
+        # (relgraph_kernel_<digest>): Numba's cache entries refer to it.
+        module_name = "relgraph_kernel_" + source_path.stem.removeprefix("k_")
+        spec = importlib.util.spec_from_file_location(module_name, source_path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        namespace: dict[str, Any] = {"kernel": module.kernel}
         # pycc compiles what it exports with fixed flags (Python's error model, whose
         # zero-division checks stop vectorisation): export a wrapper that calls the
         # kernel, which keeps its own @njit options.
@@ -145,4 +179,5 @@ def build(source_path: Path, name: str, sig: str) -> Path:
 
 
 if __name__ == "__main__":
+    os.nice(19)  # a background job: it must not slow the process that started it
     build(Path(sys.argv[1]), sys.argv[2], sys.argv[3])

@@ -97,7 +97,10 @@ class Function:
         self.inputs, self.outputs, self.single = inputs, outputs, single
         lowered = lower(inputs, outputs)
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
-        self.kernel = _compile(self.source, aot.signature(inputs, outputs))
+        # BLAS called from an ahead-of-time module ran 2x slower: those stay JIT-only.
+        blas = "kernels.dot(" in self.source
+        self.kernel = _compile(self.source, None if blas else aot.signature(inputs, outputs))
+        self.kernel_is_aot = not hasattr(self.kernel, "py_func")  # a Numba dispatcher has it
         self._parallel: Callable | None = None  # built when a large input first arrives
         self.groups, self.equalities = _shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
@@ -144,7 +147,14 @@ class Function:
             if values[i].size >= PARALLEL_MIN:
                 large = True
                 break
-        results = (self.parallel_kernel if large else self.kernel)(*values)
+        if large:
+            results = self.parallel_kernel(*values)
+        else:
+            if self.kernel_is_aot:  # built for C-contiguous arrays
+                for i, v in enumerate(values):
+                    if type(v) is np.ndarray and not v.flags.c_contiguous:
+                        values[i] = np.ascontiguousarray(v)
+            results = self.kernel(*values)
         if self.has_scalars:
             results = tuple(
                 r if dtype is None else np.asarray(r, dtype)

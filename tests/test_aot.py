@@ -35,6 +35,17 @@ def test_a_built_kernel_is_loaded_without_numba(tmp_path, monkeypatch):
     assert numba_loaded.strip() == "False"
 
 
+def test_builds_wait_for_the_process_to_exit(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_AOT", "1")
+    monkeypatch.setattr(aot, "_PENDING", [])
+    started = []
+    monkeypatch.setattr(aot, "_spawn", lambda *a: started.append(a))
+    aot.start_build(tmp_path / "k_y.py", "aot_y", "Tuple((float64,))(float64)")
+    assert started == [] and len(aot._PENDING) == 1
+    aot._start_pending()  # what atexit runs
+    assert started == [(tmp_path / "k_y.py", "aot_y", "Tuple((float64,))(float64)")]
+
+
 def test_builds_are_not_started_when_disabled(tmp_path, monkeypatch):
     monkeypatch.setenv("RELGRAPH_AOT", "0")
     source = tmp_path / "k_x.py"
@@ -51,6 +62,5 @@ def test_a_failed_build_is_marked_and_not_retried(tmp_path, monkeypatch):
     except Exception:
         pass
     assert (tmp_path / "aot_bad.failed").exists() and not (tmp_path / "aot_bad.building").exists()
-    monkeypatch.setenv("RELGRAPH_AOT", "1")
-    aot.start_build(source, "aot_bad", "Tuple((float64,))(float64)")
+    aot._spawn(source, "aot_bad", "Tuple((float64,))(float64)")
     assert not (tmp_path / "aot_bad.building").exists()
