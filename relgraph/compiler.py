@@ -24,7 +24,7 @@ from relgraph.exceptions import TypeCheckError
 from relgraph.lowering import PARALLEL_MIN, lower
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
-from relgraph.term import Constant, Symbol, Term, as_term, subterms, typeof
+from relgraph.term import Constant, Symbol, Term, checked_term, subterms, typeof
 
 __all__ = ["function", "Function", "cache_dir"]
 
@@ -64,7 +64,7 @@ def function(inputs: Sequence[Symbol], outputs: Any) -> Function:
     relgraph.exceptions.TypeCheckError: shapes do not fit ...: axis 0 of A is 2, axis 0 of y is 3
     """
     single = not isinstance(outputs, (list, tuple))
-    outs = tuple(_checked_term(o) for o in ([outputs] if single else outputs))
+    outs = tuple(checked_term(o, "compile") for o in ([outputs] if single else outputs))
     ins = tuple(inputs)
     for s in ins:
         if not isinstance(s, Symbol):
@@ -76,14 +76,6 @@ def function(inputs: Sequence[Symbol], outputs: Any) -> Function:
     if found is None:
         found = _FUNCTIONS[key] = Function(ins, outs, single)
     return found
-
-
-def _checked_term(t: Any) -> Any:
-    term = as_term(t)
-    if term is None:
-        raise TypeCheckError(f"cannot compile {t}: it contains a logic variable")
-    typeof(term)
-    return term
 
 
 class Function:

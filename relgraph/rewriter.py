@@ -30,7 +30,7 @@ from relgraph.exceptions import (
 from relgraph.printing import brief
 from relgraph.relation import Matcher, Rule, as_rule, check_cancelled, is_associative, run_deep
 from relgraph.report import RewriteReport, RuleStats
-from relgraph.term import Term, as_term, count_nodes, typeof
+from relgraph.term import Term, checked_term, count_nodes, typeof
 from relgraph.types import TensorType
 
 __all__ = ["EquilibriumRewriter", "SequenceRewriter", "rewrite"]
@@ -101,7 +101,7 @@ class EquilibriumRewriter:
 
     def apply(self, term: Any) -> tuple[Any, RewriteReport]:
         """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`."""
-        return run_deep(self._apply, _checked_input(term))
+        return run_deep(self._apply, checked_term(term, "rewrite"))
 
     def _apply(self, term: Any) -> tuple[Any, RewriteReport]:
         start = time.perf_counter()
@@ -145,7 +145,7 @@ class SequenceRewriter:
 
     def apply(self, term: Any) -> tuple[Any, RewriteReport]:
         """Apply each step in order; the report nests the steps' reports."""
-        term = _checked_input(term)
+        term = checked_term(term, "rewrite")
         start, before = time.perf_counter(), count_nodes(term)
         children = []
         for _, step in self.steps:
@@ -181,14 +181,6 @@ def rewrite(term: Any, rewriter: Any, *, report: bool = False) -> Any:
         rewriter = EquilibriumRewriter(relations)
     result, rep = rewriter.apply(term)
     return (result, rep) if report else result
-
-
-def _checked_input(term: Any) -> Any:
-    converted = as_term(term)
-    if converted is None:
-        raise TypeCheckError(f"cannot rewrite {term}: it contains a logic variable")
-    typeof(converted)
-    return converted
 
 
 @contextmanager

@@ -49,6 +49,7 @@ __all__ = [
     "matrix",
     "tensor",
     "as_term",
+    "checked_term",
     "is_term",
     "typeof",
     "subterms",
@@ -658,6 +659,18 @@ def as_term(x: Any) -> Any:
         items = [done[id(c)] if _is_expression(c) else c for c in node_items]
         done[id(node)] = Term(items)
     return done[id(x)]
+
+
+def checked_term(x: Any, action: str) -> Any:
+    """``as_term(x)``, type-checked; a logic variable in it is an error.
+
+    ``action`` names what the term is for, in the message ("rewrite", "compile").
+    """
+    term = as_term(x)
+    if term is None:
+        raise TypeCheckError(f"cannot {action} {x}: it contains a logic variable")
+    typeof(term)
+    return term
 
 
 def _cons_items(node: ConsPair) -> tuple:
