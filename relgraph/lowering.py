@@ -37,7 +37,6 @@ class Lowered:
     """The generated module source, and which inputs its loops read."""
 
     source: str
-    n_outputs: int
     loop_inputs: tuple[int, ...]  # input positions read by fused loops
 
 
@@ -159,7 +158,7 @@ class _Generator:
         loop_inputs = tuple(
             i for i, s in enumerate(self.inputs) if any(n == f"a{i}" for n, _ in self.leaves_seen)
         )
-        return Lowered(source, len(self.outputs), loop_inputs)
+        return Lowered(source, loop_inputs)
 
     def _name(self, node: Term) -> str:
         if node not in self.names:

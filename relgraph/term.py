@@ -50,7 +50,6 @@ __all__ = [
     "tensor",
     "as_term",
     "checked_term",
-    "is_term",
     "typeof",
     "subterms",
     "substitute",
@@ -602,11 +601,6 @@ def matrix(name: str, dtype: object = "float64", shape: tuple | None = None) -> 
 
 
 # --- traversal -------------------------------------------------------------------
-
-
-def is_term(x: Any) -> bool:
-    """Whether ``x`` is a term or a leaf of one (symbol, constant, scalar)."""
-    return isinstance(x, (Term, Symbol, Constant, int, float, complex, np.generic))
 
 
 def _is_expression(x: Any) -> bool:
