@@ -101,29 +101,32 @@ class EquilibriumRewriter:
 
     def apply(self, term: Any) -> tuple[Any, RewriteReport]:
         """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`."""
-        return run_deep(self._apply, checked_term(term, "rewrite"))
+        term = checked_term(term, "rewrite")
+        # Paused and resumed here, in the caller's thread: a collection on the goal
+        # thread could drop other libraries' thread-bound objects (egglog's e-graphs).
+        with _gc_paused():
+            return run_deep(self._apply, term)
 
     def _apply(self, term: Any) -> tuple[Any, RewriteReport]:
         start = time.perf_counter()
         run = _Run(self, term)
         root = term
         seen = {root: 0}
-        with _gc_paused():
-            for passes in range(1, self.max_passes + 1):
-                new_root = run.sweep(root)
-                if new_root == root:  # identity, except after the first pass made it canonical
-                    root = new_root
-                    break
-                if new_root in seen:
-                    raise OscillationError(*run.cycle_message(seen[new_root], passes))
-                seen[new_root] = passes
+        for passes in range(1, self.max_passes + 1):
+            new_root = run.sweep(root)
+            if new_root == root:  # identity, except after the first pass made it canonical
                 root = new_root
-            else:
-                raise EquilibriumLimitError(
-                    f"{self.name}: no fixpoint after max_passes={self.max_passes} passes; "
-                    f"most applied: {_top(run.counts())}",
-                    run.counts(),
-                )
+                break
+            if new_root in seen:
+                raise OscillationError(*run.cycle_message(seen[new_root], passes))
+            seen[new_root] = passes
+            root = new_root
+        else:
+            raise EquilibriumLimitError(
+                f"{self.name}: no fixpoint after max_passes={self.max_passes} passes; "
+                f"most applied: {_top(run.counts())}",
+                run.counts(),
+            )
         return root, run.report(time.perf_counter() - start, passes, root)
 
 
@@ -185,8 +188,8 @@ def rewrite(term: Any, rewriter: Any, *, report: bool = False) -> Any:
 
 @contextmanager
 def _gc_paused():
-    # A rewrite allocates many short-lived, acyclic objects; the cyclic
-    # collector's passes over them cost more than they free.
+    # A rewrite allocates many short-lived objects the cyclic collector would scan
+    # over and over; pausing it costs no memory that a rewrite would give back.
     enabled = gc.isenabled()
     gc.disable()
     try:

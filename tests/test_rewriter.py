@@ -275,3 +275,25 @@ class TestDeepSearches:
         # the search thread stopped with the caller: no goal runs after the interrupt
         assert seen > 0 and runs[0] == seen
         assert not any(t.name == "relgraph-goals" for t in threading.enumerate())
+
+    def test_no_garbage_collection_runs_on_the_goal_thread(self):
+        # Other libraries' thread-bound objects (egglog's e-graphs) must not be
+        # dropped there: collection is paused and resumed in the caller's thread.
+        import gc
+        import threading
+
+        threads = []
+
+        def record(phase, info):
+            if phase == "start":
+                threads.append(threading.current_thread().name)
+
+        gc.callbacks.append(record)
+        try:
+            A = rg.matrix("A")
+            sites = [A @ (rg.vector(f"x{i}") + rg.vector(f"y{i}")) for i in range(60)]
+            rg.rewrite(rg.add(*sites), [dot_distributeo])
+            gc.collect()
+        finally:
+            gc.callbacks.remove(record)
+        assert threads and "relgraph-goals" not in threads
