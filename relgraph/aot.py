@@ -59,10 +59,11 @@ def _numba_type(t: TensorType, contiguous: bool) -> str:
     return f"{name}[{', '.join(dims)}]"
 
 
-def signature(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> str:
+def signature(inputs: Sequence[Symbol], outputs: Sequence[Any], slots: Sequence[int] = ()) -> str:
     """The Numba signature of a kernel: C-contiguous arrays in, results as a tuple.
 
     Callers make non-contiguous arguments contiguous first (rare, and a copy).
+    ``slots`` are the outputs that take a buffer argument (after the inputs).
 
     >>> import relgraph as rg
     >>> x, s = rg.vector("x"), rg.scalar("s", "int64")
@@ -70,7 +71,10 @@ def signature(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> str:
     'Tuple((float64[:], float64,))(float64[::1], int64)'
     """
     results = ", ".join(_numba_type(typeof(o), contiguous=False) for o in outputs)
-    args = ", ".join(_numba_type(s.type, contiguous=True) for s in inputs)
+    args = ", ".join(
+        [_numba_type(s.type, contiguous=True) for s in inputs]
+        + [_numba_type(typeof(outputs[k]), contiguous=True) for k in slots]  # out buffers
+    )
     return f"Tuple(({results},))({args})"
 
 

@@ -89,9 +89,19 @@ class Function:
         self.inputs, self.outputs, self.single = inputs, outputs, single
         lowered = lower(inputs, outputs)
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
+        # Output buffers: a large result the caller has dropped is written again in
+        # place next call, which saves the page faults of a fresh allocation (as much
+        # time as another pass over memory).
+        self.out_slots = lowered.out_slots
+        self._spare: list[np.ndarray | None] = [None] * len(self.out_slots)
+        self._no_buffer = [
+            np.empty((0,) * typeof(outputs[k]).ndim, typeof(outputs[k]).dtype)
+            for k in self.out_slots
+        ]
         # BLAS called from an ahead-of-time module ran 2x slower: those stay JIT-only.
         blas = "kernels.dot(" in self.source
-        self.kernel = _compile(self.source, None if blas else aot.signature(inputs, outputs))
+        sig = None if blas else aot.signature(inputs, outputs, self.out_slots)
+        self.kernel = _compile(self.source, sig)
         self.kernel_is_aot = not hasattr(self.kernel, "py_func")  # a Numba dispatcher has it
         self._parallel: Callable | None = None  # built when a large input first arrives
         self.groups, self.equalities = _shape_checks(inputs, outputs)
@@ -106,6 +116,23 @@ class Function:
             )
             for s in inputs
         ]
+
+    def _buffers(self) -> list[np.ndarray]:
+        """A spare output array per slot if nothing else refers to it, else a dummy."""
+        buffers = []
+        for j in range(len(self._spare)):  # not enumerate: its tuple would hold a reference
+            spare, self._spare[j] = self._spare[j], None  # taken: no concurrent call gets it
+            # References now: `spare` and getrefcount's argument.  Any other (the
+            # caller, a view of the array) means it is still in use.
+            free = spare is not None and sys.getrefcount(spare) == 2
+            buffers.append(spare if free else self._no_buffer[j])
+            del spare
+        return buffers
+
+    def _keep(self, results) -> None:
+        for j, k in enumerate(self.out_slots):
+            if results[k].size >= PARALLEL_MIN:  # small arrays: allocation is cheap
+                self._spare[j] = results[k]
 
     @property
     def parallel_kernel(self) -> Callable:
@@ -139,6 +166,7 @@ class Function:
             if values[i].size >= PARALLEL_MIN:
                 large = True
                 break
+        values += self._buffers()
         if large:
             results = self.parallel_kernel(*values)
         else:
@@ -147,6 +175,7 @@ class Function:
                     if type(v) is np.ndarray and not v.flags.c_contiguous:
                         values[i] = np.ascontiguousarray(v)
             results = self.kernel(*values)
+        self._keep(results)
         if self.has_scalars:
             results = tuple(
                 r if dtype is None else np.asarray(r, dtype)

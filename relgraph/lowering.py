@@ -38,6 +38,7 @@ class Lowered:
 
     source: str
     loop_inputs: tuple[int, ...]  # input positions read by fused loops
+    out_slots: tuple[int, ...]  # output positions the kernel may write into a given buffer
 
 
 def lower(inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool = False) -> Lowered:
@@ -69,6 +70,17 @@ class _Generator:
         self.lines: list[str] = []
         self.globals: list[str] = []
         self.leaves_seen: list[tuple[str, int]] = []
+        # Elementwise outputs of ndim >= 1 take a buffer argument o<j>: the kernel
+        # writes into it when its shape fits (see compiler.Function), else allocates.
+        self.slots: dict[Term, int] = {}
+        for k, out in enumerate(outputs):
+            if (
+                type(out) is Term
+                and isinstance(out.op, Elemwise)
+                and typeof(out).ndim > 0
+                and out not in self.slots
+            ):
+                self.slots[out] = k
         self.nodes = [n for out in self.outputs for n in subterms(out)]
         self.nodes = list(dict.fromkeys(self.nodes))  # distinct, children first
         for node in self.nodes:
@@ -129,7 +141,9 @@ class _Generator:
             elif not isinstance(node.op, Elemwise):
                 self._emit_array_op(node)
         results = ", ".join(self._value(o) for o in self.outputs)
-        params = ", ".join(f"a{i}" for i in range(len(self.inputs)))
+        params = ", ".join(
+            [f"a{i}" for i in range(len(self.inputs))] + [f"o{j}" for j in range(len(self.slots))]
+        )
         body = "\n".join("    " + line for line in self.lines) or "    pass"
         # Only the prange loops run in parallel: Numba's other "parallel" rewrites
         # would turn the BLAS product in kernels.dot into a much slower parfor.
@@ -158,7 +172,7 @@ class _Generator:
         loop_inputs = tuple(
             i for i, s in enumerate(self.inputs) if any(n == f"a{i}" for n, _ in self.leaves_seen)
         )
-        return Lowered(source, loop_inputs)
+        return Lowered(source, loop_inputs, tuple(self.slots.values()))
 
     def _name(self, node: Term) -> str:
         if node not in self.names:
@@ -240,7 +254,14 @@ class _Generator:
                 if j >= 0:
                     lines.append(f"if {name}.shape[{j}] != 1: {dim} = {name}.shape[{j}]")
         shape = "(" + ", ".join(dims) + ("," if d == 1 else "") + ")"
-        lines.append(f"{out} = np.empty({shape}, {dtype})")
+        if root in self.slots:
+            buffer = f"o{list(self.slots).index(root)}"
+            lines.append(f"if {buffer}.shape == {shape}:")
+            lines.append(f"    {out} = {buffer}")
+            lines.append("else:")
+            lines.append(f"    {out} = np.empty({shape}, {dtype})")
+        else:
+            lines.append(f"{out} = np.empty({shape}, {dtype})")
         full = [name for name, nd in leaves if nd == d]
         same = " and ".join(f"{n}.shape == {out}.shape" for n in full) or "True"
         flat_ok = len(full) == len(leaves)

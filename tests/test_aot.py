@@ -9,6 +9,7 @@ import numpy as np
 import relgraph as rg
 from relgraph import aot
 from relgraph.compiler import aot_name, cache_dir
+from relgraph.lowering import lower
 
 SCRIPT = """
 import sys, numpy as np, relgraph as rg
@@ -26,7 +27,8 @@ def test_a_built_kernel_is_loaded_without_numba(tmp_path, monkeypatch):
     assert first.split()[-1] == "True"  # no ahead-of-time build yet: Numba's JIT ran
     (source,) = cache_dir().glob("k_*.py")
     x, y = rg.vector("x"), rg.vector("y")
-    sig = aot.signature([x, y], [rg.exp(x) * y + rg.log1p(y * y) - x / y])
+    term = rg.exp(x) * y + rg.log1p(y * y) - x / y
+    sig = aot.signature([x, y], [term], lower([x, y], [term]).out_slots)
     aot.build(source, aot_name(source.read_text(), sig), sig)  # what a background build does
     later = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
     expected = (np.exp([0.5, 1.0]) * [1.0, 2.0] + np.log1p([1.0, 4.0]) - [0.5, 0.5]).tolist()

@@ -259,3 +259,41 @@ def test_compiled_programs_agree_with_evaluate(t, seed):
     f = rg.function([x, y, A], t)
     np.testing.assert_allclose(f(env[x], env[y], env[A]), rg.evaluate(t, env), rtol=1e-9,
                                atol=1e-12)  # fmt: skip
+
+
+class TestOutputBuffers:
+    """A large result the caller dropped is written again in place; one still in use never."""
+
+    N = 1 << 17  # above PARALLEL_MIN: large outputs are kept for reuse
+
+    def make(self, rng):
+        x, y = rg.vector("x"), rg.vector("y")
+        f = rg.function([x, y], rg.exp(x) * y + 1.0)
+        X, Y = rng.uniform(0.5, 1.5, (2, self.N))
+        return f, X, Y
+
+    def test_a_dropped_result_is_reused(self, rng):
+        f, X, Y = self.make(rng)
+        first = f(X, Y)
+        address = first.__array_interface__["data"][0]
+        del first
+        second = f(X, Y * 2)
+        assert second.__array_interface__["data"][0] == address
+        np.testing.assert_allclose(second, np.exp(X) * Y * 2 + 1.0, rtol=1e-13)
+
+    def test_a_held_result_or_view_is_never_overwritten(self, rng):
+        f, X, Y = self.make(rng)
+        held = f(X, Y)
+        view = f(X, Y * 3)[::2]
+        again = f(X, Y * 5)
+        np.testing.assert_allclose(held, np.exp(X) * Y + 1.0, rtol=1e-13)
+        np.testing.assert_allclose(view, (np.exp(X) * Y * 3 + 1.0)[::2], rtol=1e-13)
+        np.testing.assert_allclose(again, np.exp(X) * Y * 5 + 1.0, rtol=1e-13)
+        assert not np.shares_memory(again, held) and not np.shares_memory(again, view)
+
+    def test_a_result_passed_back_as_input_is_not_the_output(self, rng):
+        f, X, Y = self.make(rng)
+        r = f(X, Y)
+        out = f(r, Y)
+        np.testing.assert_allclose(out, np.exp(np.exp(X) * Y + 1.0) * Y + 1.0, rtol=1e-12)
+        assert not np.shares_memory(out, r)
