@@ -21,7 +21,7 @@ import numpy as np
 
 from relgraph import aot
 from relgraph.exceptions import TypeCheckError
-from relgraph.lowering import PARALLEL_MIN, lower
+from relgraph.lowering import BROADCAST, PARALLEL_MIN, lower
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
 from relgraph.term import Constant, Symbol, Term, checked_term, subterms, typeof
@@ -87,7 +87,9 @@ class Function:
             names = ", ".join(sorted(s.name for s in missing))
             raise TypeCheckError(f"the outputs use symbols that are not inputs: {names}")
         self.inputs, self.outputs, self.single = inputs, outputs, single
-        lowered = lower(inputs, outputs)
+        # The first kernel has flat loops only (half the compile time); calls whose
+        # shapes broadcast fall back to general_kernel, built on first need.
+        lowered = lower(inputs, outputs, broadcast=False)
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
         # Output buffers: a large result the caller has dropped is written again in
         # place next call, which saves the page faults of a fresh allocation (as much
@@ -104,6 +106,7 @@ class Function:
         self.kernel = _compile(self.source, sig)
         self.kernel_is_aot = not hasattr(self.kernel, "py_func")  # a Numba dispatcher has it
         self._parallel: Callable | None = None  # built when a large input first arrives
+        self._general: Callable | None = None  # built when shapes first broadcast
         self.groups, self.equalities = _shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
         self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in map(typeof, outputs)]
@@ -133,6 +136,13 @@ class Function:
         for j, k in enumerate(self.out_slots):
             if results[k].size >= PARALLEL_MIN:  # small arrays: allocation is cheap
                 self._spare[j] = results[k]
+
+    @property
+    def general_kernel(self) -> Callable:
+        """The serial kernel with strided loops for broadcasting shapes too."""
+        if self._general is None:
+            self._general = _compile(lower(self.inputs, self.outputs).source)
+        return self._general
 
     @property
     def parallel_kernel(self) -> Callable:
@@ -174,7 +184,12 @@ class Function:
                 for i, v in enumerate(values):
                     if type(v) is np.ndarray and not v.flags.c_contiguous:
                         values[i] = np.ascontiguousarray(v)
-            results = self.kernel(*values)
+            try:
+                results = self.kernel(*values)
+            except ValueError as exc:
+                if exc.args != (BROADCAST,):
+                    raise
+                results = self.general_kernel(*values)
         self._keep(results)
         if self.has_scalars:
             results = tuple(

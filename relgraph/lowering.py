@@ -26,6 +26,7 @@ from relgraph.term import Constant, Symbol, Term, subterms, typeof
 __all__ = ["LoweringError", "Lowered", "lower"]
 
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
+BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
 
 
 class LoweringError(RelgraphError):
@@ -41,12 +42,18 @@ class Lowered:
     out_slots: tuple[int, ...]  # output positions the kernel may write into a given buffer
 
 
-def lower(inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool = False) -> Lowered:
+def lower(
+    inputs: Sequence[Symbol],
+    outputs: Sequence[Any],
+    parallel: bool = False,
+    broadcast: bool = True,
+) -> Lowered:
     """Generate the module source defining ``kernel(a0, a1, ...)``.
 
     With ``parallel`` the outer loops are ``prange`` loops over both cores; that
     kernel takes about three times longer to compile, so it is built only when a
-    large input first arrives.
+    large input first arrives.  Without ``broadcast``, a region that can run flat
+    has only its flat loop, and raises ``ValueError(BROADCAST)`` when shapes differ.
 
     >>> import relgraph as rg
     >>> x, y = rg.vector("x"), rg.vector("y")
@@ -54,7 +61,7 @@ def lower(inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool = Fal
     >>> src.count("for i in prange(")  # one fused loop
     1
     """
-    return _Generator(inputs, outputs, parallel).module()
+    return _Generator(inputs, outputs, parallel, broadcast).module()
 
 
 def _dtype_expr(dtype: np.dtype) -> str:
@@ -62,8 +69,11 @@ def _dtype_expr(dtype: np.dtype) -> str:
 
 
 class _Generator:
-    def __init__(self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool):
+    def __init__(
+        self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool, broadcast: bool
+    ):
         self.parallel = parallel
+        self.broadcast = broadcast
         self.inputs = list(inputs)
         self.outputs = list(outputs)
         self.names: dict[Any, str] = {s: f"a{i}" for i, s in enumerate(self.inputs)}
@@ -266,8 +276,16 @@ class _Generator:
         same = " and ".join(f"{n}.shape == {out}.shape" for n in full) or "True"
         flat_ok = len(full) == len(leaves)
         if flat_ok:
-            # No broadcasting: one flat loop over contiguous data, which vectorises.
-            lines.append(f"if {same}:")
+            if self.broadcast:
+                # No broadcasting: one flat loop over contiguous data, which vectorises.
+                lines.append(f"if {same}:")
+            else:
+                # Flat loop only: a call whose shapes differ raises BROADCAST, and the
+                # caller runs the kernel that has the strided loop too.  About half
+                # the code, so about half the compile time.
+                lines.append(f"if not ({same}):")
+                lines.append(f"    raise ValueError({BROADCAST!r})")
+                lines.append("if True:")
             lines.append(f"    {out}_size = {out}.size")
             lines.append(f"    {out}_f = {out}.reshape({out}_size)")
             for name, _ in leaves:
@@ -278,6 +296,8 @@ class _Generator:
             for line in self._body(region, flat):
                 lines.append("        " + line)
             lines.append(f"        {out}_f[i] = {self._local(root)}")
+            if not self.broadcast:
+                return
             lines.append("else:")
             indent = "    "
         else:

@@ -297,3 +297,15 @@ class TestOutputBuffers:
         out = f(r, Y)
         np.testing.assert_allclose(out, np.exp(np.exp(X) * Y + 1.0) * Y + 1.0, rtol=1e-12)
         assert not np.shares_memory(out, r)
+
+
+def test_the_first_kernel_is_flat_and_broadcasting_falls_back(rng):
+    x, y = rg.vector("x"), rg.vector("y")
+    flat = lower([x, y], [rg.exp(x) * y], broadcast=False).source
+    assert "_s0" not in flat and "raise ValueError" in flat  # no strided loop
+    f = rg.function([x, y], rg.exp(x) * y + 1.0)
+    X, Y = rng.standard_normal((2, 5))
+    np.testing.assert_allclose(f(X, Y), np.exp(X) * Y + 1.0, rtol=1e-13)
+    assert f._general is None  # equal shapes: the flat kernel served
+    np.testing.assert_allclose(f(X, Y[:1]), np.exp(X) * Y[0] + 1.0, rtol=1e-13)
+    assert f._general is not None  # (5,) with (1,): built on first need
