@@ -94,11 +94,11 @@ class Function:
         # Output buffers: a large result the caller has dropped is written again in
         # place next call, which saves the page faults of a fresh allocation (as much
         # time as another pass over memory).
+        out_types = [typeof(o) for o in outputs]
         self.out_slots = lowered.out_slots
         self._spare: list[np.ndarray | None] = [None] * len(self.out_slots)
         self._no_buffer = [
-            np.empty((0,) * typeof(outputs[k]).ndim, typeof(outputs[k]).dtype)
-            for k in self.out_slots
+            np.empty((0,) * out_types[k].ndim, out_types[k].dtype) for k in self.out_slots
         ]
         # BLAS called from an ahead-of-time module ran 2x slower: those stay JIT-only.
         blas = "kernels.dot(" in self.source
@@ -109,7 +109,7 @@ class Function:
         self._general: Callable | None = None  # built when shapes first broadcast
         self.groups, self.equalities = _shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
-        self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in map(typeof, outputs)]
+        self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in out_types]
         self.has_scalars = any(d is not None for d in self.scalar_dtypes)
         self.expected = [
             (
