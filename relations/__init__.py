@@ -1,24 +1,123 @@
 """relgraph's standard library of relations, registered in tagged databases.
 
-``optdb`` is the default database: a :class:`~relgraph.db.SequenceDB` of
-equilibrium databases.
+``optdb`` is the default database: a :class:`~relgraph.db.SequenceDB` running,
+in the seeds' order, the equilibrium databases ``canonicalize``, ``stabilize``,
+``specialize`` and ``linalg``.  ``optdb.query(include=["fast_run"])`` is the
+default pipeline; relations tagged ``unsafe`` are selected only when a query
+names ``unsafe``.
 
 >>> import relgraph as rg
 >>> from relations import optdb
 >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
 >>> rg.pprint(rg.rewrite(A @ (x + y), optdb.query(include=["linalg"])))
 '((A @ x) + (A @ y))'
+>>> rg.pprint(rg.rewrite(rg.log(1 + x * 1) + (y - y * 1), optdb.query(include=["fast_run"])))
+'(log1p(x) + (y - y))'
+>>> rg.pprint(rg.rewrite(y * x + x * y, optdb.query(include=["canonicalize"])))
+'(2 * x * y)'
 """
 
-from relations.linalg import dot_distributeo
-from relations.tags import EXPAND, LINALG
-from relgraph import dot
+from relations import arith, explog, linalg, stabilize
+from relations.tags import (
+    CANONICALIZE,
+    EXPAND,
+    FACTOR,
+    FAST_RUN,
+    LINALG,
+    SPECIALIZE,
+    STABILIZE,
+    UNSAFE,
+)
+from relgraph import ops
 from relgraph.db import EquilibriumDB, SequenceDB
+from relgraph.relation import reverse
 
-__all__ = ["optdb", "linalg_db"]
+__all__ = ["optdb", "canonicalize_db", "stabilize_db", "specialize_db", "linalg_db"]
 
-linalg_db = EquilibriumDB(LINALG)
-linalg_db.register("dot_distributeo", dot_distributeo, LINALG, EXPAND, tracks=[dot])
+C, S, SP, L, F = CANONICALIZE, STABILIZE, SPECIALIZE, LINALG, FAST_RUN
+add, mul, sub, div, pow = ops.add, ops.mul, ops.sub, ops.true_div, ops.pow
+neg, exp, log, sqrt, sum_, T, dot = (
+    ops.neg,
+    ops.exp,
+    ops.log,
+    ops.sqrt,
+    ops.sum,
+    ops.transpose,
+    ops.dot,
+)
+
+# name, relation, tags, head Ops it rewrites (None: any).  Order matters: at a
+# node, the first relation that applies wins.
+CANONICALIZE_RELATIONS = [
+    ("ac_normalo", arith.ac_normalo, (C, F), (add, mul)),
+    ("constant_foldo", arith.constant_foldo, (C, F), None),
+    ("add_zeroo", arith.add_zeroo, (C, F), (add,)),
+    ("mul_oneo", arith.mul_oneo, (C, F), (mul,)),
+    ("sub_zeroo", arith.sub_zeroo, (C, F), (sub,)),
+    ("div_oneo", arith.div_oneo, (C, F), (div,)),
+    ("pow_oneo", arith.pow_oneo, (C, F), (pow,)),
+    ("pow_zeroo", arith.pow_zeroo, (C, F), (pow,)),
+    ("neg_nego", arith.neg_nego, (C, F), (neg,)),
+    ("add_selfo", arith.add_selfo, (C, F), (add,)),
+    ("collect_termso", arith.collect_termso, (C, F), (add,)),
+    ("mul_selfo", arith.mul_selfo, (C, F), (mul,)),
+    ("pow_mulo", arith.pow_mulo, (C, F), (mul,)),
+    ("div_divo", arith.div_divo, (C, F), (div,)),
+    ("transpose_transposeo", linalg.transpose_transposeo, (C, L, F), (T,)),
+    ("transpose_lowo", linalg.transpose_lowo, (C, L, F), (T,)),
+    ("sum_scaleo", linalg.sum_scaleo, (C, F), (sum_,)),
+    ("mul_zeroo", arith.mul_zeroo, (C, UNSAFE), (mul,)),
+    ("sub_selfo", arith.sub_selfo, (C, UNSAFE), (sub,)),
+    ("div_selfo", arith.div_selfo, (C, UNSAFE), (div,)),
+    ("mul_div_cancelo", arith.mul_div_cancelo, (C, UNSAFE), (div,)),
+    ("pow_powo", arith.pow_powo, (C, UNSAFE), (pow,)),
+]
+STABILIZE_RELATIONS = [
+    ("log_expo", explog.log_expo, (S, F), (log,)),
+    ("log1po", stabilize.log1po, (S, F), (log,)),
+    ("logsumexpo", stabilize.logsumexpo, (S, F), (log,)),
+    ("log_add_expo", stabilize.log_add_expo, (S, F), (log,)),
+    ("expm1o", stabilize.expm1o, (S, F), (sub, add)),
+    ("sqrt_squareo", stabilize.sqrt_squareo, (S, F), (sqrt,)),
+    ("exp_logo", explog.exp_logo, (S, UNSAFE), (exp,)),
+    ("log_mulo", explog.log_mulo, (S, UNSAFE, EXPAND), (log,)),
+]
+SPECIALIZE_RELATIONS = [
+    ("add_nego", reverse(arith.sub_addo), (SP, F), (add,)),
+    ("mul_invo", reverse(arith.div_mul_invo), (SP, F), (mul,)),
+    ("mul_neg_oneo", arith.mul_neg_oneo, (SP, F), (mul,)),
+    ("pow_twoo", reverse(arith.mul_selfo), (SP, F), (pow,)),
+    ("pow_halfo", arith.pow_halfo, (SP, F), (pow,)),
+    ("factoro", reverse(arith.distributeo), (SP, FACTOR, F), (add,)),
+    ("exp_mulo", reverse(explog.exp_addo), (SP, FACTOR, F), (mul,)),
+    ("cheaper_dot_ordero", linalg.cheaper_dot_ordero, (SP, L, F), (dot,)),
+    ("sub_addo", arith.sub_addo, (EXPAND,), (sub,)),
+    ("div_mul_invo", arith.div_mul_invo, (EXPAND,), (div,)),
+    ("distributeo", arith.distributeo, (EXPAND,), (mul,)),
+    ("exp_addo", explog.exp_addo, (EXPAND,), (exp,)),
+]
+LINALG_RELATIONS = [
+    ("dot_distributeo", linalg.dot_distributeo, (L, EXPAND), (dot,)),
+    ("dot_factoro", reverse(linalg.dot_distributeo), (FACTOR, F), (add,)),
+    ("dot_scaleo", linalg.dot_scaleo, (L, F), (dot,)),
+    ("transpose_doto", linalg.transpose_doto, (L,), (T,)),
+    ("sum_doto", linalg.sum_doto, (L,), (sum_,)),
+]
+
+
+def _equilibrium(name: str, relations: list) -> EquilibriumDB:
+    db = EquilibriumDB(name, opt_in=[UNSAFE])
+    for rel_name, relation, tags, tracks in relations:
+        db.register(rel_name, relation, *tags, tracks=tracks)
+    return db
+
+
+canonicalize_db = _equilibrium(CANONICALIZE, CANONICALIZE_RELATIONS)
+stabilize_db = _equilibrium(STABILIZE, STABILIZE_RELATIONS)
+specialize_db = _equilibrium(SPECIALIZE, SPECIALIZE_RELATIONS)
+linalg_db = _equilibrium(LINALG, LINALG_RELATIONS)
 
 optdb = SequenceDB("optdb")
-optdb.register(LINALG, linalg_db, LINALG, position=4)
+for _position, _db in enumerate((canonicalize_db, stabilize_db, specialize_db, linalg_db), 1):
+    # Tagged with everything inside it: the query is applied again within.
+    optdb.register(_db.name, _db, *sorted(_db.all_tags()), position=_position)

@@ -13,15 +13,31 @@ kanren goal constructor, so it runs forward and backward.
 ['(A @ (x + y))']
 """
 
+import math
+from typing import Any
+
 from etuples import etuple
-from kanren import conso, eq, heado, lall, tailo
+from kanren import conde, conso, eq, heado, lall, tailo
 from kanren.assoccomm import assoc_flatten
 from kanren.graph import mapo
+from unification import var
 from unification import vars as lvars
 
-from relgraph.ops import add, dot
+from relations.goals import is_scalar, pipeo, removeo, testo, variadico
+from relgraph.ops import add, dot, mul, sum, transpose
+from relgraph.term import as_term, subterms, typeof
 
-__all__ = ["dot_distributeo"]
+__all__ = [
+    "dot_distributeo",
+    "transpose_transposeo",
+    "transpose_lowo",
+    "transpose_doto",
+    "dot_assoco",
+    "cheaper_dot_ordero",
+    "dot_scaleo",
+    "sum_doto",
+    "sum_scaleo",
+]
 
 
 def dot_distributeo(in_lv, out_lv):
@@ -45,4 +61,109 @@ def dot_distributeo(in_lv, out_lv):
         conso(add, dot_cdr_lv, out_lv),
         # Apply the `dot` to all the flattened `add` arguments
         mapo(lambda x, y: conso(dot, etuple(A_lv, x), y), add_cdr_lv, dot_cdr_lv),
+    )
+
+
+def transpose_transposeo(in_lv, out_lv):
+    """``(A.T).T -> A``."""
+    A = var()
+    return lall(eq(in_lv, etuple(transpose, etuple(transpose, A))), eq(out_lv, A))
+
+
+def transpose_lowo(in_lv, out_lv):
+    """``x.T -> x`` for vectors and scalars (transpose reverses no axes there)."""
+    x = var()
+    return lall(
+        eq(in_lv, etuple(transpose, x)),
+        testo(lambda t: typeof(t).ndim <= 1, x),
+        eq(out_lv, x),
+    )
+
+
+def transpose_doto(in_lv, out_lv):
+    """``(A @ B).T <-> B.T @ A.T``."""
+    A, B = lvars(2)
+    return lall(
+        eq(in_lv, etuple(transpose, etuple(dot, A, B))),
+        eq(out_lv, etuple(dot, etuple(transpose, B), etuple(transpose, A))),
+    )
+
+
+def dot_assoco(in_lv, out_lv):
+    """``(A @ B) @ C <-> A @ (B @ C)``: matrix-chain reassociation."""
+    A, B, C = lvars(3)
+    return lall(
+        eq(in_lv, etuple(dot, etuple(dot, A, B), C)),
+        eq(out_lv, etuple(dot, A, etuple(dot, B, C))),
+    )
+
+
+def _flops(t: Any) -> int:
+    """Multiply-adds of the products in a term; an unknown size counts as 1000."""
+    total = 0
+    for node in subterms(as_term(t)):
+        if node._tuple[0] is dot:
+            a, b = (typeof(x).shape for x in node._tuple[1:])
+            total += math.prod(1000 if d is None else d for d in (*a, *b[1:]))
+    return total
+
+
+def cheaper_dot_ordero(in_lv, out_lv):
+    """Reassociate a product chain, either way, when that costs fewer multiply-adds.
+
+    With unknown sizes, ``(A @ B) @ x -> A @ (B @ x)`` still wins (two
+    matrix-vector products instead of a matrix product).
+    """
+    return lall(
+        conde([dot_assoco(in_lv, out_lv)], [dot_assoco(out_lv, in_lv)]),
+        testo(lambda a, b: _flops(b) < _flops(a), in_lv, out_lv),
+    )
+
+
+def _scalar_factoro(scaled, c, plain):
+    """``scaled`` is the product of the scalar ``c`` and ``plain``."""
+    args, rest = lvars(2)
+    return pipeo(
+        scaled,
+        conso(mul, args, scaled),
+        removeo(c, args, rest),
+        testo(is_scalar, c),
+        variadico(mul, rest, plain),
+    )
+
+
+def dot_scaleo(in_lv, out_lv):
+    """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a scalar.
+
+    Forward, the scaling moves to the result, usually smaller than a matrix operand.
+    """
+    A, B, c, scaled = lvars(4)
+    return pipeo(
+        in_lv,
+        conde(
+            [eq(in_lv, etuple(dot, scaled, B)), _scalar_factoro(scaled, c, A)],
+            [eq(in_lv, etuple(dot, A, scaled)), _scalar_factoro(scaled, c, B)],
+        ),
+        eq(out_lv, etuple(mul, c, etuple(dot, A, B))),
+    )
+
+
+def sum_doto(in_lv, out_lv):
+    """``sum(A @ x) <-> sum(A, 0) @ x``: the column sums of ``A`` dotted with ``x``."""
+    A, x = lvars(2)
+    return lall(
+        eq(in_lv, etuple(sum, etuple(dot, A, x))),
+        testo(lambda a, v: typeof(a).ndim == 2 and typeof(v).ndim == 1, A, x),
+        eq(out_lv, etuple(dot, etuple(sum, A, 0), x)),
+    )
+
+
+def sum_scaleo(in_lv, out_lv):
+    """``sum(c * x) <-> c * sum(x)``, ``c`` a scalar: one multiplication, not n."""
+    c, x, scaled = lvars(3)
+    return pipeo(
+        in_lv,
+        eq(in_lv, etuple(sum, scaled)),
+        _scalar_factoro(scaled, c, x),
+        eq(out_lv, etuple(mul, c, etuple(sum, x))),
     )

@@ -1,8 +1,38 @@
-"""The tag vocabulary of relgraph's relation databases, declared in one place."""
+"""The tag vocabulary of relgraph's relation databases, declared in one place.
 
-LINALG = "linalg"  # linear algebra identities
-EXPAND = "expand"  # rewrites toward more, smaller terms (distribution)
-FACTOR = "factor"  # the reverse of expand: gather common factors
-FAST_RUN = "fast_run"  # the default optimisation pipeline
+>>> sorted(TAGS) == sorted([FAST_RUN, CANONICALIZE, STABILIZE, SPECIALIZE, LINALG,
+...                         EXPAND, FACTOR, UNSAFE])
+True
+"""
 
-__all__ = ["LINALG", "EXPAND", "FACTOR", "FAST_RUN"]
+FAST_RUN = "fast_run"
+CANONICALIZE = "canonicalize"
+STABILIZE = "stabilize"
+SPECIALIZE = "specialize"
+LINALG = "linalg"
+EXPAND = "expand"
+FACTOR = "factor"
+UNSAFE = "unsafe"
+
+TAGS: dict[str, str] = {
+    FAST_RUN: "the default pipeline: safe rewrites toward a simpler, faster, stabler program",
+    CANONICALIZE: "one normal form per program: AC order, identities, folding, like terms",
+    STABILIZE: "numerically stable forms (log1p, expm1, log-sum-exp)",
+    SPECIALIZE: "cheaper forms of the canonical one (x - y, x / y, x * x, product order)",
+    LINALG: "linear algebra identities",
+    EXPAND: "toward more, smaller terms (distribution); never selected with its factor",
+    FACTOR: "the reverse of expand: gather common factors",
+    UNSAFE: "valid on part of the domain only (x / x -> 1); selected only when named",
+}
+
+__all__ = [
+    "FAST_RUN",
+    "CANONICALIZE",
+    "STABILIZE",
+    "SPECIALIZE",
+    "LINALG",
+    "EXPAND",
+    "FACTOR",
+    "UNSAFE",
+    "TAGS",
+]

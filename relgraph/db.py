@@ -67,9 +67,15 @@ class Query:
         """A copy that also excludes ``tags``."""
         return replace(self, exclude=self.exclude | set(tags))
 
-    def selects(self, name: str, tags: frozenset[str]) -> bool:
-        """Whether an entry with this name and these tags is selected."""
+    def selects(self, name: str, tags: frozenset[str], opt_in: frozenset[str] = frozenset()) -> bool:
+        """Whether an entry with this name and these tags is selected.
+
+        An entry carrying an ``opt_in`` tag is selected only if the query
+        names that tag in ``include`` or ``require``.
+        """
         labels = tags | {name}
+        if (labels & opt_in) - self.include - self.require:
+            return False
         return (
             bool(self.include & labels) and self.require <= labels and not (self.exclude & labels)
         )
@@ -88,8 +94,9 @@ class Entry:
 class RelationDB:
     """Base class: a registry of named, tagged entries."""
 
-    def __init__(self, name: str = "db"):
+    def __init__(self, name: str = "db", *, opt_in: Iterable[str] = ()):
         self.name = name
+        self.opt_in = frozenset(opt_in)
         self._entries: dict[str, Entry] = {}
 
     def __repr__(self) -> str:
@@ -184,7 +191,7 @@ class RelationDB:
         return self._build(query)
 
     def _selected(self, query: Query) -> list[Entry]:
-        return [e for e in self.entries() if query.selects(e.name, e.tags)]
+        return [e for e in self.entries() if query.selects(e.name, e.tags, self.opt_in)]
 
     def _build(self, query: Query) -> Any:
         raise NotImplementedError
@@ -210,8 +217,8 @@ class EquilibriumDB(RelationDB):
     EquilibriumRewriter('linalg': dot_distributeo)
     """
 
-    def __init__(self, name: str = "equilibrium", **options: Any):
-        super().__init__(name)
+    def __init__(self, name: str = "equilibrium", *, opt_in: Iterable[str] = (), **options: Any):
+        super().__init__(name, opt_in=opt_in)
         EquilibriumRewriter([], **options)  # validate the options now
         self.options = options
 
@@ -238,7 +245,22 @@ class EquilibriumDB(RelationDB):
         return rules
 
     def _build(self, query: Query) -> EquilibriumRewriter:
-        return EquilibriumRewriter(self.rules(query), name=self.name, **self.options)
+        rules = self.rules(query)
+        _refuse_both_directions(self.name, rules)
+        return EquilibriumRewriter(rules, name=self.name, **self.options)
+
+
+def _refuse_both_directions(db: str, rules: list[Rule]) -> None:
+    # A relation and its reverse in one equilibrium undo each other forever.
+    by_relation = {r.relation: r.name for r in rules}
+    for r in rules:
+        forward = getattr(r.relation, "__wrapped__", None)
+        if forward in by_relation:
+            raise QueryError(
+                f"{db}: the query selects both {by_relation[forward]!r} and its reverse "
+                f"{r.name!r}; they would undo each other (select one direction, e.g. "
+                "exclude 'expand' or 'factor')"
+            )
 
 
 class SequenceDB(RelationDB):

@@ -19,8 +19,10 @@ from typing import Any
 from kanren.assoccomm import associative
 from unification import reify, var
 
+from relgraph.exceptions import RelationError, TypeCheckError
+from relgraph.printing import brief
 from relgraph.state import initial_state
-from relgraph.term import Term, as_term, substitute, subterms
+from relgraph.term import Term, as_term, substitute, subterms, typeof
 
 __all__ = [
     "Rule",
@@ -32,6 +34,7 @@ __all__ = [
     "steps",
     "run_deep",
     "check_cancelled",
+    "keeps_type",
 ]
 
 Relation = Callable[[Any, Any], Callable]
@@ -119,10 +122,36 @@ class Matcher:
         stream = self.goal(initial_state({self.in_var: term}))
         for count, state in enumerate(stream, 1):
             result = as_term(reify(self.out_var, state))
-            if result is not None and result != term:
+            if result is not None and result != term and keeps_type(self.rule.name, term, result):
                 yield result
             if count >= self.max_answers:
                 return
+
+
+def keeps_type(name: str, before: Any, after: Any) -> bool:
+    """Whether ``after`` has the type of ``before``, so it may replace it.
+
+    Relations are written without types (``x * 1 -> x`` holds for symbols, not
+    when ``x`` is an int vector and ``1`` is ``1.0``); an answer of another dtype
+    or shape is just not a rewrite of ``before``.  An answer that cannot be
+    typed at all is a bug in the relation: :class:`RelationError`.
+    """
+    try:
+        t_after = typeof(after)
+    except TypeCheckError as exc:
+        raise RelationError(
+            f"relation {name!r} produced an ill-typed term from {brief(before)}: {exc}",
+            name,
+            before,
+        ) from None
+    t_before = typeof(before)
+    return (
+        t_before.dtype == t_after.dtype
+        and t_before.ndim == t_after.ndim
+        and all(
+            a is None or b is None or a == b for a, b in zip(t_before.shape, t_after.shape)
+        )
+    )
 
 
 # kanren's mapo nests about five frames per list element, and each costs C stack

@@ -21,17 +21,11 @@ from collections.abc import Iterable, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
-from relgraph.exceptions import (
-    EquilibriumLimitError,
-    OscillationError,
-    RelationError,
-    TypeCheckError,
-)
+from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
 from relgraph.printing import brief
 from relgraph.relation import Matcher, Rule, as_rule, check_cancelled, is_associative, run_deep
 from relgraph.report import RewriteReport, RuleStats
-from relgraph.term import Term, checked_term, count_nodes, typeof
-from relgraph.types import TensorType
+from relgraph.term import Term, checked_term, count_nodes
 
 __all__ = ["EquilibriumRewriter", "SequenceRewriter", "rewrite"]
 
@@ -344,8 +338,6 @@ class _Run:
         start = time.perf_counter()
         try:
             result = next(matcher.answers(node), None)
-            if result is not None:
-                _check_type_preserved(matcher.rule.name, node, result)
         except RelationError:
             raise
         except Exception as exc:
@@ -461,29 +453,3 @@ def _count_canonical(root: Any) -> int:
             seen.add(id(node))
             stack.extend(a for a in node._tuple if type(a) is Term)
     return len(seen)
-
-
-def _check_type_preserved(name: str, before: Term, after: Any) -> None:
-    try:
-        t_after = typeof(after)
-    except TypeCheckError as exc:
-        raise RelationError(
-            f"relation {name!r} produced an ill-typed term from {brief(before)}: {exc}",
-            name,
-            before,
-        ) from None
-    t_before = typeof(before)
-    if not _compatible(t_before, t_after):
-        raise RelationError(
-            f"relation {name!r} changed the type of {before} ({t_before}) to {after} ({t_after})",
-            name,
-            before,
-        )
-
-
-def _compatible(a: TensorType, b: TensorType) -> bool:
-    return (
-        a.dtype == b.dtype
-        and a.ndim == b.ndim
-        and all(x is None or y is None or x == y for x, y in zip(a.shape, b.shape))
-    )

@@ -52,7 +52,15 @@ def _unify_var(u: Any, v: Any, s: Mapping) -> Any:
 
 def _reify_var(o: Var, s: Mapping) -> Any:
     o_w = walk(o, s)
-    return o_w if o_w is o else _reify(o_w, s)
+    if o_w is o:
+        # Unbound: a one-item generator, as unification's own hook, because
+        # ``isground`` only sees a variable that a generator yields.
+        return _unbound(o)
+    return _reify(o_w, s)
+
+
+def _unbound(o: Var) -> Any:
+    yield o
 
 
 assoc.add((immutables.Map, object, object), _assoc_map)

@@ -1,0 +1,325 @@
+"""Arithmetic relations: the AC normal form, constant folding, identities, like terms.
+
+Each relation is a goal constructor ``rel(a, b)``: ``b`` is ``a`` rewritten.
+Run backward (``rel(q, term)``) they enumerate inputs that rewrite to ``term``.
+
+>>> import relgraph as rg
+>>> from kanren import run, var
+>>> x, y = rg.vector("x"), rg.vector("y")
+>>> q = var()
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, ac_normalo(y * (x * y), q))]
+['(x * y * y)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, add_zeroo(q, x))]
+['(0 + x)', '(x + 0)']
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+from cons import cons
+from etuples import etuple
+from kanren import conde, conso, eq, heado, lall, tailo
+from kanren.assoccomm import assoc_flatten, associative, commutative, eq_assoccomm
+from unification import vars as lvars
+
+from relations.goals import (
+    computeo,
+    ifgroundo,
+    is_constant,
+    is_number,
+    pipeo,
+    removeo,
+    testo,
+    variadico,
+)
+from relations.order import sorted_args
+from relgraph.evaluate import evaluate
+from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
+from relgraph.term import Constant, Term, typeof
+
+__all__ = [
+    "ac_normalo",
+    "constant_foldo",
+    "add_zeroo",
+    "mul_oneo",
+    "mul_zeroo",
+    "sub_zeroo",
+    "div_oneo",
+    "pow_oneo",
+    "pow_zeroo",
+    "neg_nego",
+    "sub_addo",
+    "div_mul_invo",
+    "add_selfo",
+    "collect_termso",
+    "mul_selfo",
+    "pow_mulo",
+    "pow_powo",
+    "div_divo",
+    "sub_selfo",
+    "div_selfo",
+    "mul_div_cancelo",
+    "distributeo",
+    "pow_halfo",
+    "mul_neg_oneo",
+    "commo",
+]
+
+
+def _is_ac(op: Any) -> bool:
+    return (op,) in associative.facts and (op,) in commutative.facts
+
+
+def ac_normalo(in_lv, out_lv):
+    """Flatten nested ``add``/``mul`` and sort their arguments: the AC normal form.
+
+    Forward this computes the one representative of the input's AC class
+    (``kanren.assoccomm.assoc_flatten``, then :mod:`relations.order`), so it
+    never enumerates permutations.  Backward it is ``eq_assoccomm``: the
+    groupings and orders of a sum or product, lazily.
+    """
+    op, flat, args, ordered = lvars(4)
+    forward = lall(
+        heado(op, in_lv),
+        testo(_is_ac, op),
+        assoc_flatten(in_lv, flat),
+        tailo(args, flat),
+        computeo(sorted_args, [op, args], ordered),
+        conso(op, ordered, out_lv),
+    )
+    return ifgroundo(in_lv, forward, eq_assoccomm(in_lv, out_lv))
+
+
+def _foldable(t: Any) -> bool:
+    return type(t) is Term and all(is_constant(a) for a in t._tuple[1:])
+
+
+def _fold(t: Term) -> Any:
+    with np.errstate(all="ignore"):
+        value = np.asarray(evaluate(t, {}), dtype=typeof(t).dtype)
+    if not np.all(np.isfinite(value)):
+        return None  # keep 1 / 0 visible rather than fold it to inf
+    return value[()] if value.ndim == 0 else Constant(value)
+
+
+def constant_foldo(in_lv, out_lv):
+    """An Op applied to constants is its value: ``2 * 3 -> 6`` (finite results only)."""
+    return lall(testo(_foldable, in_lv), computeo(_fold, [in_lv], out_lv))
+
+
+def _drop_constanto(op, constant):
+    """``op(..., constant, ...) -> op(...)``: the constant is op's identity element."""
+
+    def relation(in_lv, out_lv):
+        args, rest = lvars(2)
+        return pipeo(
+            in_lv,
+            conso(op, args, in_lv),
+            removeo(constant, args, rest),
+            variadico(op, rest, out_lv),
+        )
+
+    return relation
+
+
+def add_zeroo(in_lv, out_lv):
+    """``x + 0 -> x`` (in a sum of any length)."""
+    return _drop_constanto(add, 0)(in_lv, out_lv)
+
+
+def mul_oneo(in_lv, out_lv):
+    """``x * 1 -> x`` (in a product of any length)."""
+    return _drop_constanto(mul, 1)(in_lv, out_lv)
+
+
+def _zero_like(t: Any) -> Any:
+    tp = typeof(t)
+    return np.zeros((), tp.dtype)[()] if tp.ndim == 0 else None
+
+
+def mul_zeroo(in_lv, out_lv):
+    """``x * 0 -> 0`` for scalars.  Unsafe: ``inf * 0`` and ``nan * 0`` are NaN."""
+    args, rest = lvars(2)
+    return lall(
+        conso(mul, args, in_lv), removeo(0, args, rest), computeo(_zero_like, [in_lv], out_lv)
+    )
+
+
+def sub_zeroo(in_lv, out_lv):
+    """``x - 0 -> x``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(sub, x, 0)), eq(out_lv, x))
+
+
+def div_oneo(in_lv, out_lv):
+    """``x / 1 -> x``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(true_div, x, 1)), eq(out_lv, x))
+
+
+def pow_oneo(in_lv, out_lv):
+    """``x ** 1 -> x``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(pow, x, 1)), eq(out_lv, x))
+
+
+def _one_like(t: Any) -> Any:
+    tp = typeof(t)
+    return np.ones((), tp.dtype)[()] if tp.ndim == 0 else None
+
+
+def pow_zeroo(in_lv, out_lv):
+    """``x ** 0 -> 1`` for scalars (numpy: also for ``x = 0``, ``inf`` and NaN)."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(pow, x, 0)), computeo(_one_like, [in_lv], out_lv))
+
+
+def neg_nego(in_lv, out_lv):
+    """``-(-x) -> x``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(neg, etuple(neg, x))), eq(out_lv, x))
+
+
+def sub_addo(in_lv, out_lv):
+    """``x - y <-> x + (-y)``."""
+    x, y = lvars(2)
+    return lall(eq(in_lv, etuple(sub, x, y)), eq(out_lv, etuple(add, x, etuple(neg, y))))
+
+
+def commo(op, a, b, term):
+    """``term`` is ``op(a, b)`` or ``op(b, a)``: a binary pattern on a commutative Op.
+
+    A known ``term`` is matched both ways; an unknown one is built one way.
+    """
+    built = eq(term, etuple(op, a, b))
+    return ifgroundo(term, conde([built], [eq(term, etuple(op, b, a))]), built)
+
+
+def div_mul_invo(in_lv, out_lv):
+    """``x / y <-> x * y ** -1``."""
+    x, y = lvars(2)
+    return lall(eq(in_lv, etuple(true_div, x, y)), commo(mul, x, etuple(pow, y, -1), out_lv))
+
+
+def add_selfo(in_lv, out_lv):
+    """``x + x -> 2 * x``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(add, x, x)), eq(out_lv, etuple(mul, 2, x)))
+
+
+def collect_termso(in_lv, out_lv):
+    """``c1 * x + c2 * x -> (c1 + c2) * x`` and ``x + c * x -> (1 + c) * x``.
+
+    ``c1``, ``c2`` are numbers; ``x`` stands for the rest of the product.
+    """
+    a, b, c1, c2, c, rest = lvars(6)
+    return lall(
+        eq(in_lv, etuple(add, a, b)),
+        conso(mul, cons(c2, rest), b),
+        conde(
+            [conso(mul, cons(c1, rest), a)],
+            [eq(c1, 1), variadico(mul, rest, a)],
+        ),
+        testo(lambda u, v: is_number(u) and is_number(v), c1, c2),
+        computeo(operator.add, [c1, c2], c),
+        conso(mul, cons(c, rest), out_lv),
+    )
+
+
+def mul_selfo(in_lv, out_lv):
+    """``x * x <-> x ** 2``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(mul, x, x)), eq(out_lv, etuple(pow, x, 2)))
+
+
+def _non_negative(*cs: Any) -> bool:
+    return all(is_number(c) and c >= 0 for c in cs)
+
+
+def pow_mulo(in_lv, out_lv):
+    """``x ** a * x -> x ** (a + 1)`` and ``x ** a * x ** b -> x ** (a + b)``, ``a, b >= 0``."""
+    x, a, b, c = lvars(4)
+    return lall(
+        conde(
+            [commo(mul, etuple(pow, x, a), x, in_lv), eq(b, 1)],
+            [eq(in_lv, etuple(mul, etuple(pow, x, a), etuple(pow, x, b)))],
+        ),
+        testo(_non_negative, a, b),
+        computeo(operator.add, [a, b], c),
+        eq(out_lv, etuple(pow, x, c)),
+    )
+
+
+def pow_powo(in_lv, out_lv):
+    """``(x ** a) ** b -> x ** (a * b)``.  Unsafe: ``((-1) ** 2) ** 0.5`` is 1, not -1."""
+    x, a, b, c = lvars(4)
+    return lall(
+        eq(in_lv, etuple(pow, etuple(pow, x, a), b)),
+        testo(lambda u, v: is_number(u) and is_number(v), a, b),
+        computeo(operator.mul, [a, b], c),
+        eq(out_lv, etuple(pow, x, c)),
+    )
+
+
+def div_divo(in_lv, out_lv):
+    """``(x / y) / z -> x / (y * z)``: one division instead of two."""
+    x, y, z = lvars(3)
+    return lall(
+        eq(in_lv, etuple(true_div, etuple(true_div, x, y), z)),
+        eq(out_lv, etuple(true_div, x, etuple(mul, y, z))),
+    )
+
+
+def sub_selfo(in_lv, out_lv):
+    """``x - x -> 0`` for scalars.  Unsafe: ``inf - inf`` is NaN."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(sub, x, x)), computeo(_zero_like, [in_lv], out_lv))
+
+
+def div_selfo(in_lv, out_lv):
+    """``x / x -> 1`` for scalars.  Unsafe: ``0 / 0`` is NaN."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(true_div, x, x)), computeo(_one_like, [in_lv], out_lv))
+
+
+def mul_div_cancelo(in_lv, out_lv):
+    """``(x * y) / y -> x`` (``y`` anywhere in the product).  Unsafe: ``y = 0``."""
+    args, rest, y = lvars(3)
+    return pipeo(
+        in_lv,
+        eq(in_lv, etuple(true_div, cons(mul, args), y)),
+        removeo(y, args, rest),
+        variadico(mul, rest, out_lv),
+    )
+
+
+def distributeo(in_lv, out_lv):
+    """``x * (y + z) <-> x * y + x * z`` (reversed, it factors ``x`` out)."""
+    x, y, z, xy, xz = lvars(5)
+    return lall(
+        commo(mul, x, etuple(add, y, z), in_lv),
+        eq(out_lv, etuple(add, xy, xz)),
+        commo(mul, x, y, xy),
+        commo(mul, x, z, xz),
+    )
+
+
+def pow_halfo(in_lv, out_lv):
+    """``x ** 0.5 <-> sqrt(x)``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(pow, x, 0.5)), eq(out_lv, etuple(sqrt, x)))
+
+
+def mul_neg_oneo(in_lv, out_lv):
+    """``-1 * x -> -x`` (in a product of any length)."""
+    args, rest, x = lvars(3)
+    return pipeo(
+        in_lv,
+        conso(mul, args, in_lv),
+        removeo(-1, args, rest),
+        variadico(mul, rest, x),
+        eq(out_lv, etuple(neg, x)),
+    )

@@ -1,0 +1,52 @@
+"""exp/log identities.
+
+>>> import relgraph as rg
+>>> from kanren import run, var
+>>> a, b = rg.vector("a"), rg.vector("b")
+>>> q = var()
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, exp_addo(rg.exp(a + b), q))]
+['(exp(a) * exp(b))']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, exp_addo(q, rg.exp(a) * rg.exp(b)))]
+['exp((a + b))', 'exp((b + a))']
+"""
+
+from __future__ import annotations
+
+from etuples import etuple
+from kanren import eq, lall
+from unification import vars as lvars
+
+from relations.arith import commo
+from relgraph.ops import add, exp, log, mul
+
+__all__ = ["log_expo", "exp_logo", "exp_addo", "log_mulo"]
+
+
+def log_expo(in_lv, out_lv):
+    """``log(exp(x)) -> x``.  Exact, and stabler: ``exp(x)`` overflows for ``x > 709``."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(log, etuple(exp, x))), eq(out_lv, x))
+
+
+def exp_logo(in_lv, out_lv):
+    """``exp(log(x)) -> x``.  Unsafe: for ``x < 0`` the left side is NaN."""
+    x = lvars(1)[0]
+    return lall(eq(in_lv, etuple(exp, etuple(log, x))), eq(out_lv, x))
+
+
+def exp_addo(in_lv, out_lv):
+    """``exp(a + b) <-> exp(a) * exp(b)`` (reversed, two exps become one)."""
+    a, b = lvars(2)
+    return lall(
+        eq(in_lv, etuple(exp, etuple(add, a, b))),
+        commo(mul, etuple(exp, a), etuple(exp, b), out_lv),
+    )
+
+
+def log_mulo(in_lv, out_lv):
+    """``log(a * b) <-> log(a) + log(b)``.  Unsafe: for ``a, b < 0`` only the left is a number."""
+    a, b = lvars(2)
+    return lall(
+        eq(in_lv, etuple(log, etuple(mul, a, b))),
+        commo(add, etuple(log, a), etuple(log, b), out_lv),
+    )

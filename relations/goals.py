@@ -1,0 +1,192 @@
+"""Small goal constructors the relations are written with.
+
+Most relations are plain unification patterns.  Some need a test on a ground
+value (``c`` is a number), a computation (``c1 + c2``), or list surgery on the
+arguments of a variadic Op.  These goals do that in kanren's style, like
+``kanren.core.ground_order``: they look at what is known in the state, and fail
+(or fall back to a relational search) when what they need is not known yet.
+
+>>> from kanren import run, var
+>>> q = var()
+>>> run(0, q, removeo(2, [1, 2, 3, 2], q))
+([1, 3, 2], [1, 2, 3])
+>>> run(0, q, removeo(q, [1, 2], [2]))
+(1,)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from numbers import Number
+from typing import Any
+
+import numpy as np
+from cons.core import ConsPair
+from etuples.core import ExpressionTuple
+from kanren import lall
+from unification import reify, unify
+from unification.core import isground
+
+from relgraph.term import Constant, Symbol, Term, typeof
+
+__all__ = [
+    "testo",
+    "computeo",
+    "noto",
+    "pipeo",
+    "ifgroundo",
+    "removeo",
+    "variadico",
+    "is_number",
+    "is_scalar",
+    "is_constant",
+]
+
+
+def _known(values: Sequence[Any], S: Any) -> tuple[Any, ...] | None:
+    """The values reified in ``S``, or None if one is not ground yet."""
+    out = reify(tuple(values), S)
+    return tuple(out) if isground(out, S) else None
+
+
+def testo(predicate: Callable[..., bool], *args: Any) -> Callable:
+    """Succeed once if ``args`` are known and ``predicate(*args)`` holds."""
+
+    def testo_goal(S):
+        known = _known(args, S)
+        if known is not None and predicate(*known):
+            yield S
+
+    return testo_goal
+
+
+def computeo(fn: Callable[..., Any], args: Sequence[Any], out: Any) -> Callable:
+    """Unify ``out`` with ``fn(*args)`` once ``args`` are known; ``None`` fails."""
+
+    def computeo_goal(S):
+        known = _known(args, S)
+        if known is None:
+            return
+        value = fn(*known)
+        if value is not None:
+            S = unify(out, value, S)
+            if S is not False:
+                yield S
+
+    return computeo_goal
+
+
+def pipeo(in_lv: Any, *goals: Callable) -> Callable:
+    """The conjunction of ``goals``, run in reverse order when ``in_lv`` is unknown.
+
+    A relation written as a pipeline from its input to its output runs
+    backward as the same pipeline from the output to the input.
+    """
+    return ifgroundo(in_lv, lall(*goals), lall(*reversed(goals)))
+
+
+def noto(goal: Callable) -> Callable:
+    """Negation as failure: succeed (binding nothing) if ``goal`` has no answer."""
+
+    def noto_goal(S):
+        if next(iter(goal(S)), None) is None:
+            yield S
+
+    return noto_goal
+
+
+def _as_list(x: Any) -> list[Any] | None:
+    if isinstance(x, (list, tuple, ExpressionTuple)) or issubclass(type(x), ConsPair):
+        return list(x)
+    return None
+
+
+def ifgroundo(x: Any, then: Callable, otherwise: Callable) -> Callable:
+    """Run ``then`` if ``x`` is ground in the state, else ``otherwise``.
+
+    A relation whose forward direction is a computation (sorting, folding)
+    and whose backward direction is a search uses this to pick one.
+    """
+
+    def ifgroundo_goal(S):
+        yield from (then if isground(reify(x, S), S) else otherwise)(S)
+
+    return ifgroundo_goal
+
+
+def removeo(x: Any, seq: Any, rest: Any) -> Callable:
+    """``rest`` is ``seq`` with one occurrence of ``x`` removed (any one).
+
+    With ``seq`` known this unifies ``x`` with each element in turn, so ``x``
+    may be a pattern; with ``x`` and ``rest`` known it inserts ``x`` at each
+    position.  Otherwise it has no answer, where kanren's ``rembero`` would
+    enumerate lists without end.
+    """
+
+    def removeo_goal(S) -> Iterator[Any]:
+        seq_rf, x_rf, rest_rf = reify((seq, x, rest), S)
+        items = _as_list(seq_rf) if isground(seq_rf, S) else None
+        if items is not None:
+            for i, item in enumerate(items):
+                S1 = unify(x, item, S)
+                if S1 is not False:
+                    S2 = unify(rest, items[:i] + items[i + 1 :], S1)
+                    if S2 is not False:
+                        yield S2
+            return
+        others = _as_list(rest_rf) if isground(rest_rf, S) and isground(x_rf, S) else None
+        for i in range(len(others) + 1 if others is not None else 0):
+            S1 = unify(seq, others[:i] + [x_rf] + others[i:], S)
+            if S1 is not False:
+                yield S1
+
+    return removeo_goal
+
+
+def variadico(op: Any, args: Any, term: Any) -> Callable:
+    """``term`` is ``op`` over ``args``: ``op(*args)``, or the one argument alone.
+
+    A variadic Op (``add``, ``mul``) with one argument is that argument, so a
+    relation that removes arguments (``x + 0 -> x``) ends with this goal.
+    """
+
+    def variadico_goal(S) -> Iterator[Any]:
+        args_rf, term_rf = reify((args, term), S)
+        items = _as_list(args_rf) if isground(args_rf, S) else None
+        if items is not None:
+            if items:
+                value = items[0] if len(items) == 1 else Term((op, *items))
+                S1 = unify(term, value, S)
+                if S1 is not False:
+                    yield S1
+            return
+        if isground(term_rf, S):
+            S1 = unify(args, [term_rf], S)
+            if S1 is not False:
+                yield S1
+            if type(term_rf) is Term and term_rf._tuple[0] is op:
+                S2 = unify(args, list(term_rf._tuple[1:]), S)
+                if S2 is not False:
+                    yield S2
+
+    return variadico_goal
+
+
+# -- predicates on ground values ---------------------------------------------------
+
+
+def is_number(x: Any) -> bool:
+    """A scalar constant: a Python or numpy number (not a bool)."""
+    return isinstance(x, (Number, np.number)) and not isinstance(x, (bool, np.bool_))
+
+
+def is_constant(x: Any) -> bool:
+    """A leaf that is not a symbol: a number or an array :class:`Constant`."""
+    return is_number(x) or type(x) is Constant
+
+
+def is_scalar(x: Any) -> bool:
+    """A 0-d term (a number, a scalar symbol, or a term of ndim 0)."""
+    if isinstance(x, (Term, Symbol, Constant)):
+        return typeof(x).ndim == 0
+    return is_number(x)
