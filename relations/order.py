@@ -1,20 +1,20 @@
 """A total order on terms, the same in every process: the AC normal form's order.
 
 Arguments of ``add`` and ``mul`` are sorted by :func:`arg_key`: constants
-first, then symbols by name, then compound terms by Op name and a digest of
-their structure.  Like terms sort next to each other: in a sum a term sorts by
-what it is a multiple of (``x``, ``2 * x`` and ``-x`` are neighbours), in a
-product by what it is a power of (``x`` and ``x ** 2``).  The driver tries
+first, then symbols by name, then compound terms by Op name and then their
+arguments, recursively.  Like terms sort next to each other: in a sum a term
+sorts by what it is a multiple of (``x``, ``2 * x`` and ``-x`` are neighbours),
+in a product by what it is a power of (``x`` and ``x ** 2``).  The driver tries
 windows of neighbouring arguments, so one-line relations (``x + x -> 2 * x``)
 then collect them.
 
-Digests use BLAKE2, not ``hash``: Python's string hashes change per process,
-and the normal form must not.
+Keys are built from names and values only, never from ``hash`` (which changes
+per process for strings), and cached per term.
 
 >>> import relgraph as rg
 >>> x, y = rg.vector("x"), rg.vector("y")
->>> [rg.pprint(a) for a in sorted([y, 2 * x, 3.0, x], key=lambda a: arg_key(rg.add, a))]
-['3.0', 'x', '(2 * x)', 'y']
+>>> [rg.pprint(a) for a in sorted_args(rg.add, [y, 2 * x, 3.0, x * y, x])]
+['3.0', 'x', '(2 * x)', 'y', '(x * y)']
 """
 
 from __future__ import annotations
@@ -28,28 +28,30 @@ from relgraph.term import Constant, Symbol, Term
 
 __all__ = ["term_key", "arg_key", "sorted_args"]
 
-Key = tuple[int, str, bytes]
+Key = tuple
 
 
 def term_key(x: Any) -> Key:
-    """``(rank, text, digest)``: a deterministic key comparing any two terms."""
+    """``(rank, name, detail)``: a deterministic key comparing any two terms."""
     if type(x) is Term:
         return _compound_key(x._tuple[0], x._tuple[1:])
     if type(x) is Symbol:
-        return (1, x.name, _digest(str(x.type)))
+        return (1, x.name, str(x.type))
     if type(x) is Constant:
-        return (0, "array", _digest(x.value.dtype.str, x.value.shape, x.value.tobytes()))
-    return (0, repr(x), b"")
+        digest = blake2b(x.value.tobytes(), digest_size=8).hexdigest()
+        return (0, "array", f"{x.value.dtype.str}{x.value.shape}{digest}")
+    return (0, repr(x), "")
 
 
 @functools.lru_cache(maxsize=1 << 16)
 def _compound_key(op: Any, args: tuple) -> Key:
-    # Cached by (op, args): a term's key is computed once, from its arguments' keys.
-    return (2, getattr(op, "name", repr(op)), _digest(op, *(term_key(a) for a in args)))
+    # Cached by (op, args): equal subterms share one key object, so comparing
+    # two keys stops at the first argument that differs.
+    return (2, getattr(op, "name", repr(op)), tuple(term_key(a) for a in args))
 
 
-def _digest(*parts: Any) -> bytes:
-    return blake2b(repr(parts).encode(), digest_size=8).digest()
+def _is_coefficient(x: Any) -> bool:
+    return not isinstance(x, (Symbol, Term))
 
 
 def _base(op: Any, x: Any) -> Key:
@@ -58,11 +60,10 @@ def _base(op: Any, x: Any) -> Key:
         head, args = x._tuple[0], x._tuple[1:]
         if op is add and head is neg:
             return term_key(args[0])
-        if op is add and head is mul and type(args[0]) is not Term and len(args) >= 2:
+        if op is add and head is mul and _is_coefficient(args[0]):
             rest = args[1:]
-            if not isinstance(args[0], (Symbol, Term)):
-                return term_key(rest[0]) if len(rest) == 1 else _compound_key(mul, rest)
-        if op is mul and head is pow and not isinstance(args[1], (Symbol, Term)):
+            return term_key(rest[0]) if len(rest) == 1 else _compound_key(mul, rest)
+        if op is mul and head is pow and _is_coefficient(args[1]):
             return term_key(args[0])
     return term_key(x)
 

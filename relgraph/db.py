@@ -67,7 +67,9 @@ class Query:
         """A copy that also excludes ``tags``."""
         return replace(self, exclude=self.exclude | set(tags))
 
-    def selects(self, name: str, tags: frozenset[str], opt_in: frozenset[str] = frozenset()) -> bool:
+    def selects(
+        self, name: str, tags: frozenset[str], opt_in: frozenset[str] = frozenset()
+    ) -> bool:
         """Whether an entry with this name and these tags is selected.
 
         An entry carrying an ``opt_in`` tag is selected only if the query
