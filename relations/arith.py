@@ -23,6 +23,8 @@ from cons import cons
 from etuples import etuple
 from kanren import conde, conso, eq, heado, lall, tailo
 from kanren.assoccomm import assoc_flatten, associative, commutative, eq_assoccomm
+from kanren.graph import mapo
+from unification import var
 from unification import vars as lvars
 
 from relations.goals import (
@@ -53,8 +55,12 @@ __all__ = [
     "neg_nego",
     "sub_addo",
     "div_mul_invo",
-    "add_selfo",
     "collect_termso",
+    "coefficiento",
+    "scaledo",
+    "neg_addo",
+    "neg_mulo",
+    "add_zero_termo",
     "mul_selfo",
     "pow_mulo",
     "pow_powo",
@@ -73,6 +79,15 @@ def _is_ac(op: Any) -> bool:
     return (op,) in associative.facts and (op,) in commutative.facts
 
 
+def _not_normal(t: Any) -> bool:
+    """A sum or product that is nested or out of order (a cheap test, run first)."""
+    if type(t) is not Term or not _is_ac(t._tuple[0]):
+        return False
+    op, args = t._tuple[0], t._tuple[1:]
+    nested = any(type(a) is Term and a._tuple[0] is op for a in args)
+    return nested or list(args) != sorted_args(op, args)
+
+
 def ac_normalo(in_lv, out_lv):
     """Flatten nested ``add``/``mul`` and sort their arguments: the AC normal form.
 
@@ -83,8 +98,8 @@ def ac_normalo(in_lv, out_lv):
     """
     op, flat, args, ordered = lvars(4)
     forward = lall(
+        testo(_not_normal, in_lv),
         heado(op, in_lv),
-        testo(_is_ac, op),
         assoc_flatten(in_lv, flat),
         tailo(args, flat),
         computeo(sorted_args, [op, args], ordered),
@@ -186,7 +201,7 @@ def neg_nego(in_lv, out_lv):
 def sub_addo(in_lv, out_lv):
     """``x - y <-> x + (-y)``."""
     x, y = lvars(2)
-    return lall(eq(in_lv, etuple(sub, x, y)), eq(out_lv, etuple(add, x, etuple(neg, y))))
+    return lall(eq(in_lv, etuple(sub, x, y)), commo(add, x, etuple(neg, y), out_lv))
 
 
 def commo(op, a, b, term):
@@ -204,28 +219,74 @@ def div_mul_invo(in_lv, out_lv):
     return lall(eq(in_lv, etuple(true_div, x, y)), commo(mul, x, etuple(pow, y, -1), out_lv))
 
 
-def add_selfo(in_lv, out_lv):
-    """``x + x -> 2 * x``."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(add, x, x)), eq(out_lv, etuple(mul, 2, x)))
+def coefficiento(term, c, rest):
+    """``term`` is the number ``c`` times the product of ``rest``.
+
+    ``2 * x * y`` is ``(2, [x, y])``; ``-x`` is ``(-1, [x])``; ``x`` is ``(1, [x])``.
+    """
+    r = var()
+    return conde(
+        [conso(mul, cons(c, rest), term), testo(is_number, c)],
+        [eq(term, etuple(neg, r)), eq(c, -1), variadico(mul, rest, r)],
+        [eq(c, 1), variadico(mul, rest, term)],
+    )
+
+
+def scaledo(c, rest, term):
+    """``term`` is ``c`` times the product of ``rest``, written ``x``, ``-x`` or ``c * x``."""
+    p = var()
+    return conde(
+        [eq(c, 1), variadico(mul, rest, term)],
+        [eq(c, -1), variadico(mul, rest, p), eq(term, etuple(neg, p))],
+        [testo(lambda v: v != 1 and v != -1, c), conso(mul, cons(c, rest), term)],
+    )
 
 
 def collect_termso(in_lv, out_lv):
-    """``c1 * x + c2 * x -> (c1 + c2) * x`` and ``x + c * x -> (1 + c) * x``.
+    """Like terms: ``c1 * x + c2 * x -> (c1 + c2) * x``; so ``x + x -> 2 * x``, ``x - x -> 0 * x``.
 
-    ``c1``, ``c2`` are numbers; ``x`` stands for the rest of the product.
+    ``c1``, ``c2`` are numbers (``-x`` has -1, ``x`` has 1); ``x`` stands for
+    the rest of the product.
     """
     a, b, c1, c2, c, rest = lvars(6)
     return lall(
         eq(in_lv, etuple(add, a, b)),
-        conso(mul, cons(c2, rest), b),
-        conde(
-            [conso(mul, cons(c1, rest), a)],
-            [eq(c1, 1), variadico(mul, rest, a)],
-        ),
-        testo(lambda u, v: is_number(u) and is_number(v), c1, c2),
+        coefficiento(a, c1, rest),
+        coefficiento(b, c2, rest),
         computeo(operator.add, [c1, c2], c),
-        conso(mul, cons(c, rest), out_lv),
+        scaledo(c, rest, out_lv),
+    )
+
+
+def neg_addo(in_lv, out_lv):
+    """``-(a + b + ...) -> -a + -b + ...``: negation distributes over a sum (exactly)."""
+    args, negs = lvars(2)
+    return lall(
+        eq(in_lv, etuple(neg, cons(add, args))),
+        mapo(lambda u, v: eq(v, etuple(neg, u)), args, negs),
+        conso(add, negs, out_lv),
+    )
+
+
+def neg_mulo(in_lv, out_lv):
+    """``-(c * x) -> (-c) * x`` for a number ``c``."""
+    c, rest, minus_c = lvars(3)
+    return lall(
+        eq(in_lv, etuple(neg, cons(mul, cons(c, rest)))),
+        testo(is_number, c),
+        computeo(operator.neg, [c], minus_c),
+        conso(mul, cons(minus_c, rest), out_lv),
+    )
+
+
+def add_zero_termo(in_lv, out_lv):
+    """``0 * x + y -> y``.  Unsafe: ``0 * inf`` is NaN."""
+    args, rest, zero = lvars(3)
+    return pipeo(
+        in_lv,
+        conso(add, args, in_lv),
+        removeo(cons(mul, cons(0, var())), args, rest),
+        variadico(add, rest, out_lv),
     )
 
 

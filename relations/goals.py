@@ -27,7 +27,7 @@ from kanren import lall
 from unification import reify, unify
 from unification.core import isground
 
-from relgraph.term import Constant, Symbol, Term, typeof
+from relgraph.term import Args, Constant, Symbol, Term, typeof
 
 __all__ = [
     "testo",
@@ -43,10 +43,16 @@ __all__ = [
 ]
 
 
+def _ground(x: Any, S: Any) -> bool:
+    if isinstance(x, (Term, Args)):
+        return x._ground  # cached on the term
+    return isground(x, S)
+
+
 def _known(values: Sequence[Any], S: Any) -> tuple[Any, ...] | None:
     """The values reified in ``S``, or None if one is not ground yet."""
-    out = reify(tuple(values), S)
-    return tuple(out) if isground(out, S) else None
+    out = tuple(reify(v, S) for v in values)
+    return out if all(_ground(v, S) for v in out) else None
 
 
 def testo(predicate: Callable[..., bool], *args: Any) -> Callable:
@@ -109,7 +115,7 @@ def ifgroundo(x: Any, then: Callable, otherwise: Callable) -> Callable:
     """
 
     def ifgroundo_goal(S):
-        yield from (then if isground(reify(x, S), S) else otherwise)(S)
+        yield from (then if _ground(reify(x, S), S) else otherwise)(S)
 
     return ifgroundo_goal
 
@@ -124,23 +130,34 @@ def removeo(x: Any, seq: Any, rest: Any) -> Callable:
     """
 
     def removeo_goal(S) -> Iterator[Any]:
-        seq_rf, x_rf, rest_rf = reify((seq, x, rest), S)
-        items = _as_list(seq_rf) if isground(seq_rf, S) else None
+        seq_rf, x_rf, rest_rf = reify(seq, S), reify(x, S), reify(rest, S)
+        items = _as_list(seq_rf) if _ground(seq_rf, S) else None
         if items is not None:
+            x_known = _ground(x_rf, S)
             for i, item in enumerate(items):
+                if x_known and not _same(x_rf, item):
+                    continue
                 S1 = unify(x, item, S)
                 if S1 is not False:
                     S2 = unify(rest, items[:i] + items[i + 1 :], S1)
                     if S2 is not False:
                         yield S2
             return
-        others = _as_list(rest_rf) if isground(rest_rf, S) and isground(x_rf, S) else None
+        others = _as_list(rest_rf) if _ground(rest_rf, S) and _ground(x_rf, S) else None
         for i in range(len(others) + 1 if others is not None else 0):
             S1 = unify(seq, others[:i] + [x_rf] + others[i:], S)
             if S1 is not False:
                 yield S1
 
     return removeo_goal
+
+
+def _same(a: Any, b: Any) -> bool:
+    # Equality as unification sees it for ground values, without its dispatch;
+    # terms first, so a numpy scalar never compares a term elementwise.
+    if isinstance(b, (Term, Symbol, Constant)):
+        return b == a
+    return not isinstance(a, (Term, Symbol, Constant)) and bool(a == b)
 
 
 def variadico(op: Any, args: Any, term: Any) -> Callable:
@@ -151,8 +168,8 @@ def variadico(op: Any, args: Any, term: Any) -> Callable:
     """
 
     def variadico_goal(S) -> Iterator[Any]:
-        args_rf, term_rf = reify((args, term), S)
-        items = _as_list(args_rf) if isground(args_rf, S) else None
+        args_rf, term_rf = reify(args, S), reify(term, S)
+        items = _as_list(args_rf) if _ground(args_rf, S) else None
         if items is not None:
             if items:
                 value = items[0] if len(items) == 1 else Term((op, *items))
@@ -160,7 +177,7 @@ def variadico(op: Any, args: Any, term: Any) -> Callable:
                 if S1 is not False:
                     yield S1
             return
-        if isground(term_rf, S):
+        if _ground(term_rf, S):
             S1 = unify(args, [term_rf], S)
             if S1 is not False:
                 yield S1

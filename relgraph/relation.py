@@ -122,7 +122,7 @@ class Matcher:
         stream = self.goal(initial_state({self.in_var: term}))
         for count, state in enumerate(stream, 1):
             result = as_term(reify(self.out_var, state))
-            if result is not None and result != term and keeps_type(self.rule.name, term, result):
+            if result is not None and term != result and keeps_type(self.rule.name, term, result):
                 yield result
             if count >= self.max_answers:
                 return

@@ -193,6 +193,20 @@ def _gc_paused():
             gc.enable()
 
 
+# Rewrites in a row at one node within a pass, before the rest waits for the next
+# pass (which bounds a pass even if relations cycle at a node).
+LOCAL_STEPS = 64
+
+
+def _finish(done: dict[int, Any], waiting: dict[int, list[int]], key: int, value: Any) -> None:
+    """Record ``value`` for node ``key`` and for every node waiting on ``key``."""
+    keys = [key]
+    while keys:
+        k = keys.pop()
+        done[k] = value
+        keys.extend(waiting.pop(k, ()))
+
+
 def _top(counts: dict[str, int], k: int = 3) -> str:
     items = sorted(counts.items(), key=lambda kv: -kv[1])[:k]
     return ", ".join(f"{name} ({n}x)" for name, n in items) or "none"
@@ -225,7 +239,10 @@ class _Run:
     def sweep(self, root: Any) -> Any:
         """One bottom-up pass; returns the new root (the same object if unchanged).
 
-        The first pass also makes the input canonical as it goes, and counts it.
+        A node's replacement is swept at once, in the same pass, so a node
+        reaches its local normal form before its parent is tried (at most
+        ``LOCAL_STEPS`` rewrites in a row; the rest waits for the next pass).
+        The first pass also makes the input canonical as it goes.
         """
         check_cancelled()
         self.pass_log.append({})
@@ -233,8 +250,12 @@ class _Run:
             self.nodes_before = self.nodes_before or 0
             return root
         first = self.nodes_before is None
+        if first:
+            self.nodes_before = count_nodes(root)
         normal, failed, canon, done = self.normal, self.failed, self.canon, {}
         expanded: set[int] = set()
+        waiting: dict[int, list[int]] = {}  # replacement -> the nodes it replaces
+        steps: dict[int, int] = {}  # replacement -> rewrites in a row that made it
         stack = [root]
         while stack:
             node = stack[-1]
@@ -243,7 +264,7 @@ class _Run:
                 stack.pop()
                 continue
             if key in normal:
-                done[key] = node
+                _finish(done, waiting, key, node)
                 stack.pop()
                 continue
             args = node._tuple
@@ -274,10 +295,16 @@ class _Run:
             if result is None:
                 if kids_normal:
                     normal.add(node_key)
-                result = node
-            done[key] = result
-        if first:
-            self.nodes_before = len(done)
+                _finish(done, waiting, key, node)
+                continue
+            n = steps.get(key, 0) + 1
+            if type(result) is not Term or n > LOCAL_STEPS or id(result) in done:
+                _finish(done, waiting, key, done.get(id(result), result))
+                continue
+            # Sweep the replacement now; this node takes its value when it is done.
+            steps[id(result)] = n
+            waiting.setdefault(id(result), []).append(key)
+            stack.append(result)
         return done[id(root)]
 
     def try_node(self, node: Term) -> Any:
@@ -290,23 +317,40 @@ class _Run:
         if result is not None or len(args) <= 2 or not is_associative(op):
             return result
         # For an associative head, runs of arguments are subterms too: in
-        # x + y + B@z + B@w the gather applies to the run (B@z, B@w).
-        for i in range(len(args) - 1):
-            window = self.canonical(Term((op, args[i], args[i + 1])))
-            if id(window) in self.failed:
-                continue
-            result = self.try_candidates(window, candidates)
-            if result is None:
-                self.failed.add(id(window))
-                continue
-            end = i + 2
-            while end < len(args):
-                longer = self.try_candidates(Term((op, *args[i : end + 1])), candidates)
-                if longer is None:
-                    break
-                result, end = longer, end + 1
-            return self.canonical(Term((op, *args[:i], result, *args[end:])))
-        return None
+        # x + y + B@z + B@w the gather applies to the run (B@z, B@w).  Every
+        # disjoint run that rewrites is rewritten in this one pass.
+        new_args: list[Any] = []
+        i = 0
+        while i < len(args):
+            run = self.try_run(op, args, i, candidates)
+            if run is None:
+                new_args.append(args[i])
+                i += 1
+            else:
+                result, i = run
+                new_args.append(result)
+        if len(new_args) == len(args):
+            return None
+        return new_args[0] if len(new_args) == 1 else self.canonical(Term((op, *new_args)))
+
+    def try_run(self, op: Any, args: tuple, i: int, candidates: tuple[int, ...]) -> Any:
+        """The longest run ``args[i:end]`` (two or more) that rewrites: (result, end)."""
+        if i + 1 >= len(args):
+            return None
+        window = self.canonical(Term((op, args[i], args[i + 1])))
+        if id(window) in self.failed:
+            return None
+        result = self.try_candidates(window, candidates)
+        if result is None:
+            self.failed.add(id(window))
+            return None
+        end = i + 2
+        while end < len(args):
+            longer = self.try_candidates(Term((op, *args[i : end + 1])), candidates)
+            if longer is None:
+                break
+            result, end = longer, end + 1
+        return result, end
 
     def try_candidates(self, node: Term, candidates: tuple[int, ...]) -> Any:
         for index in candidates:

@@ -273,6 +273,8 @@ class Term(TermOps, ExpressionTuple):
             return self._hash == other._hash and _structurally_equal(self, other)
         if isinstance(other, (ExpressionTuple, tuple)):
             return _structurally_equal(self, other)
+        if isinstance(other, (int, float, complex, np.generic, np.ndarray, TermOps)):
+            return False  # not NotImplemented: numpy would compare elementwise
         return NotImplemented
 
     def __ne__(self, other):
@@ -454,6 +456,8 @@ class Args(ExpressionTuple):
             return False
         if isinstance(other, (ExpressionTuple, tuple)):
             return _structurally_equal(self, other)
+        if isinstance(other, (int, float, complex, np.generic, np.ndarray, TermOps)):
+            return False  # not NotImplemented: numpy would compare elementwise
         return NotImplemented
 
     def __ne__(self, other):
@@ -521,9 +525,29 @@ def _unify_cons_seq(u, v, s):
         return False
 
 
+def _unify_never(u, v, s):
+    return False
+
+
+def _unify_items(u, v, s):
+    # A Python list of arguments (built by a relation) against a term's Args.
+    u, v = tuple(u), tuple(v)
+    return _unify(u, v, s) if len(u) == len(v) else False
+
+
+for _list in (list, tuple):
+    _unify.add((_list, Args, Mapping), _unify_items)
+    _unify.add((Args, _list, Mapping), _unify_items)
+
+
 for _seq in (Term, Args):
     _unify.add((ConsPair, _seq, Mapping), _unify_cons_seq)
     _unify.add((_seq, ConsPair, Mapping), _unify_cons_seq)
+# A numpy scalar is never an expression; unification's fallback ``u == v`` would
+# compare it with the expression's items elementwise.
+for _seq in (ExpressionTuple, Term, Args, ConsPair):
+    _unify.add((np.generic, _seq, Mapping), _unify_never)
+    _unify.add((_seq, np.generic, Mapping), _unify_never)
 
 
 def _reify_Term(u: Term, s: Mapping):
