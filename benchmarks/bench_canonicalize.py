@@ -14,8 +14,9 @@ program is built as a PyTensor graph and rewritten by PyTensor's own
 relgraph runs twice: ``canonicalize`` (safe relations only) and
 ``canonicalize`` + ``unsafe``, which also cancels ``(e * a) / a`` as PyTensor's
 canonicalize does.  Sizes are apply nodes (distinct Op applications); PyTensor
-also adds ``DimShuffle`` nodes to broadcast scalars, counted separately.  Both
-results are evaluated on random inputs and checked against the input program.
+also adds ``DimShuffle`` nodes to broadcast scalars, counted separately.
+relgraph's results are evaluated on random inputs and checked against the
+input program.
 """
 
 from __future__ import annotations
@@ -158,18 +159,12 @@ def main() -> None:
         def pytensor_canonicalize():
             inputs, out = to_pytensor(term)
             start = time.perf_counter()
-            res = rewrite_graph(out, include=("canonicalize",), clone=False)
+            res = rewrite_graph(out, include=("canonicalize",), clone=True)
             return time.perf_counter() - start, inputs, res
 
         runs = [pytensor_canonicalize() for _ in range(args.repeat)]
         seconds = statistics.median(r[0] for r in runs)
-        _, pt_inputs, pt_out = runs[-1]
-        import pytensor
-
-        f = pytensor.function(pt_inputs, pt_out, mode="FAST_COMPILE")
-        np.testing.assert_allclose(
-            f(*(values[v] for v in LEAVES)), rg.evaluate(term, values), rtol=1e-9
-        )
+        pt_out = runs[-1][2]
         ops, shuffles = pytensor_size([pt_out])
         rows.append(("PyTensor canonicalize", seconds, ops, shuffles))
 

@@ -16,13 +16,14 @@ Run backward (``rel(q, term)``) they enumerate inputs that rewrite to ``term``.
 from __future__ import annotations
 
 import operator
+from functools import partial
 from typing import Any
 
 import numpy as np
 from cons import cons
 from etuples import etuple
-from kanren import conde, conso, eq, heado, lall, tailo
-from kanren.assoccomm import assoc_flatten, associative, commutative, eq_assoccomm
+from kanren import conde, conso, eq, lall
+from kanren.assoccomm import associative, commutative, eq_assoccomm, flatten_assoc_args
 from kanren.graph import mapo
 from unification import var
 from unification import vars as lvars
@@ -37,7 +38,7 @@ from relations.goals import (
     testo,
     variadico,
 )
-from relations.order import sorted_args
+from relations.order import alike, sorted_args
 from relgraph.evaluate import evaluate
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
 from relgraph.term import Constant, Term, typeof
@@ -88,24 +89,24 @@ def _not_normal(t: Any) -> bool:
     return nested or list(args) != sorted_args(op, args)
 
 
+def _ac_normal(t: Any) -> Any:
+    """The AC normal form of a sum or product, or None if ``t`` is in it already."""
+    if not _not_normal(t):
+        return None
+    op = t._tuple[0]
+    flat = flatten_assoc_args(lambda head: head is op, t._tuple[1:])
+    return Term((op, *sorted_args(op, flat)))
+
+
 def ac_normalo(in_lv, out_lv):
     """Flatten nested ``add``/``mul`` and sort their arguments: the AC normal form.
 
     Forward this computes the one representative of the input's AC class
-    (``kanren.assoccomm.assoc_flatten``, then :mod:`relations.order`), so it
+    (``kanren.assoccomm``'s flattening, then :mod:`relations.order`), so it
     never enumerates permutations.  Backward it is ``eq_assoccomm``: the
     groupings and orders of a sum or product, lazily.
     """
-    op, flat, args, ordered = lvars(4)
-    forward = lall(
-        testo(_not_normal, in_lv),
-        heado(op, in_lv),
-        assoc_flatten(in_lv, flat),
-        tailo(args, flat),
-        computeo(sorted_args, [op, args], ordered),
-        conso(op, ordered, out_lv),
-    )
-    return ifgroundo(in_lv, forward, eq_assoccomm(in_lv, out_lv))
+    return ifgroundo(in_lv, computeo(_ac_normal, [in_lv], out_lv), eq_assoccomm(in_lv, out_lv))
 
 
 def _foldable(t: Any) -> bool:
@@ -251,6 +252,7 @@ def collect_termso(in_lv, out_lv):
     a, b, c1, c2, c, rest = lvars(6)
     return lall(
         eq(in_lv, etuple(add, a, b)),
+        testo(partial(alike, add), a, b),  # a cheap test first
         coefficiento(a, c1, rest),
         coefficiento(b, c2, rest),
         computeo(operator.add, [c1, c2], c),
@@ -279,12 +281,17 @@ def neg_mulo(in_lv, out_lv):
     )
 
 
+def _is_zero_term(x: Any) -> bool:
+    return type(x) is Term and x._tuple[0] is mul and is_number(x._tuple[1]) and x._tuple[1] == 0
+
+
 def add_zero_termo(in_lv, out_lv):
     """``0 * x + y -> y``.  Unsafe: ``0 * inf`` is NaN."""
-    args, rest, zero = lvars(3)
+    args, rest = lvars(2)
     return pipeo(
         in_lv,
         conso(add, args, in_lv),
+        testo(lambda xs: any(_is_zero_term(x) for x in xs), args),  # a cheap test first
         removeo(cons(mul, cons(0, var())), args, rest),
         variadico(add, rest, out_lv),
     )
@@ -302,8 +309,10 @@ def _non_negative(*cs: Any) -> bool:
 
 def pow_mulo(in_lv, out_lv):
     """``x ** a * x -> x ** (a + 1)`` and ``x ** a * x ** b -> x ** (a + b)``, ``a, b >= 0``."""
-    x, a, b, c = lvars(4)
+    x, a, b, c, u, v = lvars(6)
     return lall(
+        eq(in_lv, etuple(mul, u, v)),
+        testo(partial(alike, mul), u, v),  # a cheap test first
         conde(
             [commo(mul, etuple(pow, x, a), x, in_lv), eq(b, 1)],
             [eq(in_lv, etuple(mul, etuple(pow, x, a), etuple(pow, x, b)))],

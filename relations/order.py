@@ -26,7 +26,7 @@ from typing import Any
 from relgraph.ops import add, mul, neg, pow
 from relgraph.term import Constant, Symbol, Term
 
-__all__ = ["term_key", "arg_key", "sorted_args"]
+__all__ = ["term_key", "arg_key", "sorted_args", "alike"]
 
 Key = tuple
 
@@ -76,3 +76,9 @@ def arg_key(op: Any, x: Any) -> tuple[Key, Key]:
 def sorted_args(op: Any, args: Any) -> list[Any]:
     """``args`` in the normal form's order for the AC Op ``op``."""
     return sorted(args, key=functools.partial(arg_key, op))
+
+
+def alike(op: Any, a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` are like terms of ``op``: multiples (``add``) or
+    powers (``mul``) of the same thing, so that they sort next to each other."""
+    return _base(op, a) == _base(op, b)

@@ -124,6 +124,7 @@ class RelationDB:
         *tags: str,
         position: float | None = None,
         tracks: Iterable[Any] | None = None,
+        windows: bool = True,
         overwrite: bool = False,
     ) -> Any:
         """Add ``entry`` under ``name`` with ``tags``; returns ``entry`` unchanged.
@@ -138,6 +139,9 @@ class RelationDB:
             Order in a :class:`SequenceDB`; defaults to after the last entry.
         tracks : iterable of Op, optional
             For a relation: the head Ops it can rewrite.
+        windows : bool
+            For a relation: also try it on runs of arguments of associative
+            Ops (see :class:`~relgraph.relation.Rule`).
         overwrite : bool
             Replace an entry of the same name (for re-run notebook cells).
         """
@@ -150,13 +154,15 @@ class RelationDB:
         bad = [t for t in tags if not isinstance(t, str)]
         if bad:
             raise RegistrationError(f"{self.name}: tags must be strings, got {bad!r}")
-        obj = self._accept(name, entry, tracks)
+        obj = self._accept(name, entry, tracks, windows)
         if position is None:
             position = max((e.position for e in self._entries.values()), default=0) + 1
         self._entries[name] = Entry(name, obj, frozenset(tags), float(position))
         return entry
 
-    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None) -> Any:
+    def _accept(
+        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool
+    ) -> Any:
         raise NotImplementedError
 
     def all_tags(self) -> set[str]:
@@ -224,7 +230,9 @@ class EquilibriumDB(RelationDB):
         EquilibriumRewriter([], **options)  # validate the options now
         self.options = options
 
-    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None) -> Any:
+    def _accept(
+        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool
+    ) -> Any:
         if isinstance(entry, EquilibriumDB):
             return entry
         if isinstance(entry, RelationDB) or hasattr(entry, "apply"):
@@ -232,7 +240,7 @@ class EquilibriumDB(RelationDB):
                 f"{self.name}: {name!r} must be a relation or an EquilibriumDB, got {entry!r}"
             )
         try:
-            return as_rule(entry, name=name, tracks=tracks)
+            return as_rule(entry, name=name, tracks=tracks, windows=windows)
         except TypeError as exc:
             raise RegistrationError(f"{self.name}: {name!r}: {exc}") from None
 
@@ -271,11 +279,14 @@ class SequenceDB(RelationDB):
     A relation registered here runs as an equilibrium of its own.
     """
 
-    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None) -> Any:
+    def _accept(
+        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool
+    ) -> Any:
         if isinstance(entry, RelationDB) or hasattr(entry, "apply"):
             return entry
         try:
-            return EquilibriumRewriter([as_rule(entry, name=name, tracks=tracks)], name=name)
+            rule = as_rule(entry, name=name, tracks=tracks, windows=windows)
+            return EquilibriumRewriter([rule], name=name)
         except TypeError as exc:
             raise RegistrationError(f"{self.name}: {name!r}: {exc}") from None
 

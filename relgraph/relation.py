@@ -52,18 +52,26 @@ class Rule:
         Used in reports and error messages.
     tracks : frozenset of Op, optional
         The head Ops of the terms the relation can rewrite; ``None`` means any.
+    windows : bool
+        Also try the relation on runs of arguments of an associative Op
+        (``x + y + z`` has the runs ``x + y`` and ``y + z``).  ``False`` for a
+        relation that handles any number of arguments itself (``x + 0 -> x``).
     """
 
     relation: Relation
     name: str
     tracks: frozenset | None = None
+    windows: bool = True
 
     def __call__(self, a: Any, b: Any) -> Callable:
         return self.relation(a, b)
 
 
 def as_rule(
-    relation: Rule | Relation, name: str | None = None, tracks: Iterable | None = None
+    relation: Rule | Relation,
+    name: str | None = None,
+    tracks: Iterable | None = None,
+    windows: bool | None = None,
 ) -> Rule:
     """Wrap a goal constructor as a :class:`Rule` (a ``Rule`` is returned as is).
 
@@ -71,16 +79,18 @@ def as_rule(
     >>> as_rule(dot_distributeo).name
     'dot_distributeo'
     """
-    if isinstance(relation, Rule) and name is None and tracks is None:
+    if isinstance(relation, Rule) and name is None and tracks is None and windows is None:
         return relation
     if isinstance(relation, Rule):
         name = name or relation.name
         tracks = tracks if tracks is not None else relation.tracks
+        windows = windows if windows is not None else relation.windows
         relation = relation.relation
     if not callable(relation):
         raise TypeError(f"a relation must be a goal constructor rel(a, b), got {relation!r}")
     name = name or getattr(relation, "__name__", None) or repr(relation)
-    return Rule(relation, name, None if tracks is None else frozenset(tracks))
+    tracked = None if tracks is None else frozenset(tracks)
+    return Rule(relation, name, tracked, True if windows is None else windows)
 
 
 def reverse(relation: Rule | Relation) -> Relation:
@@ -148,9 +158,7 @@ def keeps_type(name: str, before: Any, after: Any) -> bool:
     return (
         t_before.dtype == t_after.dtype
         and t_before.ndim == t_after.ndim
-        and all(
-            a is None or b is None or a == b for a, b in zip(t_before.shape, t_after.shape)
-        )
+        and all(a is None or b is None or a == b for a, b in zip(t_before.shape, t_after.shape))
     )
 
 

@@ -226,7 +226,10 @@ class _Run:
         self.canon: dict[Term, Term] = {}
         self.normal: set[int] = set()  # irreducible, and so is every subterm
         self.failed: set[int] = set()  # every candidate relation failed at this node
+        self.rewritten: dict[int, Any] = {}  # what the first relation that applied made
         self.candidates: dict[Any, tuple[int, ...]] = {}
+        self.window_candidates: dict[Any, tuple[int, ...]] = {}  # filled with candidates
+        self.failed_windows: set[int] = set()
         n = len(self.matchers)
         self.attempts, self.applications = [0] * n, [0] * n
         self.times, self.created = [0.0] * n, [0] * n
@@ -319,6 +322,9 @@ class _Run:
         # For an associative head, runs of arguments are subterms too: in
         # x + y + B@z + B@w the gather applies to the run (B@z, B@w).  Every
         # disjoint run that rewrites is rewritten in this one pass.
+        candidates = self.window_candidates[op]
+        if not candidates:
+            return None
         new_args: list[Any] = []
         i = 0
         while i < len(args):
@@ -338,11 +344,11 @@ class _Run:
         if i + 1 >= len(args):
             return None
         window = self.canonical(Term((op, args[i], args[i + 1])))
-        if id(window) in self.failed:
+        if id(window) in self.failed_windows:
             return None
         result = self.try_candidates(window, candidates)
         if result is None:
-            self.failed.add(id(window))
+            self.failed_windows.add(id(window))
             return None
         end = i + 2
         while end < len(args):
@@ -353,9 +359,16 @@ class _Run:
         return result, end
 
     def try_candidates(self, node: Term, candidates: tuple[int, ...]) -> Any:
+        # Relations are deterministic in their first answer: a canonical node
+        # (often a window rebuilt into a new parent) is rewritten once per run.
+        key = id(node)
+        if key in self.rewritten:
+            return self.rewritten[key]
         for index in candidates:
             result = self.attempt(index, node)
             if result is not None:
+                if self.canon.get(node) is node:
+                    self.rewritten[key] = result
                 return result
         return None
 
@@ -371,6 +384,7 @@ class _Run:
             i for i, m in enumerate(self.matchers) if m.rule.tracks is None or op in m.rule.tracks
         )
         self.candidates[op] = found
+        self.window_candidates[op] = tuple(i for i in found if self.matchers[i].rule.windows)
         return found
 
     # -- one relation on one node ------------------------------------------------
