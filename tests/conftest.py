@@ -13,7 +13,9 @@ os.environ["RELGRAPH_AOT"] = "0"
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.register_profile("deep", max_examples=5000, deadline=None)
+settings.register_profile(
+    "deep", max_examples=10_000, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 settings.load_profile("ci")
 
 

@@ -1,0 +1,72 @@
+"""Semantic fuzzing: no database of the standard library changes what a program computes.
+
+Programs come from ``tests/fuzz.py``: random, well typed (scalars, vectors,
+matrices, broadcasting), depth 6, every Op, junk spliced in, and every value
+finite on the inputs.  The CI profile runs 500 examples per query; the
+``deep`` profile (``pytest --hypothesis-profile=deep tests/test_fuzz.py``)
+runs 10,000.
+"""
+
+import numpy as np
+import pytest
+from fuzz import inputs, programs
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relgraph as rg
+from relations import optdb
+
+QUERIES = {
+    "canonicalize": ["canonicalize"],
+    "stabilize": ["stabilize"],
+    "specialize": ["specialize"],
+    "linalg": ["linalg"],
+    "fast_run": ["fast_run"],
+}
+CHANGED: dict[str, list[bool]] = {name: [] for name in QUERIES}
+REWRITERS = {name: optdb.query(include=tags) for name, tags in QUERIES.items()}
+
+
+def fuzz_settings(**kwargs):
+    # At least 500 examples; the deep profile's 10,000 when it is loaded.
+    return settings(max_examples=max(500, settings.default.max_examples), **kwargs)
+
+
+def scale(term, values) -> float:
+    """The largest magnitude among the program's leaves and intermediate values."""
+    nodes = [*rg.term.subterms(term), *(values[s] for s in values)]
+    return max(float(np.max(np.abs(rg.evaluate(n, values)), initial=0.0)) for n in nodes)
+
+
+@pytest.mark.parametrize("name", list(QUERIES))
+def test_rewrites_preserve_semantics(name):
+    rewriter = REWRITERS[name]
+
+    @fuzz_settings()
+    @given(program=programs(6), seed=st.integers(0, 2**32 - 1))
+    def check(program, seed):
+        values = inputs(seed)
+        before = rg.evaluate(program.term, values)
+        out = rg.rewrite(program.term, rewriter)
+        after = rg.evaluate(out, values)
+        assert np.shape(after) == np.shape(before) and rg.typeof(out) == rg.typeof(program.term)
+        # Reordered sums round differently: tolerate a few ulps of the largest
+        # intermediate value, nothing more.
+        atol = 1e-12 * max(scale(program.term, values), 1.0)
+        np.testing.assert_allclose(after, before, rtol=1e-6, atol=atol)
+        CHANGED[name].append(out != program.term)
+
+    check()
+
+
+@pytest.mark.parametrize(
+    "name, share",
+    [("canonicalize", 0.5), ("stabilize", 0.1), ("specialize", 0.1), ("linalg", 0.05),
+     ("fast_run", 0.5)],
+)  # fmt: skip
+def test_the_fuzz_exercised_real_rewrites(name, share):
+    # A fuzz in which nothing was rewritten would prove nothing.
+    seen = CHANGED[name]
+    if not seen:
+        pytest.skip("runs after test_rewrites_preserve_semantics")
+    assert sum(seen) / len(seen) >= share, f"{name}: {sum(seen)} of {len(seen)} changed"
