@@ -263,7 +263,8 @@ def collect_termso(in_lv, out_lv):
 def neg_addo(in_lv, out_lv):
     """``-(a + b + ...) -> -a + -b + ...``: negation distributes over a sum (exactly)."""
     args, negs = lvars(2)
-    return lall(
+    return pipeo(
+        in_lv,
         eq(in_lv, etuple(neg, cons(add, args))),
         mapo(lambda u, v: eq(v, etuple(neg, u)), args, negs),
         conso(add, negs, out_lv),

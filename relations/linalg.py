@@ -73,7 +73,8 @@ def transpose_transposeo(in_lv, out_lv):
 def transpose_lowo(in_lv, out_lv):
     """``x.T -> x`` for vectors and scalars (transpose reverses no axes there)."""
     x = var()
-    return lall(
+    return pipeo(
+        in_lv,
         eq(in_lv, etuple(transpose, x)),
         testo(lambda t: typeof(t).ndim <= 1, x),
         eq(out_lv, x),
@@ -151,7 +152,8 @@ def dot_scaleo(in_lv, out_lv):
 def sum_doto(in_lv, out_lv):
     """``sum(A @ x) <-> sum(A, 0) @ x``: the column sums of ``A`` dotted with ``x``."""
     A, x = lvars(2)
-    return lall(
+    return pipeo(
+        in_lv,
         eq(in_lv, etuple(sum, etuple(dot, A, x))),
         testo(lambda a, v: typeof(a).ndim == 2 and typeof(v).ndim == 1, A, x),
         eq(out_lv, etuple(dot, etuple(sum, A, 0), x)),

@@ -58,7 +58,8 @@ def logsumexpo(in_lv, out_lv):
     Not applied again to its own result (``x - max(x)``).
     """
     x, y = lvars(2)
-    return lall(
+    return pipeo(
+        in_lv,
         eq(in_lv, etuple(log, etuple(sum, etuple(exp, x)))),
         noto(eq(x, _shifted(y, y))),
         eq(

@@ -108,7 +108,7 @@ class EquilibriumRewriter:
         seen = {root: 0}
         for passes in range(1, self.max_passes + 1):
             new_root = run.sweep(root)
-            if new_root == root:  # identity, except after the first pass made it canonical
+            if root == new_root:  # identity, except after the first pass made it canonical
                 root = new_root
                 break
             if new_root in seen:
