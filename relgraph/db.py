@@ -160,9 +160,7 @@ class RelationDB:
         self._entries[name] = Entry(name, obj, frozenset(tags), float(position))
         return entry
 
-    def _accept(
-        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool
-    ) -> Any:
+    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
         raise NotImplementedError
 
     def all_tags(self) -> set[str]:
@@ -230,9 +228,7 @@ class EquilibriumDB(RelationDB):
         EquilibriumRewriter([], **options)  # validate the options now
         self.options = options
 
-    def _accept(
-        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool
-    ) -> Any:
+    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
         if isinstance(entry, EquilibriumDB):
             return entry
         if isinstance(entry, RelationDB) or hasattr(entry, "apply"):
@@ -279,9 +275,7 @@ class SequenceDB(RelationDB):
     A relation registered here runs as an equilibrium of its own.
     """
 
-    def _accept(
-        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool
-    ) -> Any:
+    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
         if isinstance(entry, RelationDB) or hasattr(entry, "apply"):
             return entry
         try:

@@ -3,7 +3,8 @@
 The equilibrium driver sweeps the term DAG bottom-up.  At each node it rebuilds
 the node from its already-swept children and tries the relations that track the
 node's head Op.  The first ground, different, type-preserving answer replaces the
-node; the replacement's own subterms wait for the next pass.  A pass that changes
+node and is swept at once, so a node reaches its local normal form before its
+parent is tried.  A pass that changes
 nothing ends the run.
 
 What keeps it fast: terms are immutable and kept canonical (one object per
@@ -207,6 +208,17 @@ def _finish(done: dict[int, Any], waiting: dict[int, list[int]], key: int, value
         keys.extend(waiting.pop(k, ()))
 
 
+def _waiting_on(waiting: dict[int, list[int]], key: int) -> set[int]:
+    """The nodes that take their value from ``key``, directly or through others."""
+    found, todo = set(), [key]
+    while todo:
+        k = todo.pop()
+        if k not in found:
+            found.add(k)
+            todo.extend(waiting.get(k, ()))
+    return found
+
+
 def _top(counts: dict[str, int], k: int = 3) -> str:
     items = sorted(counts.items(), key=lambda kv: -kv[1])[:k]
     return ", ".join(f"{name} ({n}x)" for name, n in items) or "none"
@@ -226,7 +238,7 @@ class _Run:
         self.canon: dict[Term, Term] = {}
         self.normal: set[int] = set()  # irreducible, and so is every subterm
         self.failed: set[int] = set()  # every candidate relation failed at this node
-        self.rewritten: dict[int, Any] = {}  # what the first relation that applied made
+        self.rewritten: dict[int, tuple[int, Any]] = {}  # (relation, result) once applied
         self.candidates: dict[Any, tuple[int, ...]] = {}
         self.window_candidates: dict[Any, tuple[int, ...]] = {}  # filled with candidates
         self.failed_windows: set[int] = set()
@@ -273,14 +285,16 @@ class _Run:
             args = node._tuple
             if key not in expanded:
                 # Children first; the node stays below them on the stack.
+                # A child already expanded is done, or pending: an ancestor, or a
+                # node whose replacement contains it; a pending child is used as is.
                 expanded.add(key)
-                stack.extend([a for a in args if type(a) is Term])
+                stack.extend([a for a in args if type(a) is Term and id(a) not in expanded])
                 continue
             stack.pop()
             new_args, changed, kids_normal = [], False, True
             for a in args:
                 if type(a) is Term:
-                    b = done[id(a)]
+                    b = done.get(id(a), a)
                     changed = changed or b is not a
                     kids_normal = kids_normal and id(b) in normal
                     a = b
@@ -301,7 +315,10 @@ class _Run:
                 _finish(done, waiting, key, node)
                 continue
             n = steps.get(key, 0) + 1
-            if type(result) is not Term or n > LOCAL_STEPS or id(result) in done:
+            pending = id(result) in expanded and id(result) not in done
+            if pending and id(result) in _waiting_on(waiting, key):
+                raise OscillationError(*self.local_cycle_message(node, result))
+            if type(result) is not Term or n > LOCAL_STEPS or id(result) in done or pending:
                 _finish(done, waiting, key, done.get(id(result), result))
                 continue
             # Sweep the replacement now; this node takes its value when it is done.
@@ -363,12 +380,14 @@ class _Run:
         # (often a window rebuilt into a new parent) is rewritten once per run.
         key = id(node)
         if key in self.rewritten:
-            return self.rewritten[key]
+            index, result = self.rewritten[key]
+            self.record(index, self.matchers[index].rule.name)
+            return result
         for index in candidates:
             result = self.attempt(index, node)
             if result is not None:
                 if self.canon.get(node) is node:
-                    self.rewritten[key] = result
+                    self.rewritten[key] = (index, result)
                 return result
         return None
 
@@ -469,6 +488,14 @@ class _Run:
 
     def counts(self) -> dict[str, int]:
         return {m.rule.name: n for m, n in zip(self.matchers, self.applications) if n}
+
+    def local_cycle_message(self, node: Term, back: Term) -> tuple[str, tuple[str, ...]]:
+        names = tuple(self.pass_log[-1])
+        message = (
+            f"{self.rewriter.name}: relations oscillate: {brief(node)} was rewritten back "
+            f"to {brief(back)}; relations in the cycle: {', '.join(names)}"
+        )
+        return message, names
 
     def cycle_message(self, first_pass: int, last_pass: int) -> tuple[str, tuple[str, ...]]:
         names = tuple(

@@ -251,3 +251,14 @@ def test_canonicalize_terminates_on_its_own_output():
     t = rg.exp(x * 2.0 + x) * rg.exp(x * 3.0) - (y - y) / a
     once = rg.rewrite(t, CANON)
     assert rg.rewrite(once, CANON) == once
+
+
+def test_the_docs_catalogue_is_current():
+    from pathlib import Path
+
+    from relations.catalogue import catalogue
+
+    page = Path(__file__).parent.parent / "docs" / "relations.md"
+    assert page.read_text() == catalogue(), (
+        "run: python -m relations.catalogue > docs/relations.md"
+    )

@@ -145,8 +145,8 @@ class TestDriver:
 
     def test_pass_limit(self, syms):
         A, B, x, y, z, w = syms
-        rewriter = rg.EquilibriumRewriter([grow_o], max_use_ratio=1000, max_passes=4)
-        with pytest.raises(rg.EquilibriumLimitError, match="max_passes=4.*grow_o"):
+        rewriter = rg.EquilibriumRewriter([grow_o], max_use_ratio=10**6, max_passes=1)
+        with pytest.raises(rg.EquilibriumLimitError, match="max_passes=1.*grow_o"):
             rg.rewrite(rg.exp(x), rewriter)
 
     def test_a_raising_relation_is_reported_by_name(self, syms):
