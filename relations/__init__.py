@@ -98,8 +98,8 @@ SPECIALIZE_RELATIONS = [
     ("exp_addo", explog.exp_addo, (EXPAND,), (exp,)),
 ]
 LINALG_RELATIONS = [
-    ("dot_distributeo", linalg.dot_distributeo, (L, EXPAND), (dot,)),
-    ("dot_factoro", reverse(linalg.dot_distributeo), (FACTOR, F), (add,)),
+    ("dot_distributeo", linalg.dot_distribute_sameo, (L, EXPAND), (dot,)),
+    ("dot_factoro", reverse(linalg.dot_distribute_sameo), (FACTOR, F), (add,)),
     ("dot_scaleo", linalg.dot_scaleo, (L, F), (dot,)),
     ("transpose_doto", linalg.transpose_doto, (L,), (T,)),
     ("sum_doto", linalg.sum_doto, (L,), (sum_,)),

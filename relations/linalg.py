@@ -18,17 +18,18 @@ from typing import Any
 
 from etuples import etuple
 from kanren import conde, conso, eq, heado, lall, tailo
-from kanren.assoccomm import assoc_flatten
+from kanren.assoccomm import assoc_flatten, flatten_assoc_args
 from kanren.graph import mapo
 from unification import var
 from unification import vars as lvars
 
 from relations.goals import is_scalar, pipeo, removeo, testo, variadico
 from relgraph.ops import add, dot, mul, sum, transpose
-from relgraph.term import as_term, subterms, typeof
+from relgraph.term import Term, as_term, subterms, typeof
 
 __all__ = [
     "dot_distributeo",
+    "dot_distribute_sameo",
     "transpose_transposeo",
     "transpose_lowo",
     "transpose_doto",
@@ -169,3 +170,23 @@ def sum_scaleo(in_lv, out_lv):
         _scalar_factoro(scaled, c, x),
         eq(out_lv, etuple(mul, c, etuple(sum, x))),
     )
+
+
+def _no_broadcast(*terms: Any) -> bool:
+    """Every summand of the ``dot``'s sum has the sum's ndim (no broadcasting)."""
+    for t in map(as_term, terms):
+        if t._tuple[0] is dot and type(t._tuple[2]) is Term and t._tuple[2]._tuple[0] is add:
+            total = typeof(t._tuple[2]).ndim
+            flat = flatten_assoc_args(lambda head: head is add, t._tuple[2]._tuple[1:])
+            return all(typeof(s).ndim == total for s in flat)
+    return True
+
+
+def dot_distribute_sameo(in_lv, out_lv):
+    """``dot_distributeo`` where no summand is broadcast.
+
+    ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix adds ``x`` to every
+    row of ``B``, and ``A @ x + A @ B`` is another (well-typed) matrix: the
+    seeds' relation does not hold there.
+    """
+    return lall(dot_distributeo(in_lv, out_lv), testo(_no_broadcast, in_lv, out_lv))
