@@ -27,7 +27,7 @@ from kanren import lall
 from unification import reify, unify
 from unification.core import isground
 
-from relgraph.term import Args, Constant, Symbol, Term, typeof
+from relgraph.term import Args, Constant, Symbol, Term, as_term, typeof
 
 __all__ = [
     "testo",
@@ -46,6 +46,8 @@ __all__ = [
 def _ground(x: Any, S: Any) -> bool:
     if isinstance(x, (Term, Args)):
         return x._ground  # cached on the term
+    if isinstance(x, ExpressionTuple) or issubclass(type(x), ConsPair):
+        return as_term(x) is not None  # built by a goal: ground if it converts
     return isground(x, S)
 
 

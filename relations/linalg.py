@@ -189,4 +189,4 @@ def dot_distribute_sameo(in_lv, out_lv):
     row of ``B``, and ``A @ x + A @ B`` is another (well-typed) matrix: the
     seeds' relation does not hold there.
     """
-    return lall(dot_distributeo(in_lv, out_lv), testo(_no_broadcast, in_lv, out_lv))
+    return lall(dot_distributeo(in_lv, out_lv), testo(_no_broadcast, in_lv))
