@@ -86,25 +86,10 @@ def to_pytensor(term):
         "neg": pt.neg, "exp": pt.exp, "pow": pt.pow,
     }  # fmt: skip
     done = {}
-    for node in _postorder(term):
+    for node in subterms(term):  # children first
         args = [done.get(a, inputs.get(a, a)) for a in node._tuple[1:]]
         done[node] = ops[node._tuple[0].name](*args)
     return [inputs[v] for v in LEAVES], done[term]
-
-
-def _postorder(term):
-    seen, order, stack = set(), [], [(term, False)]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
-            continue
-        if node in seen:
-            continue
-        seen.add(node)
-        stack.append((node, True))
-        stack.extend((a, False) for a in node._tuple[1:] if type(a) is rg.Term)
-    return order
 
 
 def pytensor_size(outputs) -> tuple[int, int]:

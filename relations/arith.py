@@ -66,7 +66,6 @@ __all__ = [
     "pow_mulo",
     "pow_powo",
     "div_divo",
-    "sub_selfo",
     "div_selfo",
     "mul_div_cancelo",
     "distributeo",
@@ -80,22 +79,17 @@ def _is_ac(op: Any) -> bool:
     return (op,) in associative.facts and (op,) in commutative.facts
 
 
-def _not_normal(t: Any) -> bool:
-    """A sum or product that is nested or out of order (a cheap test, run first)."""
-    if type(t) is not Term or not _is_ac(t._tuple[0]):
-        return False
-    op, args = t._tuple[0], t._tuple[1:]
-    nested = any(type(a) is Term and a._tuple[0] is op for a in args)
-    return nested or list(args) != sorted_args(op, args)
-
-
 def _ac_normal(t: Any) -> Any:
     """The AC normal form of a sum or product, or None if ``t`` is in it already."""
-    if not _not_normal(t):
+    if type(t) is not Term or not _is_ac(t._tuple[0]):
         return None
-    op = t._tuple[0]
-    flat = flatten_assoc_args(lambda head: head is op, t._tuple[1:])
-    return Term((op, *sorted_args(op, flat)))
+    op, args = t._tuple[0], t._tuple[1:]
+    if any(type(a) is Term and a._tuple[0] is op for a in args):
+        args = tuple(flatten_assoc_args(lambda head: head is op, args))
+    ordered = sorted_args(op, args)
+    if len(ordered) == len(t._tuple) - 1 and all(a is b for a, b in zip(ordered, t._tuple[1:])):
+        return None
+    return Term((op, *ordered))
 
 
 def ac_normalo(in_lv, out_lv):
@@ -342,12 +336,6 @@ def div_divo(in_lv, out_lv):
         eq(in_lv, etuple(true_div, etuple(true_div, x, y), z)),
         eq(out_lv, etuple(true_div, x, etuple(mul, y, z))),
     )
-
-
-def sub_selfo(in_lv, out_lv):
-    """``x - x -> 0`` for scalars.  Unsafe: ``inf - inf`` is NaN."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(sub, x, x)), computeo(_zero_like, [in_lv], out_lv))
 
 
 def div_selfo(in_lv, out_lv):
