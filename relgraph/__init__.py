@@ -7,6 +7,7 @@
 """
 
 from relgraph.compiler import Function, function
+from relgraph.cost import op_cost, weighted
 from relgraph.db import EquilibriumDB, Query, RelationDB, SequenceDB
 from relgraph.evaluate import evaluate
 from relgraph.exceptions import (
@@ -19,6 +20,7 @@ from relgraph.exceptions import (
     RelgraphError,
     TypeCheckError,
 )
+from relgraph.explore import Derivation, Edge, RewriteSpace, explore
 from relgraph.ops import (
     Op,
     abs,
@@ -59,8 +61,9 @@ from relgraph.term import (
 from relgraph.types import TensorType
 
 __all__ = [
-    "EquilibriumDB", "EquilibriumRewriter", "Function", "function", "Query", "RelationDB",
-    "RewriteReport", "Rule",
+    "Derivation", "Edge", "EquilibriumDB", "EquilibriumRewriter", "Function", "function",
+    "Query", "RelationDB", "RewriteReport", "RewriteSpace", "Rule", "explore", "op_cost",
+    "weighted",
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "Symbol",

@@ -34,6 +34,8 @@ __all__ = [
     "run_deep",
     "check_cancelled",
     "keeps_type",
+    "positions",
+    "replace_at",
 ]
 
 Relation = Callable[[Any, Any], Callable]
@@ -199,7 +201,9 @@ def run_deep(fn: Callable[..., Any], *args: Any) -> Any:
         threading.stack_size(saved_stack)
     sys.setrecursionlimit(max(saved_limit, GOAL_RECURSION_LIMIT))
     try:
-        worker.join()
+        # Short waits: a blocking join would only see Ctrl-C once the search ended.
+        while worker.is_alive():
+            worker.join(0.05)
     except BaseException:
         # The search stops at its next relation attempt.  A goal stuck inside one
         # application cannot be stopped from outside: give it a moment, then leave
@@ -244,10 +248,9 @@ def steps(term: Any, relation: Rule | Relation, max_answers: int = 8) -> Iterato
     """
     matcher = Matcher(as_rule(relation), max_answers)
     for node in subterms(term):
-        for candidate, window in _positions(node):
+        for candidate, window in positions(node):
             for after in run_deep(_all_answers, matcher, candidate):
-                replacement = _splice(node, window, after)
-                result = _replace(term, node, replacement)
+                result = replace_at(term, node, window, after)
                 yield Step(matcher.rule.name, candidate, after, window, result)
 
 
@@ -255,7 +258,9 @@ def _all_answers(matcher: Matcher, term: Term) -> list[Term]:
     return list(dict.fromkeys(matcher.answers(term)))
 
 
-def _positions(node: Term) -> Iterator[tuple[Term, tuple[int, int] | None]]:
+def positions(node: Term) -> Iterator[tuple[Term, tuple[int, int] | None]]:
+    """The places a step can rewrite at ``node``: the node, then each run of two or
+    more (but not all) arguments of an associative Op, as a term, with its window."""
     yield node, None
     op, args = node._tuple[0], node._tuple[1:]
     if len(args) > 2 and is_associative(op):
@@ -272,16 +277,14 @@ def is_associative(op: Any) -> bool:
         return False
 
 
-def _splice(node: Term, window: tuple[int, int] | None, after: Term) -> Term:
-    if window is None:
-        return after
-    i, j = window
-    args = node._tuple[1:]
-    return Term((node._tuple[0], *args[:i], after, *args[j:]))
-
-
-def _replace(term: Term, old: Term, new: Term) -> Term:
-    return substitute(term, lambda n: new if n == old else n)
+def replace_at(term: Term, node: Term, window: tuple[int, int] | None, after: Any) -> Any:
+    """``term`` with every occurrence of ``node`` (or of its run of arguments
+    ``window``) replaced by ``after``."""
+    if window is not None:
+        i, j = window
+        args = node._tuple[1:]
+        after = Term((node._tuple[0], *args[:i], after, *args[j:]))
+    return substitute(term, lambda n: after if n == node else n)
 
 
 def rewrites(
