@@ -268,6 +268,11 @@ class RewriteSpace:
 
         return space_html(self)
 
+    def _repr_svg_(self) -> str | None:
+        from relgraph.display import space_graph, svg
+
+        return svg(space_graph(self))
+
     # -- growing (by explore) ------------------------------------------------------
 
     def _add(self, term: Term, depth: int, parent: Edge | None) -> None:

@@ -300,6 +300,16 @@ class Term(TermOps, ExpressionTuple):
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))
 
+    def _repr_html_(self) -> str:
+        from relgraph.display import term_html
+
+        return term_html(self)
+
+    def _repr_svg_(self) -> str | None:
+        from relgraph.display import svg, term_graph
+
+        return svg(term_graph(self))
+
 
 def _structurally_equal(a: Any, b: Any) -> bool:
     """Iterative structural equality; leaves must match in type, not just ``==``."""

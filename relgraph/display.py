@@ -1,0 +1,237 @@
+"""Rich display in Jupyter: terms as DAGs, spaces as graphs, reports as tables.
+
+Graphs are described with the ``graphviz`` package and rendered to SVG by
+Graphviz's ``dot`` program when it is installed.  Without it (a pip-only
+machine) every object still renders as HTML: a term as a nested tree in which a
+shared subterm is drawn once and referred to after, a space as a table of its
+cheapest terms.
+
+>>> import relgraph as rg
+>>> x = rg.vector("x")
+>>> "exp" in term_html(rg.exp(x) + rg.exp(x))
+True
+"""
+
+from __future__ import annotations
+
+import html
+import shutil
+from typing import TYPE_CHECKING, Any
+
+import graphviz
+
+from relgraph.printing import brief, pprint
+from relgraph.term import Term, subterms
+
+if TYPE_CHECKING:  # pragma: no cover
+    from relgraph.explore import Derivation, RewriteSpace
+    from relgraph.report import RewriteReport
+
+__all__ = [
+    "has_dot",
+    "svg",
+    "term_graph",
+    "term_html",
+    "space_graph",
+    "space_html",
+    "derivation_html",
+    "report_html",
+]
+
+BEST_COLOR = "#c6efce"
+START_COLOR = "#dde8f6"
+MAX_TREE_NODES = 200  # an HTML tree stops here and says so
+
+
+def has_dot() -> bool:
+    """Whether Graphviz's ``dot`` program is on the PATH."""
+    return shutil.which("dot") is not None
+
+
+def svg(graph: graphviz.Digraph) -> str | None:
+    """``graph`` rendered as SVG text, or ``None`` without Graphviz's ``dot``."""
+    if not has_dot():
+        return None
+    try:
+        return graph.pipe(format="svg", encoding="utf-8")
+    except (graphviz.ExecutableNotFound, graphviz.CalledProcessError):
+        return None
+
+
+# -- terms -------------------------------------------------------------------------
+
+
+_SYMBOLS = {"dot": "@", "transpose": ".T"}
+
+
+def _label(x: Any) -> str:
+    if type(x) is Term:
+        name = getattr(x.op, "name", None)
+        return getattr(x.op, "symbol", None) or _SYMBOLS.get(name) or name or repr(x.op)
+    return pprint(x)
+
+
+def term_graph(term: Any) -> graphviz.Digraph:
+    """The DAG of ``term``: one node per distinct subterm and leaf, edges to arguments.
+
+    >>> import relgraph as rg
+    >>> A, x = rg.matrix("A"), rg.vector("x")
+    >>> src = term_graph(A @ x + A @ x * x).source
+    >>> src.count("label=\\"@\\""), src.count("label=x")
+    (1, 1)
+    """
+    graph = graphviz.Digraph(graph_attr={"rankdir": "TB"}, node_attr={"fontname": "monospace"})
+    ids: dict[Any, str] = {}
+
+    def node_id(x: Any) -> str:
+        key = x if type(x) is Term else ("leaf", type(x).__name__, pprint(x))
+        if key not in ids:
+            ids[key] = f"n{len(ids)}"
+            shape = "ellipse" if type(x) is Term else "box"
+            graph.node(ids[key], _label(x), shape=shape)
+        return ids[key]
+
+    for node in subterms(term):
+        parent = node_id(node)
+        args = node.args
+        for i, arg in enumerate(args):
+            graph.edge(parent, node_id(arg), label=str(i) if len(args) > 1 else None)
+    if type(term) is not Term:
+        node_id(term)
+    return graph
+
+
+def term_html(term: Any) -> str:
+    """The infix text of ``term`` above its DAG (SVG) or, without ``dot``, a tree."""
+    picture = svg(term_graph(term)) if type(term) is Term else None
+    body = picture if picture is not None else _tree_html(term)
+    return f'<div class="relgraph-term"><code>{html.escape(pprint(term))}</code>{body}</div>'
+
+
+def _tree_html(term: Any) -> str:
+    """A nested list; a subterm met again is shown as a reference to its first drawing."""
+    numbers: dict[Term, int] = {}
+    out: list[str] = []
+    drawn = 0
+    stack: list[Any] = [term]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):  # closing tags
+            out.append(item)
+            continue
+        drawn += 1
+        if drawn > MAX_TREE_NODES:
+            if drawn == MAX_TREE_NODES + 1:
+                out.append("<li>&hellip;</li>")
+            continue
+        if type(item) is not Term:
+            out.append(f"<li><code>{html.escape(pprint(item))}</code></li>")
+        elif item in numbers:
+            out.append(f"<li><i>shared #{numbers[item]}</i></li>")
+        else:
+            numbers[item] = len(numbers) + 1
+            out.append(
+                f"<li><b>{html.escape(_label(item))}</b> <small>#{numbers[item]}</small><ul>"
+            )
+            stack.append("</ul></li>")
+            stack.extend(reversed(item.args))
+    return f'<ul class="relgraph-tree">{"".join(out)}</ul>'
+
+
+# -- spaces ------------------------------------------------------------------------
+
+
+def _shown_terms(space: RewriteSpace, limit: int) -> list[Term]:
+    """The best term and the cheapest others, each with its derivation from the start,
+    while they fit in ``limit`` (the best one's always does)."""
+    ranked = sorted(space.terms, key=lambda t: (space.cost(t), space.depth(t)))
+    shown: dict[Term, None] = {}
+    for term in [space.best(), *ranked]:
+        path = [space.start, *(e.target for e in space.explain(term))]
+        new = [t for t in path if t not in shown]
+        if shown and len(shown) + len(new) > limit:
+            continue
+        shown.update(dict.fromkeys(new))
+        if len(shown) >= limit:
+            break
+    return list(shown)
+
+
+def space_graph(space: RewriteSpace, limit: int = 30) -> graphviz.Digraph:
+    """A graph of (at most ``limit``) terms of ``space`` and the steps between them.
+
+    The best term is green, the start blue; each node shows its cost.
+    """
+    shown = _shown_terms(space, limit)
+    ids = {t: f"t{i}" for i, t in enumerate(shown)}
+    best = space.best()
+    graph = graphviz.Digraph(
+        graph_attr={"rankdir": "LR"}, node_attr={"shape": "box", "fontname": "monospace"}
+    )
+    for term in shown:
+        color = BEST_COLOR if term == best else START_COLOR if term == space.start else "white"
+        label = f"{brief(term, 48)}\\ncost {space.cost(term):g}"
+        graph.node(ids[term], label, style="filled", fillcolor=color)
+    for edge in space.edges:
+        if edge.source in ids and edge.target in ids:
+            mark = "" if edge.direction == "forward" else " (bw)"
+            graph.edge(ids[edge.source], ids[edge.target], label=edge.relation + mark)
+    return graph
+
+
+def space_html(space: RewriteSpace, limit: int = 30) -> str:
+    """Summary, best term, derivation, and the graph (or a table of the cheapest terms)."""
+    best = space.best()
+    status = "complete" if space.complete else f"cut off by {space.stopped_by}"
+    head = (
+        f"<p><b>RewriteSpace</b>: {len(space)} terms, {len(space.edges)} steps, {status}, "
+        f"{space.elapsed:.2f} s</p>"
+        f"<p>best (cost {space.cost(best):g}, was {space.cost(space.start):g}): "
+        f"<code>{html.escape(pprint(best))}</code></p>"
+    )
+    picture = svg(space_graph(space, limit))
+    if picture is None:
+        rows = "".join(
+            f"<tr><td>{space.cost(t):g}</td><td>{space.depth(t)}</td>"
+            f"<td><code>{html.escape(brief(t, 120))}</code></td></tr>"
+            for t in _shown_terms(space, min(limit, 10))
+        )
+        picture = _table(["cost", "depth", "term"], rows)
+    return head + derivation_html(space.explain(best)) + picture
+
+
+def derivation_html(derivation: Derivation) -> str:
+    """A table of the steps, each with its relation, direction and position."""
+    rows = "".join(
+        f"<tr><td>{i}</td><td>{html.escape(s.relation)}</td><td>{s.direction}</td>"
+        f"<td>{list(s.position)}{'' if s.window is None else f' args {s.window[0]}:{s.window[1]}'}"
+        f"</td><td><code>{html.escape(brief(s.before, 80))}</code></td>"
+        f"<td><code>{html.escape(brief(s.after, 80))}</code></td></tr>"
+        for i, s in enumerate(derivation, 1)
+    )
+    return _table(["step", "relation", "direction", "position", "before", "after"], rows)
+
+
+# -- reports -----------------------------------------------------------------------
+
+
+def report_html(report: RewriteReport) -> str:
+    """A rewrite report as tables: the run, its passes, its relations, its children."""
+    parts = [
+        f"<p><b>{html.escape(report.name)}</b>: {report.time:.4f} s, {report.passes} pass(es), "
+        f"nodes {report.nodes_before} &rarr; {report.nodes_after}</p>"
+    ]
+    if report.rules:
+        rows = "".join(
+            f"<tr><td>{html.escape(r.name)}</td><td>{r.time:.4f}</td><td>{r.attempts}</td>"
+            f"<td>{r.applications}</td><td>{r.nodes_created}</td></tr>"
+            for r in report.rules
+        )
+        parts.append(_table(["relation", "time (s)", "tried", "applied", "created"], rows))
+    parts += [f"<div style='margin-left:2em'>{report_html(c)}</div>" for c in report.children]
+    return "".join(parts)
+
+
+def _table(columns: list[str], rows: str) -> str:
+    header = "".join(f"<th>{c}</th>" for c in columns)
+    return f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>"
