@@ -1,6 +1,7 @@
 """The ``relgraph`` command line.
 
     relgraph rewrite "A @ (x + y)" --include linalg --symbols "A:matrix,x:vector,y:vector"
+    relgraph explore "A @ x + A @ y" --include linalg --symbols "A:matrix,x:vector,y:vector"
 
 Bad input (unparseable or unsafe expressions, unknown tags, bad symbol specs)
 prints one line to stderr and exits with status 2.
@@ -50,11 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relgraph", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     rw = sub.add_parser("rewrite", help="rewrite an expression with relations from optdb")
-    rw.add_argument("expr", help='an expression, e.g. "A @ (x + y)"')
-    rw.add_argument("--include", nargs="+", required=True, metavar="TAG")
-    rw.add_argument("--require", nargs="+", default=[], metavar="TAG")
-    rw.add_argument("--exclude", nargs="+", default=[], metavar="TAG")
-    rw.add_argument("--symbols", default="", help='e.g. "A:matrix,x:vector:float32"')
+    _add_query(rw)
     rw.add_argument("--profile", action="store_true", help="print the rewrite report")
     rw.add_argument(
         "--check",
@@ -68,25 +65,83 @@ def _parser() -> argparse.ArgumentParser:
         "against numpy and print timings",
     )
     rw.add_argument("--size", type=int, default=8, help="dimension length of the random data")
+    ex = sub.add_parser(
+        "explore", help="explore the rewrite space of an expression; print the best term"
+    )
+    _add_query(ex)
+    ex.add_argument("--max-terms", type=int, default=1000, metavar="N")
+    ex.add_argument("--max-depth", type=int, default=None, metavar="D")
+    ex.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
+    ex.add_argument(
+        "--directions", nargs="+", default=["forward", "backward"], choices=["forward", "backward"]
+    )
+    ex.add_argument("--svg", metavar="FILE", help="write the space as SVG (needs Graphviz's dot)")
     return parser
+
+
+def _add_query(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("expr", help='an expression, e.g. "A @ (x + y)"')
+    parser.add_argument("--include", nargs="+", required=True, metavar="TAG")
+    parser.add_argument("--require", nargs="+", default=[], metavar="TAG")
+    parser.add_argument("--exclude", nargs="+", default=[], metavar="TAG")
+    parser.add_argument("--symbols", default="", help='e.g. "A:matrix,x:vector:float32"')
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relgraph`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
     try:
-        return _rewrite(args)
+        return _rewrite(args) if args.command == "rewrite" else _explore(args)
     except RelgraphError as exc:
         print(f"relgraph: error: {exc}", file=sys.stderr)
         return 2
 
 
-def _rewrite(args: argparse.Namespace) -> int:
+def _query(args: argparse.Namespace) -> tuple[dict[str, rg.Symbol], rg.Term, object]:
     from relations import optdb  # the engine does not import the library at module level
 
     symbols = parse_symbols(args.symbols)
     term = rg.parse(args.expr, **symbols)
     rewriter = optdb.query(include=args.include, require=args.require, exclude=args.exclude)
+    return symbols, term, rewriter
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from relgraph.display import space_graph, svg
+
+    _, term, rewriter = _query(args)
+    if args.max_terms < 1 or (args.max_depth is not None and args.max_depth < 0):
+        raise RelgraphError("--max-terms must be positive and --max-depth non-negative")
+    space = rg.explore(
+        term,
+        rewriter,
+        directions=args.directions,
+        max_terms=args.max_terms,
+        max_depth=args.max_depth,
+        timeout=args.timeout,
+    )
+    best = space.best()
+    status = "complete" if space.complete else f"cut off by {space.stopped_by}"
+    print(rg.pprint(best))
+    print(f"cost {space.cost(best):g} (start {space.cost(term):g})")
+    print(f"explored {len(space)} terms in {space.elapsed:.2f} s ({status})")
+    print(f"derivation ({len(space.explain(best))} steps):")
+    print(space.explain(best))
+    if args.svg:
+        picture = svg(space_graph(space))
+        if picture is None:
+            raise RelgraphError("--svg needs Graphviz's `dot` program on the PATH")
+        try:
+            with open(args.svg, "w", encoding="utf-8") as f:
+                f.write(picture)
+        except OSError as exc:
+            raise RelgraphError(f"cannot write --svg {args.svg}: {exc.strerror}") from None
+        print(f"wrote {args.svg}")
+    return 0
+
+
+def _rewrite(args: argparse.Namespace) -> int:
+    symbols, term, rewriter = _query(args)
     result, report = rg.rewrite(term, rewriter, report=True)
     print(rg.pprint(result))
     if args.profile:

@@ -67,6 +67,46 @@ def test_bad_input_exits_2_with_a_message(argv, message, capsys):
     assert err.startswith("relgraph: error:") and message in err
 
 
+EXPLORE = ["explore", "A @ x + A @ y + A @ z + A @ w", "--include", "linalg", "canonicalize"]
+
+
+def test_explore_prints_best_cost_and_derivation(capsys):
+    assert main([*EXPLORE, "--symbols", SEED, "--max-terms", "1000"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "(A @ (x + y + z + w))"
+    assert lines[1] == "cost 11 (start 43)"
+    assert "explored 1000 terms" in lines[2] and "cut off by max_terms" in lines[2]
+    assert lines[3] == "derivation (2 steps):"
+    assert lines[5].startswith("  1. ac_normalo (backward)")
+    assert lines[6].startswith("  2. dot_distributeo (backward)")
+
+
+def test_explore_budgets_and_directions(capsys):
+    argv = [*EXPLORE, "--symbols", SEED, "--max-depth", "1", "--directions", "forward"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "cut off by max_depth" in out and "backward" not in out
+
+
+def test_explore_svg(capsys, tmp_path, monkeypatch):
+    from relgraph import display
+
+    target = tmp_path / "space.svg"
+    argv = [*EXPLORE, "--symbols", SEED, "--max-terms", "50", "--svg", str(target)]
+    if display.has_dot():
+        assert main(argv) == 0 and "<svg" in target.read_text()
+        assert main([*argv[:-1], str(tmp_path / "no" / "dir.svg")]) == 2
+        assert "cannot write --svg" in capsys.readouterr().err
+    monkeypatch.setattr(display, "has_dot", lambda: False)
+    assert main(argv) == 2
+    assert "--svg needs Graphviz's `dot`" in capsys.readouterr().err
+
+
+def test_explore_bad_budget(capsys):
+    assert main([*EXPLORE, "--symbols", SEED, "--max-terms", "0"]) == 2
+    assert "--max-terms must be positive" in capsys.readouterr().err
+
+
 def test_parse_symbols():
     syms = parse_symbols("A:matrix, x:vector:float32 ,s:scalar")
     assert syms["x"].type.dtype.name == "float32" and syms["s"].type.ndim == 0
