@@ -32,6 +32,7 @@ from relations.goals import (
     computeo,
     ifgroundo,
     is_constant,
+    is_float,
     is_number,
     pipeo,
     removeo,
@@ -209,9 +210,16 @@ def commo(op, a, b, term):
 
 
 def div_mul_invo(in_lv, out_lv):
-    """``x / y <-> x * y ** -1``."""
+    """``x / y <-> x * y ** -1``.
+
+    Only for floating ``y``: numpy refuses ``int ** -1``.
+    """
     x, y = lvars(2)
-    return lall(eq(in_lv, etuple(true_div, x, y)), commo(mul, x, etuple(pow, y, -1), out_lv))
+    return lall(
+        eq(in_lv, etuple(true_div, x, y)),
+        commo(mul, x, etuple(pow, y, -1), out_lv),
+        testo(is_float, y),
+    )
 
 
 def coefficiento(term, c, rest):

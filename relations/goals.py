@@ -39,6 +39,7 @@ __all__ = [
     "variadico",
     "is_number",
     "is_scalar",
+    "is_float",
     "is_constant",
 ]
 
@@ -202,6 +203,13 @@ def is_number(x: Any) -> bool:
 def is_constant(x: Any) -> bool:
     """A leaf that is not a symbol: a number or an array :class:`Constant`."""
     return is_number(x) or type(x) is Constant
+
+
+def is_float(x: Any) -> bool:
+    """A term or number of a floating dtype: ``x ** -1`` is defined on it."""
+    if isinstance(x, (Term, Symbol, Constant)):
+        return typeof(x).dtype.kind in "fc"
+    return isinstance(x, (float, complex, np.floating, np.complexfloating))
 
 
 def is_scalar(x: Any) -> bool:

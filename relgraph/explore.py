@@ -36,7 +36,7 @@ from relgraph.relation import (
 )
 from relgraph.term import Term, checked_term, subterms
 
-__all__ = ["explore", "RewriteSpace", "Edge", "Derivation", "rules_of"]
+__all__ = ["explore", "RewriteSpace", "Edge", "Derivation", "Neighbours", "rules_of"]
 
 Direction = Literal["forward", "backward"]
 DIRECTIONS: tuple[Direction, ...] = ("forward", "backward")
@@ -151,7 +151,6 @@ class _Entry:
     index: int
     depth: int
     parent: Edge | None
-    expanded: bool = False
 
 
 class RewriteSpace:
@@ -358,74 +357,83 @@ def explore(
         raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
     if max_terms < 1 or (max_depth is not None and max_depth < 0):
         raise ValueError("max_terms must be positive and max_depth non-negative")
-    explorer = _Explorer(rules_of(relations), directions, max_answers, cost)
+    neighbours = Neighbours(rules_of(relations), directions, max_answers)
     space = RewriteSpace(term, cost)
     start = time.perf_counter()
     try:
-        run_deep(explorer.run, space, max_terms, max_depth, timeout, progress)
+        run_deep(_grow, space, neighbours, max_terms, max_depth, timeout, progress)
     except KeyboardInterrupt:
         space.stopped_by = "interrupt"
     space.elapsed = time.perf_counter() - start
     return space
 
 
-class _Explorer:
-    """Matchers for every (rule, direction), and their answers per subterm."""
+def _grow(space: RewriteSpace, neighbours: Neighbours, max_terms, max_depth, timeout, progress):
+    """The breadth-first loop: one depth at a time, cheapest terms first."""
+    from tqdm.auto import tqdm
 
-    def __init__(self, rules: tuple[Rule, ...], directions, max_answers: int, cost: Cost):
-        self.cost = cost
+    deadline = None if timeout is None else time.perf_counter() + timeout
+    delay = 1.0 if progress is None else 0.0
+    with tqdm(
+        total=max_terms, unit="term", desc="explore", delay=delay, disable=progress is False
+    ) as bar:
+        bar.update(len(space))
+        level, depth = [space.start], 0
+        try:
+            while level:
+                if max_depth is not None and depth >= max_depth:
+                    space.stopped_by = "max_depth"
+                    return
+                level.sort(key=lambda t: (space.cost(t), space._entries[t].index))
+                found: list[Term] = []
+                for source in level:
+                    for edge in neighbours.steps(source, deadline):
+                        if edge.target not in space:
+                            if len(space) >= max_terms:
+                                space.stopped_by = "max_terms"
+                                return
+                            check_cancelled()
+                            space._add(edge.target, depth + 1, edge)
+                            found.append(edge.target)
+                            bar.update(1)
+                        space._link(edge)
+                level, depth = found, depth + 1
+        except _Timeout:
+            space.stopped_by = "timeout"
+
+
+class Neighbours:
+    """The one-step rewrites of terms by some relations, in some directions.
+
+    A relation's answers on a subterm are computed once and kept: the terms of
+    a space share most of their subterms.
+
+    >>> import relgraph as rg
+    >>> from relations.linalg import dot_distributeo
+    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+    >>> [str(e) for e in Neighbours([dot_distributeo]).steps(A @ (x + y))]
+    ['dot_distributeo (forward) at []: (A @ (x + y)) -> ((A @ x) + (A @ y))']
+    """
+
+    def __init__(
+        self,
+        relations: Any,
+        directions: Iterable[Direction] = DIRECTIONS,
+        max_answers: int = 8,
+    ):
         self.matchers: list[tuple[Rule, Direction, Matcher]] = []
-        for rule in rules:
+        for rule in rules_of(relations):
             for direction in directions:
                 # Backward, the input is the relation's output: any head may match.
                 run_as = rule if direction == "forward" else Rule(reverse(rule), rule.name)
                 self.matchers.append((rule, direction, Matcher(run_as, max_answers)))
         self.answers: dict[tuple[int, Term], tuple[Term, ...]] = {}
 
-    def run(self, space: RewriteSpace, max_terms, max_depth, timeout, progress) -> None:
-        from tqdm.auto import tqdm
+    def steps(self, term: Term, deadline: float | None = None) -> Iterator[Edge]:
+        """Every one-step rewrite of ``term``, as edges, lazily.
 
-        deadline = None if timeout is None else time.perf_counter() + timeout
-        bar = tqdm(
-            total=max_terms,
-            unit="term",
-            desc="explore",
-            delay=1.0 if progress is None else 0.0,
-            disable=progress is False,
-            leave=False,
-        )
-        try:
-            bar.update(len(space))
-            self._grow(space, max_terms, max_depth, deadline, bar)
-        except _Timeout:
-            space.stopped_by = "timeout"
-        finally:
-            bar.close()
-
-    def _grow(self, space: RewriteSpace, max_terms, max_depth, deadline, bar) -> None:
-        level, depth = [space.start], 0
-        while level:
-            if max_depth is not None and depth >= max_depth:
-                space.stopped_by = "max_depth"
-                return
-            level.sort(key=lambda t: (space.cost(t), space._entries[t].index))
-            found: list[Term] = []
-            for source in level:
-                for edge in self.steps(source, deadline):
-                    if edge.target not in space:
-                        if len(space) >= max_terms:
-                            space.stopped_by = "max_terms"
-                            return
-                        check_cancelled()
-                        space._add(edge.target, depth + 1, edge)
-                        found.append(edge.target)
-                        bar.update(1)
-                    space._link(edge)
-                space._entries[source].expanded = True
-            level, depth = found, depth + 1
-
-    def steps(self, term: Term, deadline: float | None) -> Iterator[Edge]:
-        """Every one-step rewrite of ``term`` by every matcher, as edges."""
+        Call it through :func:`~relgraph.relation.run_deep` for deep searches.
+        """
         for node in subterms(term):
             for candidate, window in positions(node):
                 head = candidate.op

@@ -262,3 +262,14 @@ def test_the_docs_catalogue_is_current():
     assert page.read_text() == catalogue(), (
         "run: python -m relations.catalogue > docs/relations.md"
     )
+
+
+def test_div_mul_invo_only_inverts_floats():
+    # numpy refuses int ** -1: found by exploring `-(a / 1)` backward (mul_invo)
+    from relations.arith import div_mul_invo
+
+    a, i = rg.scalar("a"), rg.scalar("i", "int64")
+    assert list(rg.rewrites(a / 1, div_mul_invo)) == []
+    assert list(rg.rewrites(a / i, div_mul_invo)) == []
+    (out,) = rg.rewrites(a / 2.0, div_mul_invo)
+    assert rg.evaluate(out, {a: 3.0}) == 1.5
