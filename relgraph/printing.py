@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from etuples.core import ExpressionTuple
 
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
-from relgraph.term import Term
+from relgraph.term import Term, as_term
 
 __all__ = ["pprint", "brief"]
 
@@ -27,7 +28,15 @@ def pprint(term: Any) -> str:
     '((x + y + -x) * exp((A.T @ x)))'
     >>> pprint(rg.sum(A, 0))
     'sum(A, axis=0)'
+
+    Ground etuples (kanren's answers) print as the terms they denote:
+
+    >>> from etuples import etuple
+    >>> pprint(etuple(rg.dot, A, etuple(rg.add, x, y)))
+    '(A @ (x + y))'
     """
+    if isinstance(term, ExpressionTuple) and type(term) is not Term:
+        term = as_term(term) if as_term(term) is not None else term
     out: list[str] = []
     stack: list[Any] = [term]
     while stack:
