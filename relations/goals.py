@@ -6,6 +6,8 @@ arguments of a variadic Op.  These goals do that in kanren's style, like
 ``kanren.core.ground_order``: they look at what is known in the state, and fail
 (or fall back to a relational search) when what they need is not known yet.
 
+Examples
+--------
 >>> from kanren import run, var
 >>> q = var()
 >>> run(0, q, removeo(2, [1, 2, 3, 2], q))

@@ -1,5 +1,7 @@
 """relgraph: relational (miniKanren) term rewriting for array programs.
 
+Examples
+--------
 >>> import relgraph as rg
 >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
 >>> rg.pprint(A @ (x + y))

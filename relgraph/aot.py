@@ -65,6 +65,8 @@ def signature(inputs: Sequence[Symbol], outputs: Sequence[Any], slots: Sequence[
     Callers make non-contiguous arguments contiguous first (rare, and a copy).
     ``slots`` are the outputs that take a buffer argument (after the inputs).
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> x, s = rg.vector("x"), rg.scalar("s", "int64")
     >>> signature([x, s], [x * s, rg.sum(x)])

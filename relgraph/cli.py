@@ -27,6 +27,8 @@ _KINDS = {"scalar": rg.scalar, "vector": rg.vector, "matrix": rg.matrix}
 def parse_symbols(spec: str) -> dict[str, rg.Symbol]:
     """Parse ``"A:matrix,x:vector:float32"`` into symbols.
 
+    Examples
+    --------
     >>> parse_symbols("A:matrix,x:vector:float32")
     {'A': A, 'x': x}
     """

@@ -35,6 +35,8 @@ WEIGHTS: dict[str, float] = {
 def weighted(weights: Mapping[str, float], default: float = 1.0) -> Cost:
     """A cost model from weights by Op name (``default`` for unlisted Ops).
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> x, y = rg.vector("x"), rg.vector("y")
     >>> weighted({"exp": 10})(rg.exp(x) + rg.exp(x) * y)
@@ -57,6 +59,8 @@ _DEFAULT = weighted(WEIGHTS)
 def op_cost(term: Any) -> float:
     """The default cost: :data:`WEIGHTS` per distinct compound subterm, else 1.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> op_cost(A @ x + A @ y), op_cost(A @ (x + y)), op_cost(rg.exp(x) + rg.exp(x))

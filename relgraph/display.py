@@ -6,6 +6,8 @@ machine) every object still renders as HTML: a term as a nested tree in which a
 shared subterm is drawn once and referred to after, a space as a table of its
 cheapest terms.
 
+Examples
+--------
 >>> import relgraph as rg
 >>> x = rg.vector("x")
 >>> "exp" in term_html(rg.exp(x) + rg.exp(x))
@@ -74,6 +76,8 @@ def _label(x: Any) -> str:
 def term_graph(term: Any) -> graphviz.Digraph:
     """The DAG of ``term``: one node per distinct subterm and leaf, edges to arguments.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> A, x = rg.matrix("A"), rg.vector("x")
     >>> src = term_graph(A @ x + A @ x * x).source

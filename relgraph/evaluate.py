@@ -19,6 +19,8 @@ def evaluate(term: Any, inputs: Mapping[Symbol, Any]) -> Any:
     Shared subterms are computed once; the walk is iterative.  Floating point
     warnings are silenced: a NaN or inf result is a result.
 
+    Examples
+    --------
     >>> import numpy as np, relgraph as rg
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> evaluate(A @ (x + y), {A: np.eye(2), x: np.ones(2), y: np.arange(2.0)})

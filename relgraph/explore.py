@@ -214,6 +214,8 @@ class RewriteSpace:
         start's order of leaves (``A @ (x + y)`` over ``A @ (y + x)``), then to
         the first found.
 
+        Examples
+        --------
         >>> import relgraph as rg
         >>> from relations.linalg import dot_distributeo
         >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
@@ -287,6 +289,8 @@ class RewriteSpace:
 def rules_of(relations: Any) -> tuple[Rule, ...]:
     """The rules of a rewriter (a database query result), a list, or one relation.
 
+    Examples
+    --------
     >>> from relations import optdb
     >>> [r.name for r in rules_of(optdb.query(include=["linalg"], exclude=["canonicalize"]))]
     ['cheaper_dot_ordero', 'dot_distributeo', 'dot_scaleo', 'transpose_doto', 'sum_doto']
@@ -408,6 +412,8 @@ class Neighbours:
     A relation's answers on a subterm are computed once and kept: the terms of
     a space share most of their subterms.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> from relations.linalg import dot_distributeo
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")

@@ -55,6 +55,8 @@ def lower(
     large input first arrives.  Without ``broadcast``, a region that can run flat
     has only its flat loop, and raises ``ValueError(BROADCAST)`` when shapes differ.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> x, y = rg.vector("x"), rg.vector("y")
     >>> src = lower([x, y], [rg.exp(x) * y + x], parallel=True).source

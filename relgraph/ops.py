@@ -129,6 +129,8 @@ class Elemwise(Op):
 
     ``nin=None`` makes it variadic, folding the binary ufunc left to right.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> float(rg.add(1.0, 2.0, 3.0))
     6.0
@@ -229,6 +231,8 @@ class Transpose(Op):
 class Reduce(Op):
     """A reduction over all axes, or the axes given as a second argument.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> rg.typeof(rg.sum(rg.matrix("A", shape=(2, 3)), 0))
     TensorType(float64, shape=(3,))

@@ -20,6 +20,8 @@ __all__ = ["pprint", "brief"]
 def pprint(term: Any) -> str:
     """Render a term as infix text.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> pprint(A @ (x + y))
@@ -53,6 +55,8 @@ def pprint(term: Any) -> str:
 def brief(term: Any, limit: int = 160) -> str:
     """``pprint(term)``, cut to ``limit`` characters for error messages.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> brief(rg.add(*(rg.vector(f"v{i}") for i in range(100))), 20)
     '(v0 + v1 + v2 + v...'

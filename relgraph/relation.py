@@ -76,6 +76,8 @@ def as_rule(
 ) -> Rule:
     """Wrap a goal constructor as a :class:`Rule` (a ``Rule`` is returned as is).
 
+    Examples
+    --------
     >>> from relations.linalg import dot_distributeo
     >>> as_rule(dot_distributeo).name
     'dot_distributeo'
@@ -97,6 +99,8 @@ def as_rule(
 def reverse(relation: Rule | Relation) -> Relation:
     """The same relation with its two arguments swapped: it runs backward.
 
+    Examples
+    --------
     >>> from relations.linalg import dot_distributeo
     >>> reverse(dot_distributeo).__name__
     'reverse(dot_distributeo)'
@@ -177,6 +181,8 @@ def run_deep(fn: Callable[..., Any], *args: Any) -> Any:
     Nested calls run in place.  Exceptions propagate to the caller; an interrupt
     of the caller (Ctrl-C) cancels the search at its next :func:`check_cancelled`.
 
+    Examples
+    --------
     >>> run_deep(sum, [1, 2, 3])
     6
     """

@@ -5,6 +5,8 @@ current term and a button for each one-step rewrite, forward and backward;
 back and forward move through the history.  Everything a click does is also a
 method, so a stepper can be driven from code (and tested without a browser).
 
+Examples
+--------
 >>> import relgraph as rg
 >>> from relgraph.stepper import Stepper
 >>> from relations.linalg import dot_distributeo

@@ -162,6 +162,8 @@ class Symbol(TermOps):
 class Constant(TermOps):
     """A numpy array inside a term, frozen and hashed by dtype, shape and bytes.
 
+    Examples
+    --------
     >>> import numpy as np
     >>> Constant(np.arange(3)) == Constant(np.arange(3))
     True
@@ -595,6 +597,8 @@ def tensor(
 ) -> Symbol:
     """A symbol of any number of dimensions.
 
+    Examples
+    --------
     >>> tensor("T", ndim=3).type
     TensorType(float64, shape=(?, ?, ?))
     """
@@ -608,6 +612,8 @@ def tensor(
 def scalar(name: str, dtype: object = "float64") -> Symbol:
     """A 0-d symbol.
 
+    Examples
+    --------
     >>> scalar("s", "int64").type
     TensorType(int64, shape=())
     """
@@ -617,6 +623,8 @@ def scalar(name: str, dtype: object = "float64") -> Symbol:
 def vector(name: str, dtype: object = "float64", shape: tuple | int | None = None) -> Symbol:
     """A 1-d symbol; ``shape`` may be ``(n,)`` or ``n``.
 
+    Examples
+    --------
     >>> vector("x", shape=3).type
     TensorType(float64, shape=(3,))
     """
@@ -628,6 +636,8 @@ def vector(name: str, dtype: object = "float64", shape: tuple | int | None = Non
 def matrix(name: str, dtype: object = "float64", shape: tuple | None = None) -> Symbol:
     """A 2-d symbol.
 
+    Examples
+    --------
     >>> matrix("A", shape=(2, None)).type
     TensorType(float64, shape=(2, ?))
     """
@@ -648,6 +658,8 @@ def as_term(x: Any) -> Any:
     Returns ``None`` if ``x`` contains a logic variable.  Leaves and ground terms
     come back unchanged; the walk is iterative and shares converted subterms.
 
+    Examples
+    --------
     >>> from etuples import etuple
     >>> import relgraph as rg
     >>> x = rg.vector("x")
@@ -716,6 +728,8 @@ def subterms(term: Any) -> Iterator[Term]:
 
     Distinct by structure: two equal subterms built separately count once.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> x = rg.vector("x")
     >>> [str(t) for t in subterms(rg.exp(x) + rg.exp(x))]
@@ -742,6 +756,8 @@ def subterms(term: Any) -> Iterator[Term]:
 def count_nodes(term: Any) -> int:
     """Number of distinct compound subterms (applications) of a term.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> count_nodes(A @ x + A @ y)
@@ -773,6 +789,8 @@ def typeof(term: Any) -> TensorType:
 
     Raises :class:`TypeCheckError` naming the offending subterm.
 
+    Examples
+    --------
     >>> import relgraph as rg
     >>> A, x = rg.matrix("A", shape=(3, 4)), rg.vector("x")
     >>> typeof(A @ x)

@@ -60,6 +60,8 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
 
     Raises ``ValueError`` when two known dimensions differ and neither is 1.
 
+    Examples
+    --------
     >>> broadcast_shapes((3, None), (1, 4))
     (3, 4)
     >>> broadcast_shapes((None,), (2, 1))
