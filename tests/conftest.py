@@ -30,3 +30,28 @@ def syms():
 @pytest.fixture
 def rng():
     return np.random.default_rng(1234)
+
+
+@pytest.fixture
+def ctrl_c():
+    """``ctrl_c(seconds)``: press Ctrl-C after ``seconds``, as a user at a terminal would.
+
+    Python's SIGINT handler is installed for the test: a process started in the
+    background (``cmd &``) inherits SIGINT ignored, and then Ctrl-C never arrives.
+    """
+    import _thread
+    import signal
+    import threading
+
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timers = []
+
+    def press(seconds: float) -> None:
+        timers.append(threading.Timer(seconds, _thread.interrupt_main))
+        timers[-1].start()
+
+    yield press
+    for timer in timers:
+        timer.cancel()
+        timer.join()
+    signal.signal(signal.SIGINT, saved)
