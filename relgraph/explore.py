@@ -356,12 +356,9 @@ def explore(
     [('ac_normalo', 'backward'), ('dot_distributeo', 'backward')]
     """
     term = checked_term(term, "explore")
-    directions = tuple(dict.fromkeys(directions))
-    if not directions or any(d not in DIRECTIONS for d in directions):
-        raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
     if max_terms < 1 or (max_depth is not None and max_depth < 0):
         raise ValueError("max_terms must be positive and max_depth non-negative")
-    neighbours = Neighbours(rules_of(relations), directions, max_answers)
+    neighbours = Neighbours(relations, directions, max_answers)
     space = RewriteSpace(term, cost)
     start = time.perf_counter()
     try:
@@ -427,6 +424,9 @@ class Neighbours:
         directions: Iterable[Direction] = DIRECTIONS,
         max_answers: int = 8,
     ):
+        directions = tuple(dict.fromkeys(directions))
+        if not directions or any(d not in DIRECTIONS for d in directions):
+            raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
         self.matchers: list[tuple[Rule, Direction, Matcher]] = []
         for rule in rules_of(relations):
             for direction in directions:

@@ -61,7 +61,7 @@ class Stepper:
         directions: Iterable[Direction] = DIRECTIONS,
         max_answers: int = 8,
     ):
-        self.neighbours = Neighbours(relations, tuple(directions), max_answers)
+        self.neighbours = Neighbours(relations, directions, max_answers)
         self.history: list[Term] = [checked_term(term, "step")]
         self.index = 0
         self._options: dict[Term, tuple[Edge, ...]] = {}
