@@ -108,7 +108,7 @@ def term_graph(term: Any) -> graphviz.Digraph:
 def term_html(term: Any) -> str:
     """The infix text of ``term`` above its DAG (SVG) or, without ``dot``, a tree."""
     picture = svg(term_graph(term)) if type(term) is Term else None
-    body = picture if picture is not None else _tree_html(term)
+    body = _inline(picture) if picture is not None else _tree_html(term)
     return f'<div class="relgraph-term"><code>{html.escape(pprint(term))}</code>{body}</div>'
 
 
@@ -194,7 +194,9 @@ def space_html(space: RewriteSpace, limit: int = 30) -> str:
         f"<code>{html.escape(pprint(best))}</code></p>"
     )
     picture = svg(space_graph(space, limit))
-    if picture is None:
+    if picture is not None:
+        picture = _inline(picture)
+    else:
         rows = "".join(
             f"<tr><td>{space.cost(t):g}</td><td>{space.depth(t)}</td>"
             f"<td><code>{html.escape(brief(t, 120))}</code></td></tr>"
@@ -234,6 +236,11 @@ def report_html(report: RewriteReport) -> str:
         parts.append(_table(["relation", "time (s)", "tried", "applied", "created"], rows))
     parts += [f"<div style='margin-left:2em'>{report_html(c)}</div>" for c in report.children]
     return "".join(parts)
+
+
+def _inline(svg_text: str) -> str:
+    """SVG for inside an HTML page: without the XML declaration and doctype."""
+    return svg_text[svg_text.find("<svg") :]
 
 
 def _table(columns: list[str], rows: str) -> str:

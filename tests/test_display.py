@@ -43,7 +43,7 @@ def test_term_html_is_cut_on_huge_terms(no_dot):
 def test_term_svg_with_dot():
     out = SHARED._repr_svg_()
     assert out.lstrip().startswith("<?xml") and "<svg" in out and ">exp<" in out
-    assert "<svg" in SHARED._repr_html_()
+    assert "<svg" in SHARED._repr_html_() and "<?xml" not in SHARED._repr_html_()
 
 
 def test_space_html(no_dot):
