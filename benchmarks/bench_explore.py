@@ -20,8 +20,9 @@ backward (they would never saturate), so it does less work.  Times are medians o
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
+
+from bench_canonicalize import median_time  # the same timer: median, and the last result
+from bench_rewrite import Mat  # the same egglog sort: matrices with @ and + (None without egglog)
 
 import relgraph as rg
 from relations import optdb
@@ -31,15 +32,6 @@ x, y, z, w = (rg.vector(n) for n in "xyzw")
 START = A @ x + A @ y + A @ z + A @ w
 BEST = A @ rg.add(x, y, z, w)
 QUERY = optdb.query(include=["linalg", "canonicalize"])
-
-
-def median(fn, repeat: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def relgraph_budget():
@@ -54,33 +46,22 @@ def relgraph_depth2():
     return f"{len(space)} terms, best {rg.pprint(space.best())}"
 
 
-try:
-    from egglog import EGraph, Expr, StringLike, birewrite, rewrite, run
-
-    class M(Expr):  # at module level: egglog resolves the type hints here
-        def __init__(self, name: StringLike) -> None: ...
-        def __matmul__(self, other: M) -> M: ...
-        def __add__(self, other: M) -> M: ...
-
-except ImportError:
-    M = None
-
-
 def egglog_peer():
-    if M is None:
+    if Mat is None:
         return None
+    from egglog import EGraph, birewrite, rewrite, run
 
     def saturate_and_extract():
         egraph = EGraph()
 
         @egraph.register
-        def _rules(a: M, b: M, c: M):
+        def _rules(a: Mat, b: Mat, c: Mat):
             yield birewrite(a @ (b + c)).to(a @ b + a @ c)
             yield birewrite(a + (b + c)).to((a + b) + c)
             yield rewrite(a + b).to(b + a)
 
-        A_ = M("A")
-        expr = A_ @ M("x") + A_ @ M("y") + A_ @ M("z") + A_ @ M("w")
+        A_ = Mat("A")
+        expr = A_ @ Mat("x") + A_ @ Mat("y") + A_ @ Mat("z") + A_ @ Mat("w")
         handle = egraph.let("expr", expr)
         egraph.run(run().saturate())
         return str(egraph.extract(handle))
@@ -94,11 +75,11 @@ def main() -> None:
     args = parser.parse_args()
     rg.explore(START, QUERY, max_terms=50, progress=False)  # warm up: imports, goal building
     rows = [
-        ("relgraph explore, 1,000-term budget", *median(relgraph_budget, args.repeat)),
-        ("relgraph explore, max_depth=2", *median(relgraph_depth2, args.repeat)),
+        ("relgraph explore, 1,000-term budget", *median_time(relgraph_budget, args.repeat)),
+        ("relgraph explore, max_depth=2", *median_time(relgraph_depth2, args.repeat)),
     ]
     peer = egglog_peer()
-    egg = median(peer, args.repeat) if peer else None
+    egg = median_time(peer, args.repeat) if peer else None
     print("| run | time (s) | egglog / this | result |")
     print("|---|---|---|---|")
     for name, t, result in rows:

@@ -127,8 +127,9 @@ def _explore(args: argparse.Namespace) -> int:
     print(rg.pprint(best))
     print(f"cost {space.cost(best):g} (start {space.cost(term):g})")
     print(f"explored {len(space)} terms in {space.elapsed:.2f} s ({status})")
-    print(f"derivation ({len(space.explain(best))} steps):")
-    print(space.explain(best))
+    derivation = space.explain(best)
+    print(f"derivation ({len(derivation)} steps):")
+    print(derivation)
     if args.svg:
         picture = svg(space_graph(space))
         if picture is None:

@@ -38,7 +38,8 @@ def pprint(term: Any) -> str:
     '(A @ (x + y))'
     """
     if isinstance(term, ExpressionTuple) and type(term) is not Term:
-        term = as_term(term) if as_term(term) is not None else term
+        converted = as_term(term)  # None if it holds logic variables: print it as it is
+        term = term if converted is None else converted
     out: list[str] = []
     stack: list[Any] = [term]
     while stack:
