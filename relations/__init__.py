@@ -63,7 +63,6 @@ CANONICALIZE_RELATIONS = [
     ("neg_mulo", arith.neg_mulo, (C, F), (neg,)),
     ("collect_termso", arith.collect_termso, (C, F), (add,)),
     ("pow_mulo", arith.pow_mulo, (C, F), (mul,)),
-    ("mul_selfo", arith.mul_selfo, (C, F), (mul,)),
     ("div_divo", arith.div_divo, (C, F), (div,)),
     ("transpose_transposeo", linalg.transpose_transposeo, (C, L, F), (T,)),
     ("transpose_lowo", linalg.transpose_lowo, (C, L, F), (T,)),
@@ -109,8 +108,8 @@ LINALG_RELATIONS = [
 # Relations that handle sums and products of any length themselves: not tried on
 # runs of arguments (the driver's windows).
 WHOLE = {
-    "ac_normalo", "add_zeroo", "mul_oneo", "mul_zeroo", "mul_div_cancelo",
-    "add_zero_termo", "mul_neg_oneo",
+    "ac_normalo", "constant_foldo", "add_zeroo", "mul_oneo", "mul_zeroo", "mul_div_cancelo",
+    "add_zero_termo", "mul_neg_oneo", "collect_termso", "pow_mulo",
 }  # fmt: skip
 
 

@@ -16,7 +16,8 @@ Run backward (``rel(q, term)``) they enumerate inputs that rewrite to ``term``.
 from __future__ import annotations
 
 import operator
-from functools import partial
+from collections.abc import Callable
+from functools import partial, reduce
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from relations.goals import (
     testo,
     variadico,
 )
-from relations.order import alike, sorted_args
+from relations.order import sorted_args
 from relgraph.evaluate import evaluate
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
 from relgraph.term import Constant, Term, typeof
@@ -58,8 +59,6 @@ __all__ = [
     "sub_addo",
     "div_mul_invo",
     "collect_termso",
-    "coefficiento",
-    "scaledo",
     "neg_addo",
     "neg_mulo",
     "add_zero_termo",
@@ -104,10 +103,6 @@ def ac_normalo(in_lv, out_lv):
     return ifgroundo(in_lv, computeo(_ac_normal, [in_lv], out_lv), eq_assoccomm(in_lv, out_lv))
 
 
-def _foldable(t: Any) -> bool:
-    return type(t) is Term and all(is_constant(a) for a in t._tuple[1:])
-
-
 def _fold(t: Term) -> Any:
     with np.errstate(all="ignore"):
         value = np.asarray(evaluate(t, {}), dtype=typeof(t).dtype)
@@ -116,9 +111,26 @@ def _fold(t: Term) -> Any:
     return value[()] if value.ndim == 0 else Constant(value)
 
 
+def _folded(t: Any) -> Any:
+    """The value of ``t`` if its arguments are constants; a sum or product with
+    its constant arguments folded into one; else None."""
+    if type(t) is not Term:
+        return None
+    op, args = t._tuple[0], t._tuple[1:]
+    constants = [a for a in args if is_constant(a)]
+    if len(constants) == len(args):
+        return _fold(t)
+    if len(constants) < 2 or not _is_ac(op):
+        return None
+    value = _fold(Term((op, *constants)))
+    others = (a for a in args if not is_constant(a))
+    return None if value is None else Term((op, value, *others))
+
+
 def constant_foldo(in_lv, out_lv):
-    """An Op applied to constants is its value: ``2 * 3 -> 6`` (finite results only)."""
-    return lall(testo(_foldable, in_lv), computeo(_fold, [in_lv], out_lv))
+    """An Op applied to constants is its value: ``2 * 3 -> 6``; the constants of a
+    sum or product fold into one: ``2 + x + 3 -> 5 + x`` (finite results only)."""
+    return computeo(_folded, [in_lv], out_lv)
 
 
 def _drop_constanto(op, constant):
@@ -222,44 +234,64 @@ def div_mul_invo(in_lv, out_lv):
     )
 
 
-def coefficiento(term, c, rest):
-    """``term`` is the number ``c`` times the product of ``rest``.
+def _coefficient(t: Any) -> tuple[Any, tuple]:
+    """``2 * x * y`` is ``(2, (x, y))``; ``-x`` is ``(-1, (x,))``; ``x`` is ``(1, (x,))``."""
+    if type(t) is Term:
+        head, args = t._tuple[0], t._tuple[1:]
+        if head is neg:
+            c, rest = _coefficient(args[0])
+            return -c, rest
+        if head is mul and len(args) > 1:
+            return (args[0], args[1:]) if is_number(args[0]) else (1, args)
+    return 1, (t,)
 
-    ``2 * x * y`` is ``(2, [x, y])``; ``-x`` is ``(-1, [x])``; ``x`` is ``(1, [x])``.
+
+def _scaled(c: Any, rest: tuple) -> Any:
+    """``c`` times the product of ``rest``, written ``x``, ``-x`` or ``c * x``."""
+    product = rest[0] if len(rest) == 1 else Term((mul, *rest))
+    if c == 1:
+        return product
+    return Term((neg, product)) if c == -1 else Term((mul, c, *rest))
+
+
+def _collected(op: Any, split: Callable, join: Callable, t: Any) -> Any:
+    """``t`` (an ``op`` term) with each group of arguments of one key joined, or None.
+
+    ``split(arg)`` is ``(key, part)`` (``key`` None: the argument stays alone);
+    ``join(key, parts)`` is the one argument a group becomes.
     """
-    r = var()
-    return conde(
-        [conso(mul, cons(c, rest), term), testo(is_number, c)],
-        [eq(term, etuple(neg, r)), eq(c, -1), variadico(mul, rest, r)],
-        [eq(c, 1), variadico(mul, rest, term)],
-    )
+    if type(t) is not Term or t._tuple[0] is not op:
+        return None
+    groups: dict[Any, list] = {}
+    for arg in t._tuple[1:]:
+        key, part = split(arg)
+        groups.setdefault(object() if key is None else key, []).append((arg, part))
+    if len(groups) == len(t._tuple) - 1:
+        return None
+    args = [
+        group[0][0] if len(group) == 1 else join(key, [part for _, part in group])
+        for key, group in groups.items()
+    ]
+    return args[0] if len(args) == 1 else Term((op, *args))
 
 
-def scaledo(c, rest, term):
-    """``term`` is ``c`` times the product of ``rest``, written ``x``, ``-x`` or ``c * x``."""
-    p = var()
-    return conde(
-        [eq(c, 1), variadico(mul, rest, term)],
-        [eq(c, -1), variadico(mul, rest, p), eq(term, etuple(neg, p))],
-        [testo(lambda v: v != 1 and v != -1, c), conso(mul, cons(c, rest), term)],
-    )
+def _like_term(arg: Any) -> tuple[Any, Any]:
+    c, rest = _coefficient(arg)
+    return (None if is_constant(arg) else rest), c
+
+
+def _sum_of_like(rest: tuple, coefficients: list) -> Any:
+    return _scaled(reduce(operator.add, coefficients), rest)
 
 
 def collect_termso(in_lv, out_lv):
     """Like terms: ``c1 * x + c2 * x -> (c1 + c2) * x``; so ``x + x -> 2 * x``, ``x - x -> 0 * x``.
 
     ``c1``, ``c2`` are numbers (``-x`` has -1, ``x`` has 1); ``x`` stands for
-    the rest of the product.
+    the rest of the product.  Every group of like terms of a sum is collected
+    at once; it computes, so it has no backward answer.
     """
-    a, b, c1, c2, c, rest = lvars(6)
-    return lall(
-        eq(in_lv, etuple(add, a, b)),
-        testo(partial(alike, add), a, b),  # a cheap test first
-        coefficiento(a, c1, rest),
-        coefficiento(b, c2, rest),
-        computeo(operator.add, [c1, c2], c),
-        scaledo(c, rest, out_lv),
-    )
+    return computeo(partial(_collected, add, _like_term, _sum_of_like), [in_lv], out_lv)
 
 
 def neg_addo(in_lv, out_lv):
@@ -310,20 +342,25 @@ def _non_negative(*cs: Any) -> bool:
     return all(is_number(c) and c >= 0 for c in cs)
 
 
+def _power(arg: Any) -> tuple[Any, Any]:
+    """``(base, exponent)`` of a factor; a constant, or a negative power, stays alone."""
+    base, e = arg, 1
+    if type(arg) is Term and arg._tuple[0] is pow and is_number(arg._tuple[2]):
+        base, e = arg._tuple[1], arg._tuple[2]
+    return (None if is_constant(base) or not _non_negative(e) else base), e
+
+
+def _product_of_powers(base: Any, exponents: list) -> Term:
+    return Term((pow, base, reduce(operator.add, exponents)))
+
+
 def pow_mulo(in_lv, out_lv):
-    """``x ** a * x -> x ** (a + 1)`` and ``x ** a * x ** b -> x ** (a + b)``, ``a, b >= 0``."""
-    x, a, b, c, u, v = lvars(6)
-    return lall(
-        eq(in_lv, etuple(mul, u, v)),
-        testo(partial(alike, mul), u, v),  # a cheap test first
-        conde(
-            [commo(mul, etuple(pow, x, a), x, in_lv), eq(b, 1)],
-            [eq(in_lv, etuple(mul, etuple(pow, x, a), etuple(pow, x, b)))],
-        ),
-        testo(_non_negative, a, b),
-        computeo(operator.add, [a, b], c),
-        eq(out_lv, etuple(pow, x, c)),
-    )
+    """``x ** a * x ** b * x -> x ** (a + b + 1)``, numbers ``a, b >= 0``; so ``x * x -> x ** 2``.
+
+    Every group of powers of one base in a product is collected at once; it
+    computes, so it has no backward answer.
+    """
+    return computeo(partial(_collected, mul, _power, _product_of_powers), [in_lv], out_lv)
 
 
 def pow_powo(in_lv, out_lv):

@@ -4,12 +4,11 @@ Arguments of ``add`` and ``mul`` are sorted by :func:`arg_key`: constants
 first, then symbols by name, then compound terms by Op name and then their
 arguments, recursively.  Like terms sort next to each other: in a sum a term
 sorts by what it is a multiple of (``x``, ``2 * x`` and ``-x`` are neighbours),
-in a product by what it is a power of (``x`` and ``x ** 2``).  The driver tries
-windows of neighbouring arguments, so one-line relations (``x + x -> 2 * x``)
-then collect them.
+in a product by what it is a power of (``x`` and ``x ** 2``), so a collected
+sum or product reads in the same order as the input.
 
 Keys are built from names and values only, never from ``hash`` (which changes
-per process for strings), and cached per term.
+per process for strings), and cached on each term.
 
 >>> import relgraph as rg
 >>> x, y = rg.vector("x"), rg.vector("y")
@@ -24,9 +23,9 @@ from hashlib import blake2b
 from typing import Any
 
 from relgraph.ops import add, mul, neg, pow
-from relgraph.term import Constant, Symbol, Term
+from relgraph.term import Constant, Symbol, Term, memoized
 
-__all__ = ["term_key", "arg_key", "sorted_args", "alike"]
+__all__ = ["term_key", "arg_key", "sorted_args"]
 
 Key = tuple
 
@@ -34,19 +33,26 @@ Key = tuple
 def term_key(x: Any) -> Key:
     """``(rank, name, detail)``: a deterministic key comparing any two terms."""
     if type(x) is Term:
-        return _compound_key(x._tuple[0], x._tuple[1:])
+        return _term_key(x)
     if type(x) is Symbol:
-        return (1, x.name, str(x.type))
+        return _symbol_key(x)
     if type(x) is Constant:
         digest = blake2b(x.value.tobytes(), digest_size=8).hexdigest()
         return (0, "array", f"{x.value.dtype.str}{x.value.shape}{digest}")
     return (0, repr(x), "")
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=1 << 12)
+def _symbol_key(x: Symbol) -> Key:
+    return (1, x.name, str(x.type))
+
+
+@memoized
+def _term_key(t: Term) -> Key:
+    return _compound_key(t._tuple[0], t._tuple[1:])
+
+
 def _compound_key(op: Any, args: tuple) -> Key:
-    # Cached by (op, args): equal subterms share one key object, so comparing
-    # two keys stops at the first argument that differs.
     return (2, getattr(op, "name", repr(op)), tuple(term_key(a) for a in args))
 
 
@@ -70,15 +76,23 @@ def _base(op: Any, x: Any) -> Key:
 
 def arg_key(op: Any, x: Any) -> tuple[Key, Key]:
     """Sort key of ``x`` as an argument of ``op``: like terms are neighbours."""
+    if type(x) is Term and op is add:
+        return _sum_key(x)
+    if type(x) is Term and op is mul:
+        return _product_key(x)
     return (_base(op, x), term_key(x))
+
+
+@memoized
+def _sum_key(t: Term) -> tuple[Key, Key]:
+    return (_base(add, t), _term_key(t))
+
+
+@memoized
+def _product_key(t: Term) -> tuple[Key, Key]:
+    return (_base(mul, t), _term_key(t))
 
 
 def sorted_args(op: Any, args: Any) -> list[Any]:
     """``args`` in the normal form's order for the AC Op ``op``."""
     return sorted(args, key=functools.partial(arg_key, op))
-
-
-def alike(op: Any, a: Any, b: Any) -> bool:
-    """Whether ``a`` and ``b`` are like terms of ``op``: multiples (``add``) or
-    powers (``mul``) of the same thing, so that they sort next to each other."""
-    return _base(op, a) == _base(op, b)

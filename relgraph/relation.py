@@ -137,13 +137,13 @@ class Matcher:
         stream = self.goal(initial_state({self.in_var: term}))
         for count, state in enumerate(stream, 1):
             result = as_term(reify(self.out_var, state))
-            if result is not None and term != result and keeps_type(self.rule.name, term, result):
+            if result is not None and term != result and keeps_type(term, result):
                 yield result
             if count >= self.max_answers:
                 return
 
 
-def keeps_type(name: str, before: Any, after: Any) -> bool:
+def keeps_type(before: Any, after: Any) -> bool:
     """Whether ``after`` has the type of ``before``, so it may replace it.
 
     Relations are written without types, as identities of symbols: ``x * 1 ->

@@ -24,7 +24,15 @@ from typing import Any, Literal
 
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
 from relgraph.printing import brief
-from relgraph.relation import Matcher, Rule, as_rule, check_cancelled, is_associative, run_deep
+from relgraph.relation import (
+    Matcher,
+    Rule,
+    as_rule,
+    check_cancelled,
+    is_associative,
+    keeps_type,
+    run_deep,
+)
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.term import Term, checked_term, count_nodes
 
@@ -354,7 +362,9 @@ class _Run:
                 new_args.append(result)
         if len(new_args) == len(args):
             return None
-        return new_args[0] if len(new_args) == 1 else self.canonical(Term((op, *new_args)))
+        result = new_args[0] if len(new_args) == 1 else Term((op, *new_args))
+        # Each window kept its own type; the node may not (n-ary dtype promotion).
+        return self.canonical(result) if keeps_type(node, result) else None
 
     def try_run(self, op: Any, args: tuple, i: int, candidates: tuple[int, ...]) -> Any:
         """The longest run ``args[i:end]`` (two or more) that rewrites: (result, end)."""

@@ -19,6 +19,7 @@ arrays, so they hash) and plain Python or numpy scalars.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Generator, Iterator, Mapping
 from typing import Any
 
@@ -54,6 +55,7 @@ __all__ = [
     "subterms",
     "substitute",
     "count_nodes",
+    "memoized",
 ]
 
 
@@ -239,7 +241,7 @@ class Term(TermOps, ExpressionTuple):
     3
     """
 
-    __slots__ = ("_hash", "_ground", "_type")
+    __slots__ = ("_hash", "_ground", "_type", "_memo")
 
     def __new__(cls, seq=(), **kwargs):
         return object.__new__(cls)
@@ -254,6 +256,7 @@ class Term(TermOps, ExpressionTuple):
         self._hash = hash(items)
         self._ground = all(_atom_ground(a) for a in items)
         self._type = None
+        self._memo: dict | None = None
 
     @property
     def op(self) -> Any:
@@ -311,6 +314,38 @@ class Term(TermOps, ExpressionTuple):
         from relgraph.display import svg, term_graph
 
         return svg(term_graph(self))
+
+
+def memoized(fn: Callable[[Term], Any]) -> Callable[[Term], Any]:
+    """``fn(term)`` computed once per term object and kept on it (terms are immutable).
+
+    Unlike a cache keyed by the term, a hit costs no hashing or equality test.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> calls = []
+    >>> @memoized
+    ... def size(t):
+    ...     calls.append(t)
+    ...     return len(t)
+    >>> t = rg.vector("x") + 1
+    >>> size(t), size(t), len(calls)
+    (3, 3, 1)
+    """
+
+    @functools.wraps(fn)
+    def memoized_fn(term: Term) -> Any:
+        memo = term._memo
+        if memo is None:
+            memo = term._memo = {}
+        try:
+            return memo[fn]
+        except KeyError:
+            value = memo[fn] = fn(term)
+            return value
+
+    return memoized_fn
 
 
 def _structurally_equal(a: Any, b: Any) -> bool:

@@ -36,9 +36,8 @@ CASES = {
     "sub_addo": (x - y, x + -y, True),
     "neg_addo": (-(x + y), -x + -y, True),
     "neg_mulo": (-(2 * x), -2 * x, False),
-    "collect_termso": (2 * x + 3 * x, 5 * x, False),
-    "mul_selfo": (x * x, x**2, True),
-    "pow_mulo": (x**2 * x, x**3, False),
+    "collect_termso": (rg.add(2 * x, y, 3 * x, -x), rg.add(4 * x, y), False),
+    "pow_mulo": (rg.mul(x**2, y, x, x**0.5), rg.mul(x**3.5, y), False),
     "div_divo": ((x / y) / a, x / (y * a), True),
     "transpose_transposeo": (A.T.T, A, True),
     "transpose_lowo": (x.T, x, True),
@@ -273,3 +272,19 @@ def test_div_mul_invo_only_inverts_floats():
     assert list(rg.rewrites(a / i, div_mul_invo)) == []
     (out,) = rg.rewrites(a / 2.0, div_mul_invo)
     assert rg.evaluate(out, {a: 3.0}) == 1.5
+
+
+def test_like_terms_and_powers_collect_in_one_application():
+    out, rep = rg.rewrite(rg.add(*[x] * 40, y, -x), CANON, report=True)
+    assert out == 39 * x + y
+    assert rep.children[0].applications["collect_termso"] == 1
+    out, rep = rg.rewrite(rg.mul(*[x] * 20, x**0.5, y**-1, y), CANON, report=True)
+    assert out == rg.mul(x**20.5, y, y**-1)  # a negative power is left alone (y = 0)
+    assert rep.children[0].applications["pow_mulo"] == 1
+
+
+def test_the_constants_of_a_sum_fold_into_one_of_the_sums_dtype():
+    assert rg.rewrite(rg.add(x, 1, 2.5), CANON) == rg.add(f64(3.5), x)
+    x32 = rg.vector("x32", "float32")
+    out = rg.rewrite(rg.add(x32, 1, 2.5), CANON)  # 3.5 would make it float64
+    assert rg.typeof(out).dtype == "float32"

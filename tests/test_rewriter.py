@@ -1,5 +1,6 @@
 import warnings
 
+import numpy as np
 import pytest
 from etuples import etuple
 from kanren import conde, eq, lall, var
@@ -177,6 +178,19 @@ class TestDriver:
         t = A @ rg.vector("x", shape=3)
         out, rep = rg.rewrite(t, [transpose_o], report=True)
         assert out == t and rep.applications == {}
+
+    def test_a_window_rewrite_that_changes_the_sums_dtype_is_not_a_rewrite(self):
+        # The window 1 + 2.5 folds to a float64 3.5 and keeps its own type, but
+        # x + 3.5 is float64 where x + 1 + 2.5 is float32.
+        from relations.arith import constant_foldo
+        from relgraph.relation import as_rule
+
+        x = rg.vector("x", "float32")
+        pairs = as_rule(constant_foldo, tracks=[rg.add], windows=True)
+        t = rg.add(x, 1, 2.5)
+        assert rg.rewrite(t, [pairs]) == t
+        out = rg.rewrite(rg.add(rg.vector("y"), 1, 2.5), [pairs])
+        assert out == rg.add(np.float64(3.5), rg.vector("y"))
 
     def test_a_relation_that_holds_only_without_broadcasting_skips_broadcasts(self):
         # The seeds' relation would make A @ a from a broadcast scalar a.
