@@ -25,8 +25,6 @@ from cons import cons
 from etuples import etuple
 from kanren import conde, conso, eq, lall
 from kanren.assoccomm import associative, commutative, eq_assoccomm, flatten_assoc_args
-from kanren.graph import mapo
-from unification import var
 from unification import vars as lvars
 
 from relations.goals import (
@@ -39,11 +37,12 @@ from relations.goals import (
     removeo,
     testo,
     variadico,
+    zipo,
 )
 from relations.order import sorted_args
 from relgraph.evaluate import evaluate
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
-from relgraph.term import Constant, Term, typeof
+from relgraph.term import Constant, Term, as_term, typeof
 
 __all__ = [
     "ac_normalo",
@@ -133,6 +132,14 @@ def constant_foldo(in_lv, out_lv):
     return computeo(_folded, [in_lv], out_lv)
 
 
+def _has_arg(op: Any, constant: Any, t: Any) -> bool:
+    """Whether ``t`` is ``op`` applied to the number ``constant``, among others."""
+    t = as_term(t)  # built by a goal when run backward
+    if type(t) is not Term or t._tuple[0] is not op:
+        return False
+    return any(is_number(a) and a == constant for a in t._tuple[1:])
+
+
 def _drop_constanto(op, constant):
     """``op(..., constant, ...) -> op(...)``: the constant is op's identity element."""
 
@@ -140,6 +147,7 @@ def _drop_constanto(op, constant):
         args, rest = lvars(2)
         return pipeo(
             in_lv,
+            testo(partial(_has_arg, op, constant), in_lv),  # a cheap test first
             conso(op, args, in_lv),
             removeo(constant, args, rest),
             variadico(op, rest, out_lv),
@@ -163,12 +171,13 @@ def _zero_like(t: Any) -> Any:
     return np.zeros((), tp.dtype)[()] if tp.ndim == 0 else None
 
 
+def _zero_product(t: Any) -> Any:
+    return _zero_like(t) if _has_arg(mul, 0, t) else None
+
+
 def mul_zeroo(in_lv, out_lv):
     """``x * 0 -> 0`` for scalars.  Unsafe: ``inf * 0`` and ``nan * 0`` are NaN."""
-    args, rest = lvars(2)
-    return lall(
-        conso(mul, args, in_lv), removeo(0, args, rest), computeo(_zero_like, [in_lv], out_lv)
-    )
+    return computeo(_zero_product, [in_lv], out_lv)
 
 
 def sub_zeroo(in_lv, out_lv):
@@ -300,7 +309,7 @@ def neg_addo(in_lv, out_lv):
     return pipeo(
         in_lv,
         eq(in_lv, etuple(neg, cons(add, args))),
-        mapo(lambda u, v: eq(v, etuple(neg, u)), args, negs),
+        zipo(lambda u, v: eq(v, etuple(neg, u)), args, negs),
         conso(add, negs, out_lv),
     )
 
@@ -320,16 +329,20 @@ def _is_zero_term(x: Any) -> bool:
     return type(x) is Term and x._tuple[0] is mul and is_number(x._tuple[1]) and x._tuple[1] == 0
 
 
+def _without_zero_terms(t: Any) -> Any:
+    """The sum ``t`` without its ``0 * x`` terms (one stays if all are), or None."""
+    if type(t) is not Term or t._tuple[0] is not add:
+        return None
+    args = t._tuple[1:]
+    kept = [a for a in args if not _is_zero_term(a)] or [args[0]]
+    if len(kept) == len(args):
+        return None
+    return kept[0] if len(kept) == 1 else Term((add, *kept))
+
+
 def add_zero_termo(in_lv, out_lv):
-    """``0 * x + y -> y``.  Unsafe: ``0 * inf`` is NaN."""
-    args, rest = lvars(2)
-    return pipeo(
-        in_lv,
-        conso(add, args, in_lv),
-        testo(lambda xs: any(_is_zero_term(x) for x in xs), args),  # a cheap test first
-        removeo(cons(mul, cons(0, var())), args, rest),
-        variadico(add, rest, out_lv),
-    )
+    """``0 * x + y -> y`` (every such term of a sum at once).  Unsafe: ``0 * inf`` is NaN."""
+    return computeo(_without_zero_terms, [in_lv], out_lv)
 
 
 def mul_selfo(in_lv, out_lv):

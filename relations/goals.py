@@ -26,7 +26,8 @@ import numpy as np
 from cons.core import ConsPair
 from etuples.core import ExpressionTuple
 from kanren import lall
-from unification import reify, unify
+from kanren.graph import mapo
+from unification import reify, unify, var
 from unification.core import isground
 
 from relgraph.term import Args, Constant, Symbol, Term, as_term, typeof
@@ -39,6 +40,7 @@ __all__ = [
     "ifgroundo",
     "removeo",
     "variadico",
+    "zipo",
     "is_number",
     "is_scalar",
     "is_float",
@@ -192,6 +194,52 @@ def variadico(op: Any, args: Any, term: Any) -> Callable:
                     yield S2
 
     return variadico_goal
+
+
+def zipo(relation: Callable, a: Any, b: Any) -> Callable:
+    """``relation(a[i], b[i])`` for every ``i``: kanren's ``mapo``, once a length is known.
+
+    When ``a`` or ``b`` is a proper list (its items may be unknown), the other
+    is a list of fresh variables and this is one conjunction over the pairs,
+    where ``mapo`` runs a ``conde`` over "empty or not" at every item.
+    Otherwise it is ``mapo``.
+
+    Examples
+    --------
+    >>> from kanren import eq, run, var
+    >>> q = var()
+    >>> run(0, q, zipo(lambda u, v: eq(v, (u, u)), [1, 2], q))
+    ([(1, 1), (2, 2)],)
+    >>> run(0, q, zipo(lambda u, v: eq(v, (u, u)), q, [(1, 1), (2, 2)]))
+    ([1, 2],)
+    """
+
+    def zipo_goal(S) -> Iterator[Any]:
+        a_items, b_items = _proper_list(reify(a, S)), _proper_list(reify(b, S))
+        if a_items is None and b_items is None:
+            yield from mapo(relation, a, b)(S)
+            return
+        if a_items is None:
+            a_items = [var() for _ in b_items]
+            S = unify(a, a_items, S)
+        elif b_items is None:
+            b_items = [var() for _ in a_items]
+            S = unify(b, b_items, S)
+        if S is not False and len(a_items) == len(b_items):
+            yield from lall(*map(relation, a_items, b_items))(S)
+
+    return zipo_goal
+
+
+def _proper_list(x: Any) -> list[Any] | None:
+    """The items of a list, tuple, etuple or cons list that does not end in a variable."""
+    items = []
+    while issubclass(type(x), ConsPair) and not isinstance(x, ExpressionTuple):
+        items.append(x.car)
+        x = x.cdr
+    if isinstance(x, (list, tuple, ExpressionTuple)):
+        return items + list(x)
+    return None
 
 
 # -- predicates on ground values ---------------------------------------------------
