@@ -189,6 +189,7 @@ class TestDriver:
         pairs = as_rule(constant_foldo, tracks=[rg.add], windows=True)
         t = rg.add(x, 1, 2.5)
         assert rg.rewrite(t, [pairs]) == t
+        # A float64 sum folds (the whole node at once, before any window).
         out = rg.rewrite(rg.add(rg.vector("y"), 1, 2.5), [pairs])
         assert out == rg.add(np.float64(3.5), rg.vector("y"))
 
