@@ -451,7 +451,7 @@ class Neighbours:
                         continue
                     for after in self.answers_of(index, candidate, deadline):
                         target = replace_at(term, node, window, after)
-                        if target != term:
+                        if target is not None and target != term:
                             yield Edge(
                                 term, target, rule.name, direction, node, window,
                                 candidate, after, rule,

@@ -257,7 +257,8 @@ def steps(term: Any, relation: Rule | Relation, max_answers: int = 8) -> Iterato
         for candidate, window in positions(node):
             for after in run_deep(_all_answers, matcher, candidate):
                 result = replace_at(term, node, window, after)
-                yield Step(matcher.rule.name, candidate, after, window, result)
+                if result is not None:
+                    yield Step(matcher.rule.name, candidate, after, window, result)
 
 
 def _all_answers(matcher: Matcher, term: Term) -> list[Term]:
@@ -285,11 +286,18 @@ def is_associative(op: Any) -> bool:
 
 def replace_at(term: Term, node: Term, window: tuple[int, int] | None, after: Any) -> Any:
     """``term`` with every occurrence of ``node`` (or of its run of arguments
-    ``window``) replaced by ``after``."""
+    ``window``) replaced by ``after``.
+
+    ``None`` if ``node`` rebuilt with a rewritten run would change type: the run
+    kept its own, but n-ary dtype promotion may not (with a float32 ``x``,
+    ``x + 1 + 2.5`` is float32 and ``x + 3.5`` float64).
+    """
     if window is not None:
         i, j = window
         args = node._tuple[1:]
         after = Term((node._tuple[0], *args[:i], after, *args[j:]))
+        if not keeps_type(node, after):
+            return None
     return substitute(term, lambda n: after if n == node else n)
 
 

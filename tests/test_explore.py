@@ -10,6 +10,7 @@ import relgraph as rg
 from relations import optdb
 from relations.arith import add_zeroo, mul_oneo
 from relations.linalg import dot_distributeo
+from relgraph.relation import as_rule
 
 A, B = rg.matrix("A"), rg.matrix("B")
 x, y, z, w = (rg.vector(n) for n in "xyzw")
@@ -138,6 +139,14 @@ def test_custom_cost():
 def test_ties_keep_the_order_of_the_start():
     s = rg.explore(A @ y + A @ x, LINALG_CANON, max_terms=300)
     assert s.best() == A @ (y + x)
+
+
+def test_a_window_step_that_changes_the_nodes_dtype_is_not_an_edge():
+    from relations.arith import constant_foldo
+
+    x32 = rg.vector("x32", "float32")
+    space = rg.explore(rg.add(x32, 1, 2.5), [as_rule(constant_foldo, windows=True)])
+    assert space.terms == (rg.add(x32, 1, 2.5),)
 
 
 def test_bad_input_is_named():

@@ -1,3 +1,4 @@
+import numpy as np
 import pytest
 from etuples import etuple
 from kanren import conde, eq, lall, var
@@ -48,6 +49,16 @@ def test_windows_of_associative_arguments(syms):
     found = {(s.window, s.after) for s in steps(t, rg.reverse(dot_distributeo))}
     assert found == {((1, 3), B @ (y + z))}
     assert list(rg.rewrites(t, rg.reverse(dot_distributeo))) == [rg.add(x, B @ (y + z), w)]
+
+
+def test_a_window_step_that_changes_the_nodes_dtype_is_not_a_step():
+    # The run 1 + 2.5 folds to a float64 3.5, but x + 3.5 is float64 where the
+    # float32 x + 1 + 2.5 is float32.
+    from relations.arith import constant_foldo
+
+    x32, x = rg.vector("x32", "float32"), rg.vector("x")
+    assert list(rg.rewrites(rg.add(x32, 1, 2.5), constant_foldo)) == []
+    assert rg.add(x, np.float64(3.5)) in list(rg.rewrites(rg.add(x, 1, 2.5), constant_foldo))
 
 
 def test_rule_metadata():
