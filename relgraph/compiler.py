@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import os
 import sys
+import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,9 @@ _HELPERS = hashlib.sha256(
     )
 ).hexdigest()[:12]
 _KERNELS: dict[tuple[str, str | None], Callable] = {}
-_FUNCTIONS: dict[tuple, Function] = {}
+# Functions by (inputs, outputs): held weakly, so a Function the caller drops is freed
+# (its kernel stays in _KERNELS, shared by every graph of the same structure).
+_FUNCTIONS: weakref.WeakValueDictionary[tuple, Function] = weakref.WeakValueDictionary()
 
 
 def cache_dir() -> Path:
@@ -91,15 +94,18 @@ class Function:
         # shapes broadcast fall back to general_kernel, built on first need.
         lowered = lower(inputs, outputs, broadcast=False)
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
-        # Output buffers: a large result the caller has dropped is written again in
-        # place next call, which saves the page faults of a fresh allocation (as much
-        # time as another pass over memory).
+        # Outputs the kernel can write into a caller's ``out=`` array; the others are
+        # copied into it.  Without ``out=`` every call returns fresh arrays: a result
+        # the caller holds is never written again.
         out_types = [typeof(o) for o in outputs]
+        self.out_types = out_types
         self.out_slots = lowered.out_slots
-        self._spare: list[np.ndarray | None] = [None] * len(self.out_slots)
         self._no_buffer = [
             np.empty((0,) * out_types[k].ndim, out_types[k].dtype) for k in self.out_slots
         ]
+        # An output listed twice comes back as its own array each time, not as one
+        # array twice: changing one result must not change another.
+        self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
         # BLAS called from an ahead-of-time module ran 2x slower: those stay JIT-only.
         blas = "kernels.dot(" in self.source
         sig = None if blas else aot.signature(inputs, outputs, self.out_slots)
@@ -120,23 +126,6 @@ class Function:
             for s in inputs
         ]
 
-    def _buffers(self) -> list[np.ndarray]:
-        """A spare output array per slot if nothing else refers to it, else a dummy."""
-        buffers = []
-        for j in range(len(self._spare)):  # not enumerate: its tuple would hold a reference
-            spare, self._spare[j] = self._spare[j], None  # taken: no concurrent call gets it
-            # References now: `spare` and getrefcount's argument.  Any other (the
-            # caller, a view of the array) means it is still in use.
-            free = spare is not None and sys.getrefcount(spare) == 2
-            buffers.append(spare if free else self._no_buffer[j])
-            del spare
-        return buffers
-
-    def _keep(self, results) -> None:
-        for j, k in enumerate(self.out_slots):
-            if results[k].size >= PARALLEL_MIN:  # small arrays: allocation is cheap
-                self._spare[j] = results[k]
-
     @property
     def general_kernel(self) -> Callable:
         """The serial kernel with strided loops for broadcasting shapes too."""
@@ -156,7 +145,9 @@ class Function:
         outs = ", ".join(brief(o, 60) for o in self.outputs)
         return f"Function(({args}) -> {outs})"
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, out: Any = None) -> Any:
+        """Run the kernel on ``args``; ``out`` (an array, or one per output, None for
+        "allocate") receives the results in place, as numpy's ``out=`` does."""
         if len(args) != len(self.inputs):
             names = ", ".join(s.name for s in self.inputs)
             raise TypeError(f"expected {len(self.inputs)} arguments ({names}), got {len(args)}")
@@ -176,7 +167,8 @@ class Function:
             if values[i].size >= PARALLEL_MIN:
                 large = True
                 break
-        values += self._buffers()
+        outs = None if out is None else self._check_out(out, values)
+        values += self._no_buffer if outs is None else self._slot_buffers(outs)
         if large:
             results = self.parallel_kernel(*values)
         else:
@@ -190,13 +182,68 @@ class Function:
                 if exc.args != (BROADCAST,):
                     raise
                 results = self.general_kernel(*values)
-        self._keep(results)
+        results = list(results)
+        for k in self.repeated:
+            results[k] = results[k].copy()
         if self.has_scalars:
-            results = tuple(
-                r if dtype is None else np.asarray(r, dtype)
-                for r, dtype in zip(results, self.scalar_dtypes)
-            )
-        return results[0] if self.single else list(results)
+            for k, dtype in enumerate(self.scalar_dtypes):
+                if dtype is not None:
+                    results[k] = np.asarray(results[k], dtype)
+        if outs is not None:
+            results = self._into(outs, results)
+        return results[0] if self.single else results
+
+    def _check_out(self, out: Any, values: list) -> list:
+        """``out`` as one entry per output, checked before any kernel runs."""
+        outs = [out] if self.single else list(out)
+        if len(outs) != len(self.outputs):
+            raise TypeError(f"out= needs {len(self.outputs)} entries, one per output")
+        given = []
+        for k, (o, t) in enumerate(zip(outs, self.out_types)):
+            if o is None:
+                continue
+            if type(o) is not np.ndarray or o.dtype != t.dtype or o.ndim != t.ndim:
+                raise TypeCheckError(
+                    f"out[{k}] must be a {t.ndim}-d {t.dtype} array, got {_describe(o)}"
+                )
+            if not (o.flags.writeable and o.flags.c_contiguous):
+                raise TypeCheckError(f"out[{k}] must be a writeable C-contiguous array")
+            for i, v in enumerate(values):
+                if isinstance(v, np.ndarray) and np.may_share_memory(o, v):
+                    raise TypeCheckError(
+                        f"out[{k}] shares memory with argument {self.inputs[i].name!r}: the "
+                        "kernel would overwrite an input it still reads"
+                    )
+            for j, other in given:
+                if np.may_share_memory(o, other):
+                    raise TypeCheckError(f"out[{k}] shares memory with out[{j}]")
+            given.append((k, o))
+        return outs
+
+    def _slot_buffers(self, outs: list) -> list:
+        return [
+            self._no_buffer[j] if outs[k] is None else outs[k]
+            for j, k in enumerate(self.out_slots)
+        ]
+
+    def _into(self, outs: list, results: list) -> list:
+        for k, (o, r) in enumerate(zip(outs, results)):
+            if o is not None and o.shape != np.shape(r):
+                raise TypeCheckError(
+                    f"out[{k}] has shape {o.shape}, but output {k} has shape {np.shape(r)}"
+                )
+        for k, (o, r) in enumerate(zip(outs, results)):
+            if o is None or o is r:
+                continue
+            np.copyto(o, r)
+            results[k] = o
+        return results
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"a {x.ndim}-d {x.dtype} array"
+    return f"{type(x).__name__}"
 
 
 def _free_symbols(outputs: Sequence[Any]) -> set[Symbol]:
