@@ -20,6 +20,7 @@ from relgraph.exceptions import (
     RegistrationError,
     RelationError,
     RelgraphError,
+    SearchTimeout,
     TypeCheckError,
 )
 from relgraph.explore import Derivation, Edge, RewriteSpace, explore
@@ -68,7 +69,7 @@ __all__ = [
     "weighted",
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
-    "QueryError", "RegistrationError", "RelationError", "RelgraphError", "Symbol",
+    "QueryError", "RegistrationError", "RelationError", "RelgraphError", "SearchTimeout", "Symbol",
     "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",
     "evaluate", "exp", "expm1", "log", "log1p", "matrix", "max", "maximum", "mul", "neg",
     "pow", "pprint", "scalar", "sqrt", "sub", "sum", "tensor", "transpose", "true_div",

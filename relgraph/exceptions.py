@@ -16,6 +16,7 @@ __all__ = [
     "RelationError",
     "EquilibriumLimitError",
     "OscillationError",
+    "SearchTimeout",
 ]
 
 
@@ -82,3 +83,7 @@ class OscillationError(RelgraphError):
     def __init__(self, message: str, relations: tuple[str, ...]):
         super().__init__(message)
         self.relations = relations
+
+
+class SearchTimeout(RelgraphError, TimeoutError):
+    """A search (a rewrite, its relations' goals, an exploration) ran past its ``timeout``."""

@@ -22,19 +22,18 @@ from functools import cached_property
 from typing import Any, Literal
 
 from relgraph.cost import Cost, op_cost
-from relgraph.exceptions import RelationError
+from relgraph.exceptions import RelationError, SearchTimeout
 from relgraph.printing import brief, pprint
 from relgraph.relation import (
     Matcher,
     Rule,
     as_rule,
-    check_cancelled,
     positions,
     replace_at,
     reverse,
-    run_deep,
 )
 from relgraph.term import Term, checked_term, subterms
+from relgraph.worker import check_cancelled, run_deep
 
 __all__ = ["explore", "RewriteSpace", "Edge", "Derivation", "Neighbours", "rules_of"]
 
@@ -361,12 +360,20 @@ def explore(
     neighbours = Neighbours(relations, directions, max_answers)
     space = RewriteSpace(term, cost)
     start = time.perf_counter()
+    # The search watches its own deadline between steps; the hard one stops a
+    # relation that never returns from a single application.
+    hard = None if timeout is None else timeout + HARD_TIMEOUT_GRACE
     try:
-        run_deep(_grow, space, neighbours, max_terms, max_depth, timeout, progress)
+        run_deep(_grow, space, neighbours, max_terms, max_depth, timeout, progress, timeout=hard)
     except KeyboardInterrupt:
         space.stopped_by = "interrupt"
+    except SearchTimeout:
+        space.stopped_by = "timeout"
     space.elapsed = time.perf_counter() - start
     return space
+
+
+HARD_TIMEOUT_GRACE = 0.5  # seconds past ``timeout`` before a stuck relation is interrupted
 
 
 def _grow(space: RewriteSpace, neighbours: Neighbours, max_terms, max_depth, timeout, progress):
@@ -438,7 +445,7 @@ class Neighbours:
     def steps(self, term: Term, deadline: float | None = None) -> Iterator[Edge]:
         """Every one-step rewrite of ``term``, as edges, lazily.
 
-        Call it through :func:`~relgraph.relation.run_deep` for deep searches.
+        Call it through :func:`~relgraph.worker.run_deep` for deep searches.
         """
         for node in subterms(term):
             for candidate, window in positions(node):

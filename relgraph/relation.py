@@ -10,8 +10,7 @@ subterm.
 
 from __future__ import annotations
 
-import sys
-import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +21,7 @@ from unification import reify, var
 from relgraph.exceptions import TypeCheckError
 from relgraph.state import initial_state
 from relgraph.term import Term, as_term, substitute, subterms, typeof
+from relgraph.worker import run_deep
 
 __all__ = [
     "Rule",
@@ -31,8 +31,6 @@ __all__ = [
     "rewrites",
     "Step",
     "steps",
-    "run_deep",
-    "check_cancelled",
     "keeps_type",
     "positions",
     "replace_at",
@@ -164,73 +162,6 @@ def keeps_type(before: Any, after: Any) -> bool:
     )
 
 
-# kanren's mapo nests about five frames per list element, and each costs C stack
-# too: on the main thread's usual 8 MiB, n = 4096 overflows it and the process
-# dies.  Goals therefore run on a thread with a stack sized to the recursion limit,
-# so that a relation walking a list too long for it raises RecursionError, which
-# the driver reports by name, instead of crashing.
-GOAL_STACK_BYTES = 512 * 1024 * 1024  # virtual: only the pages a search touches are used
-GOAL_RECURSION_LIMIT = 250_000  # about 2 KiB of C stack per frame, with room to spare
-
-_local = threading.local()
-
-
-def run_deep(fn: Callable[..., Any], *args: Any) -> Any:
-    """Call ``fn(*args)`` on a thread whose stack fits deep kanren searches.
-
-    Nested calls run in place.  Exceptions propagate to the caller; an interrupt
-    of the caller (Ctrl-C) cancels the search at its next :func:`check_cancelled`.
-
-    Examples
-    --------
-    >>> run_deep(sum, [1, 2, 3])
-    6
-    """
-    if getattr(_local, "cancel", None) is not None:
-        return fn(*args)
-    outcome: dict[str, Any] = {}
-    cancel = threading.Event()
-
-    def target() -> None:
-        _local.cancel = cancel
-        try:
-            outcome["value"] = fn(*args)
-        except BaseException as exc:  # re-raised in the caller
-            outcome["error"] = exc
-
-    saved_limit = sys.getrecursionlimit()
-    saved_stack = threading.stack_size(GOAL_STACK_BYTES)
-    try:
-        worker = threading.Thread(target=target, name="relgraph-goals", daemon=True)
-        worker.start()
-    finally:
-        threading.stack_size(saved_stack)
-    sys.setrecursionlimit(max(saved_limit, GOAL_RECURSION_LIMIT))
-    try:
-        # Short waits: a blocking join would only see Ctrl-C once the search ended.
-        while worker.is_alive():
-            worker.join(0.05)
-    except BaseException:
-        # The search stops at its next relation attempt.  A goal stuck inside one
-        # application cannot be stopped from outside: give it a moment, then leave
-        # the (daemon) thread behind rather than hang the caller.
-        cancel.set()
-        worker.join(timeout=2.0)
-        raise
-    finally:
-        sys.setrecursionlimit(saved_limit)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
-
-def check_cancelled() -> None:
-    """Raise ``KeyboardInterrupt`` if the caller of :func:`run_deep` was interrupted."""
-    cancel = getattr(_local, "cancel", None)
-    if cancel is not None and cancel.is_set():
-        raise KeyboardInterrupt("rewrite cancelled")
-
-
 @dataclass(frozen=True)
 class Step:
     """One rewrite step: ``relation`` rewrote ``before`` into ``after`` inside ``term``.
@@ -246,16 +177,25 @@ class Step:
     result: Term
 
 
-def steps(term: Any, relation: Rule | Relation, max_answers: int = 8) -> Iterator[Step]:
+def steps(
+    term: Any, relation: Rule | Relation, max_answers: int = 8, timeout: float | None = None
+) -> Iterator[Step]:
     """Every one-step rewrite of ``term`` by ``relation``, lazily.
 
     A position is a distinct compound subterm (all its occurrences are rewritten
-    together) or a window of two or more arguments of an associative Op.
+    together) or a window of two or more arguments of an associative Op.  With
+    ``timeout``, the whole walk (time spent yielding aside) stops with
+    :class:`~relgraph.exceptions.SearchTimeout` after that many seconds.
     """
     matcher = Matcher(as_rule(relation), max_answers)
+    left = timeout
     for node in subterms(term):
         for candidate, window in positions(node):
-            for after in run_deep(_all_answers, matcher, candidate):
+            start = time.monotonic()
+            answers = run_deep(_all_answers, matcher, candidate, timeout=left)
+            if left is not None:
+                left = max(left - (time.monotonic() - start), 1e-3)
+            for after in answers:
                 result = replace_at(term, node, window, after)
                 if result is not None:
                     yield Step(matcher.rule.name, candidate, after, window, result)
@@ -302,7 +242,11 @@ def replace_at(term: Term, node: Term, window: tuple[int, int] | None, after: An
 
 
 def rewrites(
-    term: Any, relation: Rule | Relation, n: int | None = None, max_answers: int = 8
+    term: Any,
+    relation: Rule | Relation,
+    n: int | None = None,
+    max_answers: int = 8,
+    timeout: float | None = None,
 ) -> Iterator[Term]:
     """The distinct terms one rewrite step away, at every position, lazily.
 
@@ -314,6 +258,8 @@ def rewrites(
         Stop after ``n`` distinct results.
     max_answers : int
         Answers of the relation looked at per position.
+    timeout : float, optional
+        Seconds the relation may run in all; then :class:`SearchTimeout` is raised.
 
     Examples
     --------
@@ -325,7 +271,7 @@ def rewrites(
     ['(A @ (x + ((B @ y) + (B @ z))))', '((A @ x) + (A @ (B @ (y + z))))']
     """
     seen: set[Term] = set()
-    for step in steps(term, relation, max_answers):
+    for step in steps(term, relation, max_answers, timeout):
         if step.result not in seen:
             seen.add(step.result)
             yield step.result

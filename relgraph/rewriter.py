@@ -15,11 +15,9 @@ shared subterm is rewritten once.
 
 from __future__ import annotations
 
-import gc
 import time
 import warnings
 from collections.abc import Iterable, Sequence
-from contextlib import contextmanager
 from typing import Any, Literal
 
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
@@ -28,13 +26,12 @@ from relgraph.relation import (
     Matcher,
     Rule,
     as_rule,
-    check_cancelled,
     is_associative,
     keeps_type,
-    run_deep,
 )
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.term import Term, checked_term, count_nodes
+from relgraph.worker import check_cancelled, run_deep
 
 __all__ = ["EquilibriumRewriter", "SequenceRewriter", "rewrite"]
 
@@ -58,6 +55,9 @@ class EquilibriumRewriter:
         naming it and the subterm, or warn and treat it as not applying.
     max_answers : int
         Answers of a relation's stream examined per subterm.
+    timeout : float, optional
+        Seconds a run may take; past them it stops (even inside a relation that
+        never answers) and raises :class:`SearchTimeout`.
 
     Examples
     --------
@@ -78,11 +78,15 @@ class EquilibriumRewriter:
         max_passes: int = 100,
         on_error: Literal["raise", "warn"] = "raise",
         max_answers: int = 8,
+        timeout: float | None = None,
     ):
         if on_error not in ("raise", "warn"):
             raise ValueError(f"on_error must be 'raise' or 'warn', got {on_error!r}")
         if max_use_ratio <= 0 or max_passes < 1 or max_answers < 1:
             raise ValueError("max_use_ratio, max_passes and max_answers must be positive")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.timeout = timeout
         self.rules: tuple[Rule, ...] = tuple(as_rule(r) for r in relations)
         self.name = name
         self.max_use_ratio = max_use_ratio
@@ -105,10 +109,7 @@ class EquilibriumRewriter:
     def apply(self, term: Any) -> tuple[Any, RewriteReport]:
         """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`."""
         term = checked_term(term, "rewrite")
-        # Paused and resumed here, in the caller's thread: a collection on the goal
-        # thread could drop other libraries' thread-bound objects (egglog's e-graphs).
-        with _gc_paused():
-            return run_deep(self._apply, term)
+        return run_deep(self._apply, term, timeout=self.timeout)
 
     def _apply(self, term: Any) -> tuple[Any, RewriteReport]:
         start = time.perf_counter()
@@ -187,19 +188,6 @@ def rewrite(term: Any, rewriter: Any, *, report: bool = False) -> Any:
         rewriter = EquilibriumRewriter(relations)
     result, rep = rewriter.apply(term)
     return (result, rep) if report else result
-
-
-@contextmanager
-def _gc_paused():
-    # A rewrite allocates many short-lived objects the cyclic collector would scan
-    # over and over; pausing it costs no memory that a rewrite would give back.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 # Rewrites in a row at one node within a pass, before the rest waits for the next
