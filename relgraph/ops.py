@@ -94,6 +94,10 @@ class Op:
         """Compute the Op on concrete numpy values."""
         raise NotImplementedError
 
+    def operands(self, args: Sequence[Any]) -> Sequence[Any]:
+        """The arguments that are values (not parameters such as an axis)."""
+        return args
+
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         """The output type, given the argument types (and the raw arguments)."""
         raise NotImplementedError
@@ -254,6 +258,9 @@ class Reduce(Op):
 
     def perform(self, x: Any, axis: Any = None) -> Any:
         return self.fn(x, axis=axis)
+
+    def operands(self, args: Sequence[Any]) -> Sequence[Any]:
+        return args[:1]
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         self.check_arity(len(types))

@@ -19,6 +19,7 @@ from kanren.assoccomm import associative
 from unification import reify, var
 
 from relgraph.exceptions import TypeCheckError
+from relgraph.purity import is_pure, keeps_values
 from relgraph.state import initial_state
 from relgraph.term import Term, as_term, substitute, subterms, typeof
 from relgraph.worker import run_deep
@@ -135,7 +136,12 @@ class Matcher:
         stream = self.goal(initial_state({self.in_var: term}))
         for count, state in enumerate(stream, 1):
             result = as_term(reify(self.out_var, state))
-            if result is not None and term != result and keeps_type(term, result):
+            if (
+                result is not None
+                and term != result
+                and keeps_type(term, result)
+                and keeps_values(term, result)
+            ):
                 yield result
             if count >= self.max_answers:
                 return
@@ -210,7 +216,9 @@ def positions(node: Term) -> Iterator[tuple[Term, tuple[int, int] | None]]:
     more (but not all) arguments of an associative Op, as a term, with its window."""
     yield node, None
     op, args = node._tuple[0], node._tuple[1:]
-    if len(args) > 2 and is_associative(op):
+    # A run of arguments stands for its part of the left fold only when the fold
+    # stays in one dtype (``0.0 + y + z`` with bool y, z is not ``0.0 + (y + z)``).
+    if len(args) > 2 and is_associative(op) and is_pure(node):
         for size in range(len(args) - 1, 1, -1):
             for i in range(len(args) - size + 1):
                 yield Term((op, *args[i : i + size])), (i, i + size)
@@ -236,7 +244,7 @@ def replace_at(term: Term, node: Term, window: tuple[int, int] | None, after: An
         i, j = window
         args = node._tuple[1:]
         after = Term((node._tuple[0], *args[:i], after, *args[j:]))
-        if not keeps_type(node, after):
+        if not (keeps_type(node, after) and keeps_values(node, after)):
             return None
     return substitute(term, lambda n: after if n == node else n)
 

@@ -29,6 +29,7 @@ from relgraph.relation import (
     is_associative,
     keeps_type,
 )
+from relgraph.purity import is_pure, keeps_values
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.term import Term, checked_term, count_nodes
 from relgraph.worker import check_cancelled, run_deep
@@ -332,6 +333,9 @@ class _Run:
         result = self.try_candidates(node, candidates)
         if result is not None or len(args) <= 2 or not is_associative(op):
             return result
+        # A run of arguments is a subterm only when the fold stays in one dtype.
+        if not is_pure(node):
+            return None
         # For an associative head, runs of arguments are subterms too: in
         # x + y + B@z + B@w the gather applies to the run (B@z, B@w).  Every
         # disjoint run that rewrites is rewritten in this one pass.
@@ -352,7 +356,9 @@ class _Run:
             return None
         result = new_args[0] if len(new_args) == 1 else Term((op, *new_args))
         # Each window kept its own type; the node may not (n-ary dtype promotion).
-        return self.canonical(result) if keeps_type(node, result) else None
+        if keeps_type(node, result) and keeps_values(node, result):
+            return self.canonical(result)
+        return None
 
     def try_run(self, op: Any, args: tuple, i: int, candidates: tuple[int, ...]) -> Any:
         """The longest run ``args[i:end]`` (two or more) that rewrites: (result, end)."""
