@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
 from relgraph.printing import brief
+from relgraph.purity import is_pure, keeps_values
 from relgraph.relation import (
     Matcher,
     Rule,
@@ -29,7 +30,6 @@ from relgraph.relation import (
     is_associative,
     keeps_type,
 )
-from relgraph.purity import is_pure, keeps_values
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.term import Term, checked_term, count_nodes
 from relgraph.worker import check_cancelled, run_deep
