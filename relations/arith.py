@@ -103,11 +103,37 @@ def ac_normalo(in_lv, out_lv):
 
 
 def _fold(t: Term) -> Any:
+    """The value of a constant term, or None where folding would hide something:
+    numpy refuses it (``2 ** -1``), it is not finite (``1 / 0``), or integer
+    arithmetic wrapped around (``10 ** 10 ** 10`` in int64)."""
+    dtype = typeof(t).dtype
     with np.errstate(all="ignore"):
-        value = np.asarray(evaluate(t, {}), dtype=typeof(t).dtype)
-    if not np.all(np.isfinite(value)):
+        try:
+            value = np.asarray(evaluate(t, {}), dtype=dtype)
+        except (ArithmeticError, ValueError, TypeError):
+            return None
+        if dtype.kind in "iu" and not _exact(t, value):
+            return None
+    if dtype.kind in "fc" and not np.all(np.isfinite(value)):
         return None  # keep 1 / 0 visible rather than fold it to inf
     return value[()] if value.ndim == 0 else Constant(value)
+
+
+def _exact(t: Term, value: np.ndarray) -> bool:
+    """Whether an integer fold agrees with the same arithmetic in float64 (no wrap)."""
+
+    def as_float(x: Any) -> Any:
+        if type(x) is Term:
+            return Term((x._tuple[0], *(as_float(a) for a in x._tuple[1:])))
+        if isinstance(x, Constant):
+            return Constant(x.value.astype(np.float64))
+        return float(x) if isinstance(x, (int, np.integer, bool, np.bool_)) else x
+
+    try:
+        wide = np.asarray(evaluate(as_float(t), {}), dtype=np.float64)
+    except (ArithmeticError, ValueError, TypeError):
+        return False
+    return bool(np.all(np.isfinite(wide)) and np.allclose(value, wide, rtol=1e-9, atol=0.5))
 
 
 def _folded(t: Any) -> Any:

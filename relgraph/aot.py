@@ -7,6 +7,12 @@ extension module next to it in the cache; later processes import that module (we
 under a millisecond) and never import Numba.  The parallel kernel stays on the JIT
 path, and so do kernels that call BLAS (BLAS from an extension module ran 2x slower).
 
+Builds wait in a queue in the cache directory (``aot-queue/``); at most one builder
+process per cache directory works through it, holding an ``flock`` on
+``aot-builder.lock`` that the system releases if the builder dies.  A built module is
+loaded only if it matches the SHA-256 written beside it when it was built, so a
+truncated or foreign file is removed instead of crashing the process that loads it.
+
 Set ``RELGRAPH_AOT=0`` to never start a build.  A build that fails leaves nothing
 behind, and the JIT path goes on working.
 """
@@ -18,12 +24,12 @@ import functools
 import hashlib
 import importlib.machinery
 import importlib.util
+import json
 import os
 import platform
 import subprocess
 import sys
 import tempfile
-import time
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -34,7 +40,13 @@ from relgraph.types import TensorType
 
 __all__ = ["signature", "cpu_fingerprint", "extension_path", "load", "start_build", "build"]
 
-STALE_LOCK_SECONDS = 600
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no builder lock, so no builds
+    fcntl = None
+
+QUEUE = "aot-queue"
+BUILDER_LOCK = "aot-builder.lock"
 
 
 @functools.cache
@@ -85,28 +97,49 @@ def extension_path(directory: Path, name: str) -> Path:
     return directory / (name + importlib.machinery.EXTENSION_SUFFIXES[0])
 
 
+def _checksum_path(directory: Path, name: str) -> Path:
+    return directory / f"{name}.sha256"
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
 def load(directory: Path, name: str) -> Callable | None:
-    """The kernel of a built extension module, or None if there is none."""
+    """The kernel of a built extension module, or None if there is none or it is not
+    the file that was built (then it is removed, and built again later)."""
     path = extension_path(directory, name)
+    checksum = _checksum_path(directory, name)
     if not path.exists():
         return None
-    loader = importlib.machinery.ExtensionFileLoader(name, str(path))
-    spec = importlib.util.spec_from_file_location(name, path, loader=loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module.kernel
+    try:
+        intact = checksum.read_text().strip() == _digest(path)
+    except OSError:
+        intact = False
+    if intact:
+        try:
+            loader = importlib.machinery.ExtensionFileLoader(name, str(path))
+            spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+            module = importlib.util.module_from_spec(spec)
+            loader.exec_module(module)
+            return module.kernel
+        except (ImportError, AttributeError, OSError):
+            pass
+    path.unlink(missing_ok=True)
+    checksum.unlink(missing_ok=True)
+    return None
 
 
-_PENDING: list[tuple[Path, str, str]] = []  # builds to start when this process exits
+_PENDING: list[tuple[Path, str, str]] = []  # builds to queue when this process exits
 
 
 def start_build(source_path: Path, name: str, sig: str) -> None:
-    """Build when this process exits, in a detached process (unless disabled).
+    """Queue a build when this process exits, for one background builder (unless disabled).
 
     Waiting for the exit keeps the build from competing for cores with the work
     of the process that compiled the kernel.
     """
-    if os.environ.get("RELGRAPH_AOT", "1") == "0":
+    if os.environ.get("RELGRAPH_AOT", "1") == "0" or fcntl is None:
         return
     if not _PENDING:
         atexit.register(_start_pending)
@@ -114,25 +147,31 @@ def start_build(source_path: Path, name: str, sig: str) -> None:
 
 
 def _start_pending() -> None:
-    for source_path, name, sig in _PENDING:
-        _spawn(source_path, name, sig)
+    directories = {job[0].parent for job in _PENDING if _queue(*job)}
+    for directory in directories:
+        _spawn(directory)
 
 
-def _spawn(source_path: Path, name: str, sig: str) -> None:
-    """Start one detached build, unless one is already running or it failed before."""
-    if (source_path.parent / f"{name}.failed").exists():
-        return  # tried once; the JIT kernel serves
-    lock = source_path.parent / f"{name}.building"
-    try:
-        fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        if time.time() - lock.stat().st_mtime < STALE_LOCK_SECONDS:
-            return
-        lock.unlink(missing_ok=True)  # a build that died long ago
-        return _spawn(source_path, name, sig)
-    os.close(fd)
+def _queue(source_path: Path, name: str, sig: str) -> bool:
+    """Add a build to its directory's queue, unless it was built or failed before."""
+    directory = source_path.parent
+    if (directory / f"{name}.failed").exists() or extension_path(directory, name).exists():
+        return False
+    queue = directory / QUEUE
+    queue.mkdir(exist_ok=True)
+    job = {"source": source_path.name, "name": name, "sig": sig}
+    tmp = queue / f"{name}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(job))
+    os.replace(tmp, queue / f"{name}.job")
+    return True
+
+
+def _spawn(directory: Path) -> None:
+    """Start the directory's builder unless one is running already."""
+    if _builder_running(directory):
+        return
     subprocess.Popen(
-        [sys.executable, "-m", "relgraph.aot", str(source_path), name, sig],
+        [sys.executable, "-m", "relgraph.aot", str(directory)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -140,11 +179,60 @@ def _spawn(source_path: Path, name: str, sig: str) -> None:
     )
 
 
+def _builder_running(directory: Path) -> bool:
+    fd = os.open(directory / BUILDER_LOCK, os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock taken here
+    return False
+
+
+def run_queue(directory: Path) -> int:
+    """Build every queued kernel of ``directory``, one at a time; the number built.
+
+    Returns at once if another builder holds the directory's lock.
+    """
+    built = 0
+    while True:
+        fd = os.open(directory / BUILDER_LOCK, os.O_CREAT | os.O_RDWR)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return built
+            built += _drain(directory / QUEUE)
+        finally:
+            os.close(fd)
+        # A job queued while the lock was held, after the last look, is built too.
+        if not any((directory / QUEUE).glob("*.job")):
+            return built
+
+
+def _drain(queue: Path) -> int:
+    built = 0
+    while jobs := sorted(queue.glob("*.job")):
+        try:
+            job = json.loads(jobs[0].read_text())
+        except (OSError, ValueError):
+            job = None
+        jobs[0].unlink(missing_ok=True)
+        if job is None:
+            continue
+        try:
+            build(queue.parent / job["source"], job["name"], job["sig"])
+            built += 1
+        except Exception:
+            pass  # marked .failed: the JIT kernel serves
+    return built
+
+
 def build(source_path: Path, name: str, sig: str) -> Path:
     """Compile the kernel in ``source_path`` into the extension module ``name``."""
     source_path = Path(source_path)
     directory = source_path.parent
-    lock = directory / f"{name}.building"
     try:
         with warnings.catch_warnings():
             # pycc is "pending deprecation" with its replacement still in the works;
@@ -175,15 +263,17 @@ def build(source_path: Path, name: str, sig: str) -> Path:
             cc.compile()
             built = extension_path(Path(tmp), name)
             target = extension_path(directory, name)
+            # The checksum first: a loader that sees the module sees its checksum.
+            checksum_tmp = Path(tmp) / "checksum"
+            checksum_tmp.write_text(_digest(built))
+            os.replace(checksum_tmp, _checksum_path(directory, name))
             os.replace(built, target)
         return target
     except Exception:
         (directory / f"{name}.failed").touch()
         raise
-    finally:
-        lock.unlink(missing_ok=True)
 
 
 if __name__ == "__main__":
     os.nice(19)  # a background job: it must not slow the process that started it
-    build(Path(sys.argv[1]), sys.argv[2], sys.argv[3])
+    run_queue(Path(sys.argv[1]))

@@ -3,25 +3,20 @@
 Arguments are checked against the symbols' types before any kernel runs (count,
 safe dtype casts, ndim, known shapes, and the shape relations the graph implies,
 e.g. the inner dimensions of a product).  Kernels are cached by their generated
-source: in memory, and on disk across processes (``RELGRAPH_CACHE_DIR``, default
-``~/.cache/relgraph``), where Numba keeps the compiled machine code.
+source, in memory and on disk (:mod:`relgraph.kernel_cache`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
-import os
-import sys
 import weakref
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from relgraph import aot
 from relgraph.exceptions import TypeCheckError
+from relgraph.kernel_cache import cache_dir, compile_kernel
 from relgraph.lowering import BROADCAST, PARALLEL_MIN, lower
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
@@ -29,26 +24,9 @@ from relgraph.term import Constant, Symbol, Term, checked_term, subterms, typeof
 
 __all__ = ["function", "Function", "cache_dir"]
 
-# Compiled kernels by source, and lowered graphs by (inputs, outputs): caches
-# are the point of this module, so they live as long as the process.  Numba
-# invalidates its disk cache by the kernel file's timestamp only, so the file name
-# also carries a fingerprint of the helpers a kernel inlines.
-_HELPERS = hashlib.sha256(
-    b"".join(
-        Path(importlib.util.find_spec(m).origin).read_bytes()
-        for m in ("relgraph.kernels", "relgraph.vecmath", "relgraph.lowering")
-    )
-).hexdigest()[:12]
-_KERNELS: dict[tuple[str, str | None], Callable] = {}
 # Functions by (inputs, outputs): held weakly, so a Function the caller drops is freed
 # (its kernel stays in _KERNELS, shared by every graph of the same structure).
 _FUNCTIONS: weakref.WeakValueDictionary[tuple, Function] = weakref.WeakValueDictionary()
-
-
-def cache_dir() -> Path:
-    """Where generated kernels and Numba's compiled code are kept on disk."""
-    root = os.environ.get("RELGRAPH_CACHE_DIR") or Path.home() / ".cache" / "relgraph"
-    return Path(root) / "kernels"
 
 
 def function(inputs: Sequence[Symbol], outputs: Any) -> Function:
@@ -107,9 +85,9 @@ class Function:
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
         # BLAS called from an ahead-of-time module ran 2x slower: those stay JIT-only.
+        self.signature = aot.signature(inputs, outputs, self.out_slots)
         blas = "kernels.dot(" in self.source
-        sig = None if blas else aot.signature(inputs, outputs, self.out_slots)
-        self.kernel = _compile(self.source, sig)
+        self.kernel = compile_kernel(self.source, self.signature, aot_ok=not blas)
         self.kernel_is_aot = not hasattr(self.kernel, "py_func")  # a Numba dispatcher has it
         self._parallel: Callable | None = None  # built when a large input first arrives
         self._general: Callable | None = None  # built when shapes first broadcast
@@ -130,14 +108,16 @@ class Function:
     def general_kernel(self) -> Callable:
         """The serial kernel with strided loops for broadcasting shapes too."""
         if self._general is None:
-            self._general = _compile(lower(self.inputs, self.outputs).source)
+            source = lower(self.inputs, self.outputs).source
+            self._general = compile_kernel(source, self.signature, aot_ok=False)
         return self._general
 
     @property
     def parallel_kernel(self) -> Callable:
         """The same kernel with its outer loops spread over all cores."""
         if self._parallel is None:  # JIT only: ahead-of-time builds are serial
-            self._parallel = _compile(lower(self.inputs, self.outputs, parallel=True).source)
+            source = lower(self.inputs, self.outputs, parallel=True).source
+            self._parallel = compile_kernel(source, self.signature, aot_ok=False)
         return self._parallel
 
     def __repr__(self) -> str:
@@ -275,51 +255,6 @@ def _checked_value(symbol: Symbol, value: Any) -> Any:
                 f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
             )
     return arr[()] if t.ndim == 0 else arr
-
-
-def _compile(source: str, signature: str | None = None) -> Callable:
-    """The kernel of ``source``: from memory, an ahead-of-time build, or Numba's JIT.
-
-    With a ``signature`` (serial kernels), a missing ahead-of-time build is started
-    in the background for the processes that come later.
-    """
-    found = _KERNELS.get((source, signature))
-    if found is not None:
-        return found
-    directory = cache_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256((_HELPERS + source).encode()).hexdigest()[:24]
-    path = directory / f"k_{digest}.py"
-    if not path.exists():  # never rewrite: Numba's disk cache is keyed on the file
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(source)
-        os.replace(tmp, path)
-    kernel = None
-    if signature is not None:
-        name = aot_name(source, signature)
-        kernel = aot.load(directory, name)
-        if kernel is None:
-            aot.start_build(path, name, signature)
-    if kernel is None:
-        kernel = _jit(path, digest)
-    _KERNELS[(source, signature)] = kernel
-    return kernel
-
-
-def aot_name(source: str, signature: str) -> str:
-    """The module name of a kernel's ahead-of-time build: it is built for one signature
-    and for this CPU's features."""
-    key = _HELPERS + source + signature + aot.cpu_fingerprint()
-    return "aot_" + hashlib.sha256(key.encode()).hexdigest()[:24]
-
-
-def _jit(path: Path, digest: str) -> Callable:
-    name = f"relgraph_kernel_{digest}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module.kernel
 
 
 # --- shape relations checked before the kernel runs ---------------------------------

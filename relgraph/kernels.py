@@ -12,7 +12,26 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-__all__ = ["dot", "sum_all", "sum_axis", "max_all", "max_axis"]
+__all__ = ["dot", "sum_all", "sum_axis", "max_all", "max_axis", "ipow"]
+
+NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # numpy's words
+
+
+def ipow(a, b):
+    """``a ** b`` for integers, refusing a negative exponent as numpy does."""
+    if b < 0:
+        raise ValueError(NEGATIVE_POWER)
+    return a**b
+
+
+@overload(ipow, jit_options={"cache": True}, inline="always")
+def _ipow(a, b):
+    def impl(a, b):
+        if b < 0:
+            raise ValueError(NEGATIVE_POWER)
+        return a**b
+
+    return impl
 
 
 def dot(a, b, dtype):

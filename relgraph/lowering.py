@@ -66,6 +66,17 @@ def lower(
     return _Generator(inputs, outputs, parallel, broadcast).module()
 
 
+def _check_compilable(node: Term) -> None:
+    """Refuse, before any code is generated, a node whose dtype Numba cannot compute."""
+    dtype = typeof(node).dtype
+    if dtype.kind not in "biuf" or dtype == np.float16:
+        raise LoweringError(
+            f"{brief(node)} computes in {dtype} (numpy's result dtype for its arguments), "
+            "which compiled kernels do not support; use float32 or float64 inputs "
+            "(numpy computes exp of int8, uint8 and bool in float16)"
+        )
+
+
 def _dtype_expr(dtype: np.dtype) -> str:
     return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
 
@@ -96,7 +107,7 @@ class _Generator:
         self.nodes = [n for out in self.outputs for n in subterms(out)]
         self.nodes = list(dict.fromkeys(self.nodes))  # distinct, children first
         for node in self.nodes:
-            typeof(node)
+            _check_compilable(node)
         self.materialised = self._materialised()
 
     # -- which elementwise nodes get arrays -----------------------------------------
@@ -333,7 +344,7 @@ class _Generator:
                 raise LoweringError(f"Op {op!r} has no Numba lowering (in {brief(node)})")
             dtype = typeof(node).dtype
             args = [self._scalar(a, region, load, dtype) for a in node.args]
-            code = op.code_f64 if op.code_f64 and dtype == np.float64 else op.code
+            code = op.scalar_code(dtype)
             if op.nin is None:  # variadic: fold the binary template
                 expr = args[0]
                 for a in args[1:]:

@@ -121,11 +121,24 @@ def _dtype_key(arg: Any, tp: TensorType) -> Any:
 _WEAK_SAMPLE = {bool: False, int: 0, float: 0.0, complex: 0j}
 
 
-@functools.lru_cache(maxsize=4096)
 def _result_dtype(fn: Any, keys: tuple) -> np.dtype:
+    """The dtype numpy gives ``fn`` on arguments of these dtypes (or weak scalar types);
+    :class:`TypeCheckError` where numpy refuses them (``-`` of bools)."""
+    dtype = _numpy_result_dtype(fn, keys)
+    if isinstance(dtype, str):
+        raise TypeCheckError(dtype)
+    return dtype
+
+
+@functools.lru_cache(maxsize=4096)
+def _numpy_result_dtype(fn: Any, keys: tuple) -> np.dtype | str:
     samples = [_WEAK_SAMPLE[k] if k in _WEAK_SAMPLE else np.zeros(1, k) for k in keys]
     with np.errstate(all="ignore"):
-        return np.asarray(fn(*samples)).dtype
+        try:
+            return np.asarray(fn(*samples)).dtype
+        except TypeError as exc:  # cached as its message: numpy's refusal is the answer
+            names = ", ".join(getattr(k, "__name__", str(k)) for k in keys)
+            return f"numpy's {getattr(fn, '__name__', fn)} does not take ({names}): {exc}"
 
 
 class Elemwise(Op):
@@ -150,6 +163,7 @@ class Elemwise(Op):
         symbol: str | None = None,
         code: str | None = None,
         code_f64: str | None = None,
+        code_int: str | None = None,
     ):
         self.name = name
         self.ufunc = ufunc
@@ -160,6 +174,15 @@ class Elemwise(Op):
         # given, is used when the result is float64 (a vectorisable version).
         self.code = code
         self.code_f64 = code_f64
+        self.code_int = code_int  # for an integer result, if the semantics differ
+
+    def scalar_code(self, dtype: np.dtype) -> str | None:
+        """The lowering template for a result of ``dtype``."""
+        if self.code_f64 and dtype == np.float64:
+            return self.code_f64
+        if self.code_int and dtype.kind in "iu":
+            return self.code_int
+        return self.code
 
     def perform(self, *values: Any) -> Any:
         self.check_arity(len(values))
@@ -283,7 +306,7 @@ add = Elemwise("add", np.add, None, "+", code="({0} + {1})")
 sub = Elemwise("sub", np.subtract, 2, "-", code="({0} - {1})")
 mul = Elemwise("mul", np.multiply, None, "*", code="({0} * {1})")
 true_div = Elemwise("true_div", np.true_divide, 2, "/", code="({0} / {1})")
-pow = Elemwise("pow", np.power, 2, "**", code="({0} ** {1})")
+pow = Elemwise("pow", np.power, 2, "**", code="({0} ** {1})", code_int="kernels.ipow({0}, {1})")
 neg = Elemwise("neg", np.negative, 1, "-", code="(-{0})")
 exp = Elemwise("exp", np.exp, 1, code="np.exp({0})", code_f64="vecmath.exp(np.float64({0}))")
 log = Elemwise("log", np.log, 1, code="np.log({0})")

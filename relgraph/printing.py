@@ -1,7 +1,9 @@
-"""Infix printing of terms, fully parenthesised, in the seeds' format.
+"""Infix printing of terms, fully parenthesised, as in the Aesara/PyTensor documentation.
 
 The printer emits tokens from an explicit stack and joins them once, so it is
-linear in the size of the term and never recurses.
+linear in the size of the printed text and never recurses.  A term whose tree is
+much larger than its DAG (``t = t * t`` repeated) prints each shared subterm once,
+as a ``let`` binding, so the text stays linear in the DAG.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import numpy as np
 from etuples.core import ExpressionTuple
 
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
-from relgraph.term import Term, as_term
+from relgraph.term import Term, as_term, subterms
 
 __all__ = ["pprint", "brief"]
 
@@ -40,6 +42,15 @@ def pprint(term: Any) -> str:
     if isinstance(term, ExpressionTuple) and type(term) is not Term:
         converted = as_term(term)  # None if it holds logic variables: print it as it is
         term = term if converted is None else converted
+    if type(term) is Term and _tree_size(term, TREE_LIMIT) > TREE_LIMIT:
+        return _with_bindings(term)
+    return _emit(term, {})
+
+
+TREE_LIMIT = 5_000  # printed nodes beyond which shared subterms are bound once
+
+
+def _emit(term: Any, names: dict[Term, str]) -> str:
     out: list[str] = []
     stack: list[Any] = [term]
     while stack:
@@ -47,10 +58,41 @@ def pprint(term: Any) -> str:
         if isinstance(item, str):
             out.append(item)
         elif type(item) is Term:
-            stack.extend(reversed(_layout(item)))
+            name = names.get(item) if item is not term else None
+            if name is not None:
+                out.append(name)
+            else:
+                stack.extend(reversed(_layout(item)))
         else:
             out.append(_leaf(item))
     return "".join(out)
+
+
+def _tree_size(term: Term, cap: int) -> int:
+    """How many nodes the tree of ``term`` has, counting repeats (at most ``cap + 1``)."""
+    sizes: dict[Term, int] = {}  # by structure, as subterms() walks
+    for node in subterms(term):
+        size = 1
+        for a in node._tuple[1:]:
+            size += sizes[a] if type(a) is Term else 0
+        sizes[node] = min(size, cap + 1)
+    return sizes[term]
+
+
+def _with_bindings(term: Term) -> str:
+    """``let t1 = ...; t2 = ... in ...``: every subterm used twice is printed once."""
+    uses: dict[Term, int] = {}
+    order = list(subterms(term))
+    for node in order:
+        for a in node._tuple[1:]:
+            if type(a) is Term:
+                uses[a] = uses.get(a, 0) + 1
+    names: dict[Term, str] = {}
+    for node in order:
+        if uses.get(node, 0) > 1:
+            names[node] = f"t{len(names) + 1}"
+    lets = "; ".join(f"{name} = {_emit(node, names)}" for node, name in names.items())
+    return f"let {lets} in {_emit(term, names)}"
 
 
 def brief(term: Any, limit: int = 160) -> str:

@@ -134,6 +134,14 @@ class Matcher:
     def answers(self, term: Term) -> Iterator[Term]:
         """Ground results of the relation on ``term`` that differ from it."""
         stream = self.goal(initial_state({self.in_var: term}))
+        try:
+            yield from self._ground_answers(term, stream)
+        except TypeCheckError:
+            # The goal built an ill-typed term (``-`` of a bool): numpy has no such
+            # program, so the relation does not apply here.
+            return
+
+    def _ground_answers(self, term: Term, stream: Iterator) -> Iterator[Term]:
         for count, state in enumerate(stream, 1):
             result = as_term(reify(self.out_var, state))
             if (

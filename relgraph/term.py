@@ -349,12 +349,22 @@ def memoized(fn: Callable[[Term], Any]) -> Callable[[Term], Any]:
 
 
 def _structurally_equal(a: Any, b: Any) -> bool:
-    """Iterative structural equality; leaves must match in type, not just ``==``."""
+    """Iterative structural equality; leaves must match in type, not just ``==``.
+
+    Each pair of nodes is compared once, so two DAGs with shared subterms compare
+    in time linear in their DAGs, not in their (maybe exponential) trees.
+    """
     stack = [(a, b)]
+    compared: set[tuple[int, int]] = set()  # ids stay valid: a and b hold every node
     while stack:
         u, v = stack.pop()
         if u is v:
             continue
+        if type(u) is Term:
+            pair = (id(u), id(v))
+            if pair in compared:
+                continue
+            compared.add(pair)
         u_seq = isinstance(u, (ExpressionTuple, tuple))
         v_seq = isinstance(v, (ExpressionTuple, tuple))
         if u_seq or v_seq:

@@ -8,7 +8,7 @@ import numpy as np
 
 import relgraph as rg
 from relgraph import aot
-from relgraph.compiler import aot_name, cache_dir
+from relgraph.kernel_cache import aot_name, cache_dir
 from relgraph.lowering import lower
 
 SCRIPT = """
@@ -37,32 +37,52 @@ def test_a_built_kernel_is_loaded_without_numba(tmp_path, monkeypatch):
     assert numba_loaded.strip() == "False"
 
 
-def test_builds_wait_for_the_process_to_exit(tmp_path, monkeypatch):
+def test_builds_wait_for_the_process_to_exit_and_share_one_builder(tmp_path, monkeypatch):
     monkeypatch.setenv("RELGRAPH_AOT", "1")
     monkeypatch.setattr(aot, "_PENDING", [])
     started = []
-    monkeypatch.setattr(aot, "_spawn", lambda *a: started.append(a))
-    aot.start_build(tmp_path / "k_y.py", "aot_y", "Tuple((float64,))(float64)")
-    assert started == [] and len(aot._PENDING) == 1
+    monkeypatch.setattr(aot, "_spawn", lambda d: started.append(d))
+    for k in range(10):
+        aot.start_build(tmp_path / f"k_{k}.py", f"aot_{k}", "Tuple((float64,))(float64)")
+    assert started == [] and len(aot._PENDING) == 10
     aot._start_pending()  # what atexit runs
-    assert started == [(tmp_path / "k_y.py", "aot_y", "Tuple((float64,))(float64)")]
+    assert started == [tmp_path]  # one builder for the directory, ten queued jobs
+    assert len(list((tmp_path / aot.QUEUE).glob("*.job"))) == 10
+
+
+def test_one_builder_at_a_time_and_a_dead_one_blocks_nothing(tmp_path):
+    import fcntl
+
+    fd = os.open(tmp_path / aot.BUILDER_LOCK, os.O_CREAT | os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a builder is at work
+    assert aot._builder_running(tmp_path)
+    assert aot.run_queue(tmp_path) == 0  # a second builder leaves at once
+    os.close(fd)  # the builder exits (or is killed): the system drops its lock
+    assert not aot._builder_running(tmp_path)
+
+
+def test_the_builder_works_through_the_queue(tmp_path, monkeypatch):
+    built = []
+    monkeypatch.setattr(aot, "build", lambda src, name, sig: built.append(name))
+    for k in range(3):
+        aot._queue(tmp_path / f"k_{k}.py", f"aot_{k}", "sig")
+    assert aot.run_queue(tmp_path) == 3 and sorted(built) == ["aot_0", "aot_1", "aot_2"]
+    assert not list((tmp_path / aot.QUEUE).glob("*.job"))
 
 
 def test_builds_are_not_started_when_disabled(tmp_path, monkeypatch):
     monkeypatch.setenv("RELGRAPH_AOT", "0")
-    source = tmp_path / "k_x.py"
-    source.write_text("")
-    aot.start_build(source, "aot_x", "Tuple((float64,))(float64)")
-    assert not list(tmp_path.glob("*.building"))
+    monkeypatch.setattr(aot, "_PENDING", [])
+    aot.start_build(tmp_path / "k_x.py", "aot_x", "Tuple((float64,))(float64)")
+    assert aot._PENDING == []
 
 
-def test_a_failed_build_is_marked_and_not_retried(tmp_path, monkeypatch):
+def test_a_failed_build_is_marked_and_not_queued_again(tmp_path, monkeypatch):
     source = tmp_path / "k_bad.py"
     source.write_text("def kernel(a0):\n    return (undefined_name,)\n")
     try:
         aot.build(source, "aot_bad", "Tuple((float64,))(float64)")
     except Exception:
         pass
-    assert (tmp_path / "aot_bad.failed").exists() and not (tmp_path / "aot_bad.building").exists()
-    aot._spawn(source, "aot_bad", "Tuple((float64,))(float64)")
-    assert not (tmp_path / "aot_bad.building").exists()
+    assert (tmp_path / "aot_bad.failed").exists()
+    assert not aot._queue(source, "aot_bad", "Tuple((float64,))(float64)")

@@ -202,16 +202,18 @@ class TestCaching:
         assert any(p.read_text() == f.source for p in files)
 
     def test_the_cache_key_covers_the_inlined_helpers(self, monkeypatch):
-        import relgraph.compiler as F
+        import relgraph.kernel_cache as K
+        from relgraph import aot
 
         x = rg.vector("x")
-        source = F.lower([x], [rg.exp(x)]).source
-        monkeypatch.setattr(F, "_KERNELS", {})
+        source = lower([x], [rg.exp(x)]).source
+        sig = aot.signature([x], [rg.exp(x)], (0,))
+        monkeypatch.setattr(K, "_KERNELS", {})
         before = {p.name for p in cache_dir().glob("k_*.py")}
-        F._compile(source)
-        monkeypatch.setattr(F, "_HELPERS", "changed-helpers")
-        monkeypatch.setattr(F, "_KERNELS", {})
-        F._compile(source)
+        K.compile_kernel(source, sig, aot_ok=False)
+        monkeypatch.setattr(K, "_HELPERS", "changed-helpers")
+        monkeypatch.setattr(K, "_KERNELS", {})
+        K.compile_kernel(source, sig, aot_ok=False)
         assert len({p.name for p in cache_dir().glob("k_*.py")} - before) == 2
 
     def test_a_new_process_loads_the_compiled_kernel(self, tmp_path):
@@ -375,3 +377,37 @@ def test_the_first_kernel_is_flat_and_broadcasting_falls_back(rng):
     assert f._general is None  # equal shapes: the flat kernel served
     np.testing.assert_allclose(f(X, Y[:1]), np.exp(X) * Y[0] + 1.0, rtol=1e-13)
     assert f._general is not None  # (5,) with (1,): built on first need
+
+
+class TestNumpySemanticsOrRefusal:
+    """Compiled code agrees with numpy, or rg.function refuses with a clear error."""
+
+    @pytest.mark.parametrize("n", [4, 1 << 17])
+    def test_int_power_of_a_negative_exponent_raises_as_numpy_does(self, n):
+        x, y = rg.vector("x", "int64"), rg.vector("y", "int64")
+        f = rg.function([x, y], x**y)
+        base, exp_ok = np.full(n, 3), np.full(n, 2)
+        np.testing.assert_array_equal(f(base, exp_ok), base**exp_ok)
+        exp_bad = exp_ok.copy()
+        exp_bad[-1] = -1
+        with pytest.raises(ValueError, match="negative integer powers"):
+            np.power(base, exp_bad)
+        with pytest.raises(ValueError, match="negative integer powers"):
+            f(base, exp_bad)
+        with pytest.raises(ValueError, match="negative integer powers"):
+            rg.evaluate(x**y, {x: base, y: exp_bad})
+
+    @pytest.mark.parametrize("dtype", ["int8", "uint8", "bool"])
+    def test_float16_results_are_refused_at_function_time(self, dtype):
+        b = rg.vector("b", dtype)
+        assert np.exp(np.zeros(1, dtype)).dtype == np.float16
+        with pytest.raises(LoweringError, match=r"exp\(b\) computes in float16"):
+            rg.function([b], rg.exp(b) + 1)
+
+    def test_small_ints_wrap_as_numpy_does(self):
+        x8 = rg.vector("x8", "int8")
+        f = rg.function([x8], [x8 * 2 + 1, rg.sum(x8 * 2)])
+        v = np.array([100, -128, 127], np.int8)
+        a, s = f(v)
+        np.testing.assert_array_equal(a, v * 2 + 1)
+        assert a.dtype == np.int8 and s == np.sum(v * 2) and s.dtype == np.sum(v * 2).dtype

@@ -20,3 +20,15 @@ def test_other_ops(syms):
     assert rg.pprint(x + np.array([1.0, 2.0])) == "(x + [1., 2.])"
     assert rg.pprint(x * np.float32(2)) == "(x * 2.0)"
     assert str(A @ x) == "(A @ x)" and repr(A @ x) == "Term((A @ x))"
+
+
+def test_shared_subterms_print_once_when_the_tree_is_huge():
+    x = rg.vector("x")
+    t = x
+    for _ in range(40):
+        t = t * t
+    text = rg.pprint(t)
+    assert text.startswith("let t1 = (x * x); t2 = (t1 * t1); ")
+    assert text.endswith(" in (t39 * t39)") and len(text) < 1000
+    small = (x * x) * (x * x)
+    assert rg.pprint(small) == "((x * x) * (x * x))"  # small trees print as trees

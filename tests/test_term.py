@@ -242,3 +242,32 @@ class TestDeepTerms:
             t, expected = -t, -expected
         out = rg.rewrite(t, optdb.query(include=["linalg"]))
         assert out == expected
+
+
+class TestSharedSubtermsStayLinear:
+    """``t = t * t`` forty times is a 40-node DAG with a 2**40-node tree."""
+
+    @staticmethod
+    def squares(n):
+        x = rg.vector("x")
+        t = x
+        for _ in range(n):
+            t = t * t
+        return t
+
+    def test_equality_hashing_and_walks_are_linear_in_the_dag(self):
+        import time
+
+        start = time.perf_counter()
+        a, b = self.squares(40), self.squares(40)
+        assert a == b and hash(a) == hash(b) and {a: 1}[b] == 1
+        assert a != self.squares(39) * self.squares(38)
+        assert rg.count_nodes(a) == 40
+        x = rg.vector("x")
+        assert rg.evaluate(a, {x: np.array([1.0, -1.0])}).tolist() == [1.0, 1.0]
+        assert time.perf_counter() - start < 5  # exponential would never finish
+
+    def test_type_errors_over_a_shared_dag_are_short(self):
+        with pytest.raises(rg.TypeCheckError, match="let t1 = ") as info:
+            rg.matrix("A", shape=(2, 2)) @ rg.add(self.squares(40), rg.vector("y", shape=3))
+        assert len(str(info.value)) < 1000

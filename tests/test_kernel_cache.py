@@ -1,0 +1,150 @@
+"""The kernel cache trusts nothing on disk: edited, truncated or corrupt entries are
+replaced, never used, and an unwritable cache directory still compiles."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import relgraph as rg
+from relgraph import aot
+from relgraph.kernel_cache import aot_name, kernel_path
+from relgraph.lowering import lower
+
+SCRIPT = (
+    "import numpy as np, relgraph as rg; x = rg.vector('x'); "
+    "print(rg.function([x], rg.exp(x) * 2.5 + x)(np.ones(3)).tolist())"
+)
+EXPECTED = (np.exp(np.ones(3)) * 2.5 + 1).tolist()
+
+
+def run(cache: Path, aot_builds: str = "0") -> subprocess.CompletedProcess:
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(cache), RELGRAPH_AOT=aot_builds)
+    return subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def result(done: subprocess.CompletedProcess) -> list:
+    assert done.returncode == 0, done.stderr[-2000:]
+    return eval(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture
+def warm(tmp_path):
+    """A cache directory after one process compiled the kernel."""
+    np.testing.assert_allclose(result(run(tmp_path)), EXPECTED)
+    return tmp_path
+
+
+def the(pattern: str, cache: Path) -> Path:
+    (found,) = (cache / "kernels").glob(pattern)
+    return found
+
+
+def test_an_edited_kernel_file_is_replaced(warm):
+    kernel = the("k_*.py", warm)
+    kernel.write_text(kernel.read_text().replace("2.5", "3.5"))  # one flipped digit
+    np.testing.assert_allclose(result(run(warm)), EXPECTED)
+    assert "2.5" in kernel.read_text() and "3.5" not in kernel.read_text()
+
+
+def test_a_truncated_kernel_file_is_replaced(warm):
+    kernel = the("k_*.py", warm)
+    kernel.write_text(kernel.read_text()[:40])
+    np.testing.assert_allclose(result(run(warm)), EXPECTED)
+
+
+def test_a_corrupt_numba_index_is_rebuilt(warm):
+    for index in (warm / "kernels" / "__pycache__").glob("*.nbi"):
+        index.write_bytes(b"\x80\x04garbage" * 10)
+    for data in (warm / "kernels" / "__pycache__").glob("*.nbc"):
+        data.write_bytes(data.read_bytes()[:20])
+    np.testing.assert_allclose(result(run(warm)), EXPECTED)
+    np.testing.assert_allclose(result(run(warm)), EXPECTED)
+
+
+def build_ahead_of_time(cache: Path) -> Path:
+    source = the("k_*.py", cache)
+    x = rg.vector("x")
+    term = rg.exp(x) * 2.5 + x
+    sig = aot.signature([x], [term], lower([x], [term]).out_slots)
+    return aot.build(source, aot_name(source.read_text(), sig), sig)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign"])
+def test_a_damaged_extension_module_is_removed_not_loaded(warm, monkeypatch, damage):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(warm))
+    so = build_ahead_of_time(warm)
+    data = so.read_bytes()
+    so.write_bytes(
+        {"truncate": data[:1000], "garbage": os.urandom(len(data)), "foreign": data + b"x"}[damage]
+    )
+    np.testing.assert_allclose(result(run(warm)), EXPECTED)  # SIGBUS before the checksum
+    assert not so.exists()
+
+
+def test_an_intact_extension_module_is_loaded(warm, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(warm))
+    so = build_ahead_of_time(warm)
+    np.testing.assert_allclose(result(run(warm)), EXPECTED)
+    assert so.exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_an_unwritable_cache_directory_warns_once_and_compiles(tmp_path):
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels").chmod(0o500)
+    done = run(tmp_path)
+    np.testing.assert_allclose(result(done), EXPECTED)
+    assert done.stderr.count("cannot be written") == 1
+
+
+def test_a_cache_directory_that_is_a_file_warns_once_and_compiles(tmp_path):
+    (tmp_path / "kernels").write_text("not a directory")
+    done = run(tmp_path)
+    np.testing.assert_allclose(result(done), EXPECTED)
+    assert done.stderr.count("cannot be written") == 1
+
+
+def test_kernel_path_writes_exactly_the_source(tmp_path):
+    path = kernel_path(tmp_path, "print('a')\n")
+    assert path.read_text() == "print('a')\n"
+    path.write_text("print('b')\n")
+    assert kernel_path(tmp_path, "print('a')\n").read_text() == "print('a')\n"
+
+
+def builders(directory: Path) -> list[str]:
+    """The pids of builder processes working on ``directory``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"relgraph.aot" in argv and str(directory).encode() in argv:
+            found.append(proc.name)
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_many_kernels_start_one_background_builder(tmp_path):
+    code = (
+        "import numpy as np, relgraph as rg; x = rg.vector('x')\n"
+        "for i in range(6): rg.function([x], rg.exp(x) * (i + 0.5) + x)(np.ones(10))\n"
+    )
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="1")
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    time.sleep(1.0)
+    found = builders(tmp_path / "kernels")
+    try:
+        assert len(found) <= 1  # one builder (or none left if it already finished)
+        assert len(list((tmp_path / "kernels" / aot.QUEUE).glob("*.job"))) + len(found) >= 1
+    finally:
+        for pid in found:
+            os.kill(int(pid), signal.SIGKILL)
