@@ -23,7 +23,7 @@ from kanren.assoccomm import associative, commutative
 from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.term import Symbol, Term, typeof
+from relgraph.term import Constant, Symbol, Term, typeof
 from relgraph.types import TensorType, broadcast_shapes
 
 __all__ = [
@@ -52,7 +52,9 @@ __all__ = [
     "ALL_OPS",
 ]
 
-_SYMBOLIC = (Term, Symbol, Var, ExpressionTuple)
+# Arguments that make a call build a term: a Constant too, which is a leaf of terms
+# (numpy would hand it back to Constant.__mul__ and recurse).
+_SYMBOLIC = (Term, Symbol, Constant, Var, ExpressionTuple)
 
 
 class Op:

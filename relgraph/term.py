@@ -63,6 +63,9 @@ class TermOps:
     """Python operators that build terms: ``A @ (x + y)``, ``2.0 * x``, ``A.T``."""
 
     __slots__ = ()
+    # numpy defers to these operators (``np.ones(3) * x`` is ``x.__rmul__``) instead of
+    # treating a term as an object to compute with elementwise.
+    __array_ufunc__ = None
 
     def __add__(self, other):
         return _ops().add(self, other)

@@ -271,3 +271,29 @@ class TestSharedSubtermsStayLinear:
         with pytest.raises(rg.TypeCheckError, match="let t1 = ") as info:
             rg.matrix("A", shape=(2, 2)) @ rg.add(self.squares(40), rg.vector("y", shape=3))
         assert len(str(info.value)) < 1000
+
+
+class TestConstantsInEveryOp:
+    def test_constant_arithmetic_builds_terms(self):
+        c, d = rg.Constant(np.arange(3.0)), rg.Constant(np.ones((2, 3)))
+        x = rg.vector("x")
+        env = {x: np.array([1.0, 2.0, 3.0])}
+        cases = {
+            c * 2: np.arange(3.0) * 2,
+            c + c: np.arange(3.0) * 2,
+            d @ c: np.ones((2, 3)) @ np.arange(3.0),
+            -c: -np.arange(3.0),
+            c.T: np.arange(3.0),
+            np.ones(3) * x: env[x],
+            rg.exp(c) + x: np.exp(np.arange(3.0)) + env[x],
+        }
+        for term, expected in cases.items():
+            assert isinstance(term, rg.Term)
+            np.testing.assert_allclose(rg.evaluate(term, env), expected)
+        f = rg.function([x], d @ (c * x) + 1.0)
+        np.testing.assert_allclose(f(env[x]), np.ones((2, 3)) @ (np.arange(3.0) * env[x]) + 1)
+
+    def test_numpy_defers_to_terms(self):
+        x = rg.vector("x")
+        assert isinstance(np.float64(2.0) * x, rg.Term)
+        assert isinstance(np.ones(3) + x, rg.Term)
