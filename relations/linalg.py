@@ -19,11 +19,10 @@ from typing import Any
 from etuples import etuple
 from kanren import conde, conso, eq, heado, lall, tailo
 from kanren.assoccomm import assoc_flatten, flatten_assoc_args
-from kanren.graph import mapo
 from unification import var
 from unification import vars as lvars
 
-from relations.goals import is_scalar, pipeo, removeo, testo, variadico
+from relations.goals import is_scalar, pipeo, removeo, testo, variadico, zipo
 from relgraph.ops import add, dot, mul, sum, transpose
 from relgraph.term import Term, as_term, subterms, typeof
 
@@ -60,8 +59,9 @@ def dot_distributeo(in_lv, out_lv):
         tailo(add_cdr_lv, add_flat_lv),
         # Add all the `dot`ed arguments and set the output
         conso(add, dot_cdr_lv, out_lv),
-        # Apply the `dot` to all the flattened `add` arguments
-        mapo(lambda x, y: conso(dot, etuple(A_lv, x), y), add_cdr_lv, dot_cdr_lv),
+        # Apply the `dot` to all the flattened `add` arguments (kanren's `mapo`,
+        # as one conjunction once a list's length is known: linear in the sum)
+        zipo(lambda x, y: conso(dot, etuple(A_lv, x), y), add_cdr_lv, dot_cdr_lv),
     )
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from relgraph import aot
 from relgraph.exceptions import TypeCheckError
 from relgraph.kernel_cache import cache_dir, compile_kernel
-from relgraph.lowering import BROADCAST, PARALLEL_MIN, lower
+from relgraph.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
 from relgraph.term import Constant, Symbol, Term, checked_term, subterms, typeof
@@ -29,8 +29,20 @@ __all__ = ["function", "Function", "cache_dir"]
 _FUNCTIONS: weakref.WeakValueDictionary[tuple, Function] = weakref.WeakValueDictionary()
 
 
-def function(inputs: Sequence[Symbol], outputs: Any) -> Function:
+MAX_NODES = 4_000  # Numba compiles about 300 nodes a second, in one function
+
+
+def function(inputs: Sequence[Symbol], outputs: Any, *, max_nodes: int = MAX_NODES) -> Function:
     """Compile ``outputs`` (a term or a list of terms) as a function of ``inputs``.
+
+    Parameters
+    ----------
+    inputs : sequence of Symbol
+    outputs : Term or list of Terms
+    max_nodes : int
+        Graphs with more distinct nodes are refused with :class:`LoweringError`:
+        Numba compiles the whole graph as one function, at about 300 nodes a second.
+        Raise it to compile a larger graph anyway.
 
     Examples
     --------
@@ -55,6 +67,13 @@ def function(inputs: Sequence[Symbol], outputs: Any) -> Function:
     key = (ins, outs, single)
     found = _FUNCTIONS.get(key)
     if found is None:
+        nodes = len({node for out in outs for node in subterms(out)})
+        if nodes > max_nodes:
+            raise LoweringError(
+                f"the graph has {nodes} nodes, more than max_nodes={max_nodes}: Numba "
+                f"would compile it as one function for about {nodes // 300} s; pass "
+                "rg.function(..., max_nodes=...) to compile it anyway"
+            )
         found = _FUNCTIONS[key] = Function(ins, outs, single)
     return found
 

@@ -250,9 +250,10 @@ class _Generator:
         out_type = typeof(root)
         out = self._name(root)
         leaves: list[tuple[str, int]] = []  # (name, ndim) of array leaves
+        members = set(region)
         for node in region:
             for a in node.args:
-                if type(a) is Term and a in region:
+                if type(a) is Term and a in members:
                     continue
                 if isinstance(a, (Symbol, Constant)) or type(a) is Term:
                     name, nd = self._value(a), typeof(a).ndim
@@ -338,12 +339,13 @@ class _Generator:
     def _body(self, region: list[Term], load: dict[str, str]) -> list[str]:
         """Scalar statements computing each region node from loaded leaves."""
         lines = []
+        members = set(region)
         for node in region:
             op = node.op
             if op.code is None:
                 raise LoweringError(f"Op {op!r} has no Numba lowering (in {brief(node)})")
             dtype = typeof(node).dtype
-            args = [self._scalar(a, region, load, dtype) for a in node.args]
+            args = [self._scalar(a, members, load, dtype) for a in node.args]
             code = op.scalar_code(dtype)
             if op.nin is None:  # variadic: fold the binary template
                 expr = args[0]
@@ -356,7 +358,7 @@ class _Generator:
             lines.append(f"{self._local(node)} = {expr}")
         return lines
 
-    def _scalar(self, a: Any, region: list[Term], load: dict[str, str], dtype) -> str:
+    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], dtype) -> str:
         if type(a) is Term and a in region:
             return self._local(a)
         if isinstance(a, (Symbol, Constant)) or type(a) is Term:

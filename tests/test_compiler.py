@@ -411,3 +411,24 @@ class TestNumpySemanticsOrRefusal:
         a, s = f(v)
         np.testing.assert_array_equal(a, v * 2 + 1)
         assert a.dtype == np.int8 and s == np.sum(v * 2) and s.dtype == np.sum(v * 2).dtype
+
+
+class TestSizeGuards:
+    def test_a_huge_graph_is_refused_with_the_limit_named(self):
+        x = rg.vector("x")
+        t = x
+        for _ in range(2_500):
+            t = t * 1.0001 + 0.5
+        with pytest.raises(LoweringError, match="5000 nodes, more than max_nodes=4000"):
+            rg.function([x], t)
+
+    def test_source_generation_is_linear_in_the_graph(self):
+        import time
+
+        x = rg.vector("x")
+        t = x
+        for _ in range(10_000):
+            t = t * 1.0001 + 0.5
+        start = time.perf_counter()
+        src = lower([x], [t]).source
+        assert src.count("\n") > 20_000 and time.perf_counter() - start < 20  # was minutes

@@ -328,3 +328,26 @@ class TestDeepSearches:
         finally:
             gc.callbacks.remove(record)
         assert threads and "relgraph-goals" not in threads
+
+
+class TestLargeInputs:
+    """Costs grow with the term, not with its square; limits count work per node."""
+
+    def test_distributing_over_twenty_thousand_terms(self):
+        import time
+
+        A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(20_000)]
+        start = time.perf_counter()
+        out = rg.rewrite(A @ rg.add(*vs), optdb.query(include=["linalg"]))
+        assert len(out.args) == 20_000 and out.args[-1] == A @ vs[-1]
+        assert time.perf_counter() - start < 120  # quadratic took over 10 minutes
+
+    @pytest.mark.parametrize("tag", ["canonicalize", "fast_run"])
+    def test_a_balanced_sum_over_few_symbols_reaches_its_fixpoint(self, tag):
+        syms = [rg.vector(n) for n in "abcd"]
+        level = [syms[i % 4] for i in range(128)]
+        while len(level) > 1:
+            level = [level[i] + level[i + 1] for i in range(0, len(level), 2)]
+        out = rg.rewrite(level[0], optdb.query(include=[tag]))
+        env = {s: np.arange(3.0) + k for k, s in enumerate(syms)}
+        np.testing.assert_allclose(rg.evaluate(out, env), 32 * sum(env.values()))
