@@ -474,15 +474,10 @@ class Neighbours:
             rule, direction, matcher = self.matchers[index]
             try:
                 found = tuple(dict.fromkeys(matcher.answers(candidate)))
-            except RelationError:
-                raise
-            except Exception as exc:
-                raise RelationError(
-                    f"relation {rule.name!r} ({direction}) raised {type(exc).__name__}: "
-                    f"{exc} on {brief(candidate)}",
-                    rule.name,
-                    candidate,
-                ) from exc
+            except RelationError as exc:  # say which direction raised
+                named = f"relation {rule.name!r}"
+                message = str(exc).replace(named, f"{named} ({direction})", 1)
+                raise RelationError(message, exc.relation, exc.term) from exc.__cause__
             self.answers[key] = found
         return found
 

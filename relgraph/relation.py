@@ -11,6 +11,7 @@ subterm.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 from kanren.assoccomm import associative
 from unification import reify, var
 
-from relgraph.exceptions import TypeCheckError
+from relgraph.exceptions import RelationError, TypeCheckError
+from relgraph.printing import brief
 from relgraph.purity import is_pure, keeps_values
 from relgraph.state import initial_state
 from relgraph.term import Term, as_term, substitute, subterms, typeof
@@ -129,30 +131,69 @@ class Matcher:
         self.rule = rule
         self.max_answers = max_answers
         self.in_var, self.out_var = var(), var()
-        self.goal = rule.relation(self.in_var, self.out_var)
+        # Answers refused, by reason, over this matcher's life (reports take differences).
+        self.dropped: Counter[str] = Counter()
+        try:
+            self.goal = rule.relation(self.in_var, self.out_var)
+        except Exception as exc:
+            raise RelationError(
+                f"relation {rule.name!r} could not build its goal: {type(exc).__name__}: {exc} "
+                "(a relation is a goal constructor rel(a, b) of two arguments)",
+                rule.name,
+                None,
+            ) from exc
+        if not callable(self.goal):
+            raise RelationError(
+                f"relation {rule.name!r} returned {self.goal!r}, not a kanren goal",
+                rule.name,
+                None,
+            )
 
     def answers(self, term: Term) -> Iterator[Term]:
-        """Ground results of the relation on ``term`` that differ from it."""
-        stream = self.goal(initial_state({self.in_var: term}))
+        """Ground results of the relation on ``term`` that differ from it.
+
+        An exception inside the goal is raised as :class:`RelationError` naming the
+        relation and ``term``; an ill-typed term built by the goal means the relation
+        does not apply (numpy has no such program).  Refused answers are counted in
+        ``dropped`` by reason.
+        """
         try:
+            stream = self.goal(initial_state({self.in_var: term}))
             yield from self._ground_answers(term, stream)
         except TypeCheckError:
-            # The goal built an ill-typed term (``-`` of a bool): numpy has no such
-            # program, so the relation does not apply here.
-            return
+            self.dropped["builds an ill-typed term"] += 1
+        except (RelationError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise RelationError(
+                f"relation {self.rule.name!r} raised {type(exc).__name__}: {exc} on {brief(term)}",
+                self.rule.name,
+                term,
+            ) from exc
 
     def _ground_answers(self, term: Term, stream: Iterator) -> Iterator[Term]:
         for count, state in enumerate(stream, 1):
             result = as_term(reify(self.out_var, state))
-            if (
-                result is not None
-                and term != result
-                and keeps_type(term, result)
-                and keeps_values(term, result)
-            ):
+            reason = refusal(term, result)
+            if reason is None:
                 yield result
+            else:
+                self.dropped[reason] += 1
             if count >= self.max_answers:
                 return
+
+
+def refusal(before: Term, after: Any) -> str | None:
+    """Why ``after`` may not replace ``before`` (None if it may)."""
+    if after is None:
+        return "not ground"
+    if before == after:
+        return "same as the input"
+    if not keeps_type(before, after):
+        return "changes the type"
+    if not keeps_values(before, after):
+        return "changes values: moves arithmetic across dtypes"
+    return None
 
 
 def keeps_type(before: Any, after: Any) -> bool:

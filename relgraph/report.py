@@ -1,4 +1,4 @@
-"""What a rewrite did: frozen records, printed as a table in the seeds' spirit."""
+"""What a rewrite did: frozen records, printed as a table like PyTensor's rewrite profile."""
 
 from __future__ import annotations
 
@@ -16,6 +16,9 @@ class RuleStats:
     applications: int
     time: float
     nodes_created: int
+    #: Answers refused, as ``((reason, count), ...)``: not ground, the same as the
+    #: input, another type, or arithmetic moved across dtypes.
+    dropped: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,9 @@ class RewriteReport:
                     f"{indent}  {r.time:8.4f}s  {r.attempts:7d}  {r.applications:7d}  "
                     f"{r.nodes_created:7d}  {r.name}"
                 )
+        for r in self.rules:
+            for reason, n in r.dropped:
+                lines.append(f"{indent}  {r.name}: dropped {n} answer(s): {reason}")
         for child in self.children:
             lines.extend(child._lines(indent + "  "))
         return lines

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 import warnings
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal
 
@@ -216,6 +217,26 @@ def _waiting_on(waiting: dict[int, list[int]], key: int) -> set[int]:
     return found
 
 
+def _cycle(
+    waiting: dict[int, list[int]], made_by: dict[int, tuple[str, ...]], key: int, back: int
+) -> list[str]:
+    """The relations that rewrote ``back`` step by step into ``key`` (oldest first)."""
+    came_from: dict[int, int] = {key: key}
+    todo = [key]
+    while todo and back not in came_from:
+        k = todo.pop()
+        for earlier in waiting.get(k, ()):
+            if earlier not in came_from:
+                came_from[earlier] = k
+                todo.append(earlier)
+    names: list[str] = []
+    k = back
+    while k != key:  # from the oldest node towards the newest
+        k = came_from[k]
+        names.extend(made_by.get(k, ()))
+    return names
+
+
 def _top(counts: dict[str, int], k: int = 3) -> str:
     items = sorted(counts.items(), key=lambda kv: -kv[1])[:k]
     return ", ".join(f"{name} ({n}x)" for name, n in items) or "none"
@@ -240,11 +261,13 @@ class _Run:
         self.window_candidates: dict[Any, tuple[int, ...]] = {}  # filled with candidates
         self.failed_windows: set[int] = set()
         n = len(self.matchers)
+        self.dropped_before = [Counter(m.dropped) for m in self.matchers]
         self.attempts, self.applications = [0] * n, [0] * n
         self.times, self.created = [0.0] * n, [0] * n
         self.pass_log: list[dict[str, int]] = []
         self.nodes_before: int | None = None  # known after the first sweep
         self.rebuilt = False  # whether canonical() ever made a node the input lacked
+        self.applied: list[str] = []  # relations applied at the node being tried
 
     # -- the sweep ---------------------------------------------------------------
 
@@ -268,6 +291,7 @@ class _Run:
         expanded: set[int] = set()
         waiting: dict[int, list[int]] = {}  # replacement -> the nodes it replaces
         steps: dict[int, int] = {}  # replacement -> rewrites in a row that made it
+        made_by: dict[int, tuple[str, ...]] = {}  # replacement -> the relations that made it
         stack = [root]
         while stack:
             node = stack[-1]
@@ -303,6 +327,7 @@ class _Run:
             node_key = id(node)
             result = None
             if node_key not in normal and node_key not in failed:
+                self.applied = []
                 result = self.try_node(node)
                 if result is None:
                     failed.add(node_key)
@@ -314,12 +339,14 @@ class _Run:
             n = steps.get(key, 0) + 1
             pending = id(result) in expanded and id(result) not in done
             if pending and id(result) in _waiting_on(waiting, key):
-                raise OscillationError(*self.local_cycle_message(node, result))
+                cycle = _cycle(waiting, made_by, key, id(result)) + self.applied
+                raise OscillationError(*self.local_cycle_message(node, result, cycle))
             if type(result) is not Term or n > LOCAL_STEPS or id(result) in done or pending:
                 _finish(done, waiting, key, done.get(id(result), result))
                 continue
             # Sweep the replacement now; this node takes its value when it is done.
             steps[id(result)] = n
+            made_by[id(result)] = tuple(self.applied)
             waiting.setdefault(id(result), []).append(key)
             stack.append(result)
         return done[id(root)]
@@ -419,10 +446,8 @@ class _Run:
         start = time.perf_counter()
         try:
             result = next(matcher.answers(node), None)
-        except RelationError:
-            raise
-        except Exception as exc:
-            result = self.relation_failed(matcher.rule.name, node, exc)
+        except RelationError as exc:
+            result = self.relation_failed(exc)
         finally:
             self.times[index] += time.perf_counter() - start
         if result is None:
@@ -433,15 +458,15 @@ class _Run:
         self.record(index, matcher.rule.name)
         return result
 
-    def relation_failed(self, name: str, node: Term, exc: Exception) -> None:
-        message = f"relation {name!r} raised {type(exc).__name__}: {exc} on {brief(node)}"
+    def relation_failed(self, exc: RelationError) -> None:
         if self.rewriter.on_error == "raise":
-            raise RelationError(message, name, node) from exc
-        warnings.warn(message, RuntimeWarning, stacklevel=4)
+            raise exc
+        warnings.warn(str(exc), RuntimeWarning, stacklevel=4)
         return None
 
     def record(self, index: int, name: str) -> None:
         self.applications[index] += 1
+        self.applied.append(name)
         log = self.pass_log[-1]
         log[name] = log.get(name, 0) + 1
         # While the first pass still counts the input, canon has at least as many
@@ -493,8 +518,10 @@ class _Run:
     def counts(self) -> dict[str, int]:
         return {m.rule.name: n for m, n in zip(self.matchers, self.applications) if n}
 
-    def local_cycle_message(self, node: Term, back: Term) -> tuple[str, tuple[str, ...]]:
-        names = tuple(self.pass_log[-1])
+    def local_cycle_message(
+        self, node: Term, back: Term, cycle: list[str]
+    ) -> tuple[str, tuple[str, ...]]:
+        names = tuple(dict.fromkeys(cycle))
         message = (
             f"{self.rewriter.name}: relations oscillate: {brief(node)} was rewritten back "
             f"to {brief(back)}; relations in the cycle: {', '.join(names)}"
@@ -514,9 +541,14 @@ class _Run:
     def report(self, elapsed: float, passes: int, root: Any) -> RewriteReport:
         stats = sorted(
             (
-                RuleStats(m.rule.name, a, n, t, c)
-                for m, a, n, t, c in zip(
-                    self.matchers, self.attempts, self.applications, self.times, self.created
+                RuleStats(m.rule.name, a, n, t, c, tuple(sorted((m.dropped - d).items())))
+                for m, a, n, t, c, d in zip(
+                    self.matchers,
+                    self.attempts,
+                    self.applications,
+                    self.times,
+                    self.created,
+                    self.dropped_before,
                 )
             ),
             key=lambda s: -s.time,

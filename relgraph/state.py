@@ -10,6 +10,9 @@ Two costs of kanren's machinery grow with the length of what a relation walks
   generators; each one that finishes raises ``StopIteration``, and in CPython
   raising inside n nested generators walks all n of them.  The plain-function
   versions below have the same semantics and raise nothing.
+
+Every handler here is registered for :data:`State` only, so other users of
+unification in the process see the library they installed.
 """
 
 from __future__ import annotations
@@ -63,7 +66,10 @@ def _unbound(o: Var) -> Any:
     yield o
 
 
-assoc.add((immutables.Map, object, object), _assoc_map)
+# Registered for relgraph's own state type only: a search that starts from a dict
+# (kanren.run, or another library's rewriter in the same process) keeps
+# unification's own handlers.
+assoc.add((State, object, object), _assoc_map)
 for _sig in ((Var, Var), (Var, object), (object, Var)):
-    _unify.add((*_sig, Mapping), _unify_var)
-_reify.add((Var, Mapping), _reify_var)
+    _unify.add((*_sig, State), _unify_var)
+_reify.add((Var, State), _reify_var)

@@ -30,6 +30,7 @@ from unification.core import _reify, _unify, construction_sentinel, unify
 from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
+from relgraph.state import State
 from relgraph.types import TensorType
 
 _default_unify = _unify.dispatch(object, object, dict)
@@ -604,10 +605,12 @@ for _seq in (Term, Args):
     _unify.add((ConsPair, _seq, Mapping), _unify_cons_seq)
     _unify.add((_seq, ConsPair, Mapping), _unify_cons_seq)
 # A numpy scalar is never an expression; unification's fallback ``u == v`` would
-# compare it with the expression's items elementwise.
-for _seq in (ExpressionTuple, Term, Args, ConsPair):
-    _unify.add((np.generic, _seq, Mapping), _unify_never)
-    _unify.add((_seq, np.generic, Mapping), _unify_never)
+# compare it with the expression's items elementwise.  For etuples and cons lists
+# (other libraries' types) only in relgraph's own searches, whose state is a State.
+_NEVER = [(Term, Mapping), (Args, Mapping), (Term, State), (Args, State)]
+for _seq, _state in [*_NEVER, (ExpressionTuple, State), (ConsPair, State)]:
+    _unify.add((np.generic, _seq, _state), _unify_never)
+    _unify.add((_seq, np.generic, _state), _unify_never)
 
 
 def _reify_Term(u: Term, s: Mapping):

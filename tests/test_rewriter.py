@@ -258,10 +258,25 @@ def test_no_warning_for_clean_runs(syms):
 class TestDeepSearches:
     """kanren's mapo nests ~5 frames per element: no crash, and a clear error past the limit."""
 
+    @staticmethod
+    def mapo_distribute_o(a, b):
+        """The seeds' dot_distributeo, with kanren's mapo: about 5 frames per term."""
+        from kanren import conso, heado, tailo
+        from kanren.graph import mapo
+
+        A_, add_term, add_cdr, dot_cdr = var(), var(), var(), var()
+        return lall(
+            eq(a, etuple(rg.dot, A_, add_term)),
+            heado(rg.add, add_term),
+            tailo(add_cdr, add_term),
+            conso(rg.add, dot_cdr, b),
+            mapo(lambda x, y: conso(rg.dot, etuple(A_, x), y), add_cdr, dot_cdr),
+        )
+
     def test_a_long_sum_does_not_crash_the_interpreter(self):
         # 4096 terms overflowed the main thread's C stack before goals ran on their own.
         A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(4096)]
-        out = rg.rewrite(A @ rg.add(*vs), [dot_distributeo])
+        out = rg.rewrite(A @ rg.add(*vs), [self.mapo_distribute_o])
         assert len(out.args) == 4096 and out.args[-1] == A @ vs[-1]
 
     def test_past_the_recursion_limit_the_relation_is_named(self, monkeypatch):
@@ -269,8 +284,8 @@ class TestDeepSearches:
 
         monkeypatch.setattr(relgraph.worker, "GOAL_RECURSION_LIMIT", 3000)
         A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(2000)]
-        with pytest.raises(rg.RelationError, match="'dot_distributeo' raised RecursionError"):
-            rg.rewrite(A @ rg.add(*vs), [dot_distributeo])
+        with pytest.raises(rg.RelationError, match="'mapo_distribute_o' raised RecursionError"):
+            rg.rewrite(A @ rg.add(*vs), [self.mapo_distribute_o])
 
     def test_nested_rewrites_reuse_the_goal_thread(self):
         from relgraph.worker import run_deep
@@ -351,3 +366,62 @@ class TestLargeInputs:
         out = rg.rewrite(level[0], optdb.query(include=[tag]))
         env = {s: np.arange(3.0) + k for k, s in enumerate(syms)}
         np.testing.assert_allclose(rg.evaluate(out, env), 32 * sum(env.values()))
+
+
+def test_a_local_oscillation_names_only_the_relations_in_the_cycle(syms):
+    A, B, x, y, z, w = syms
+    # neg_neg_o applies at the node first (in the same pass), but is not in the cycle.
+    with pytest.raises(rg.OscillationError) as info:
+        rg.rewrite(rg.exp(-(-(x + y))) + rg.exp(x), [neg_neg_o, swap_add_o])
+    assert info.value.relations == ("swap_add_o",)
+    assert "neg_neg_o" not in str(info.value)
+
+
+class TestNamedErrors:
+    """Every error names the relation (and the subterm); refused answers are counted."""
+
+    def test_a_goal_constructor_that_raises_is_named(self, syms):
+        def broken_o(a, b):
+            raise KeyError("no such thing")
+
+        with pytest.raises(rg.RelationError, match="'broken_o' could not build its goal"):
+            rg.rewrite(syms[2] + 1.0, [broken_o])
+        with pytest.raises(rg.RelationError, match="'broken_o' could not build its goal"):
+            list(rg.rewrites(syms[2] + 1.0, broken_o))
+        with pytest.raises(rg.RelationError, match="'broken_o' could not build its goal"):
+            rg.explore(syms[2] + 1.0, [broken_o])
+
+    def test_a_relation_of_the_wrong_arity_is_named(self, syms):
+        def one_o(a):
+            return eq(a, a)
+
+        with pytest.raises(rg.RelationError, match="'one_o'.*two arguments"):
+            rg.rewrite(syms[2] + 1.0, [one_o])
+
+    def test_a_goal_that_raises_is_named_with_the_subterm_everywhere(self, syms):
+        x = syms[2]
+        for call in (
+            lambda: rg.rewrite(rg.exp(x), [boom_o]),
+            lambda: list(rg.rewrites(rg.exp(x), boom_o)),
+        ):
+            with pytest.raises(
+                rg.RelationError, match=r"'boom_o' raised ZeroDivisionError.*exp\(x\)"
+            ):
+                call()
+
+    def test_refused_answers_are_counted_with_their_reason(self, syms):
+        x = syms[2]
+        out, report = rg.rewrite(rg.log(x), [unground_o], report=True)
+        assert out == rg.log(x)
+        (stats,) = report.rules
+        assert stats.dropped == (("not ground", 1),)
+        assert "unground_o: dropped 1 answer(s): not ground" in str(report)
+
+    def test_an_answer_moving_arithmetic_across_dtypes_is_counted(self):
+        x, y = rg.vector("x", "int64"), rg.vector("y")
+        from relations import arith
+
+        out, report = rg.rewrite(x * (x * y), [arith.ac_normalo], report=True)
+        assert out == x * (x * y)
+        (stats,) = report.rules
+        assert dict(stats.dropped) == {"changes values: moves arithmetic across dtypes": 1}

@@ -1,0 +1,44 @@
+"""relgraph's unification handlers are registered for its own state and terms only."""
+
+import subprocess
+import sys
+
+CHECK = """
+import numpy as np, unification.core as U
+from unification.variable import Var
+from etuples.core import ExpressionTuple
+from cons.core import ConsPair
+sigs = [(Var, object, dict), (object, Var, dict), (Var, Var, dict),
+        (np.generic, ExpressionTuple, dict), (ExpressionTuple, np.generic, dict),
+        (np.generic, ConsPair, dict)]
+before = {sig: U._unify.dispatch(*sig) for sig in sigs}
+reify_before = U._reify.dispatch(Var, dict)
+assoc_before = U.assoc.dispatch(dict, object, object)
+import relgraph, relations
+from relations import optdb
+x = relgraph.vector("x")
+relgraph.rewrite(x * 1.0 + 0.0, optdb.query(include=["fast_run"]))
+assert all(U._unify.dispatch(*sig) is f for sig, f in before.items())
+assert U._reify.dispatch(Var, dict) is reify_before
+assert U.assoc.dispatch(dict, object, object) is assoc_before
+print("untouched")
+"""
+
+
+def test_importing_relgraph_leaves_unifications_own_handlers_alone():
+    done = subprocess.run([sys.executable, "-W", "error::Warning", "-c", CHECK],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "untouched"
+
+
+def test_kanren_run_with_dict_states_still_works_on_terms():
+    from kanren import run, var
+
+    import relgraph as rg
+    from relations.linalg import dot_distributeo
+
+    A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+    q = var()
+    (answer,) = run(1, q, dot_distributeo(A @ (x + y), q))
+    assert rg.as_term(answer) == A @ x + A @ y
