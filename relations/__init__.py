@@ -91,6 +91,7 @@ SPECIALIZE_RELATIONS = [
     ("pow_halfo", arith.pow_halfo, (SP, F), (pow,)),
     ("factoro", reverse(arith.distributeo), (SP, FACTOR, F), (add,)),
     ("exp_mulo", reverse(explog.exp_addo), (SP, FACTOR, F), (mul,)),
+    ("dot_factoro", reverse(linalg.dot_distribute_sameo), (SP, FACTOR, F), (add,)),
     ("cheaper_dot_ordero", linalg.cheaper_dot_ordero, (SP, L, F), (dot,)),
     ("div_mul_invo", arith.div_mul_invo, (EXPAND,), (div,)),
     ("distributeo", arith.distributeo, (EXPAND,), (mul,)),
@@ -98,7 +99,6 @@ SPECIALIZE_RELATIONS = [
 ]
 LINALG_RELATIONS = [
     ("dot_distributeo", linalg.dot_distribute_sameo, (L, EXPAND), (dot,)),
-    ("dot_factoro", reverse(linalg.dot_distribute_sameo), (FACTOR, F), (add,)),
     ("dot_scaleo", linalg.dot_scaleo, (L, F), (dot,)),
     ("transpose_doto", linalg.transpose_doto, (L,), (T,)),
     ("sum_doto", linalg.sum_doto, (L,), (sum_,)),
@@ -116,7 +116,16 @@ WHOLE = {
 def _equilibrium(name: str, relations: list) -> EquilibriumDB:
     db = EquilibriumDB(name, opt_in=[UNSAFE])
     for rel_name, relation, tags, tracks in relations:
-        db.register(rel_name, relation, *tags, tracks=tracks, windows=rel_name not in WHOLE)
+        db.register(
+            rel_name,
+            relation,
+            *tags,
+            tracks=tracks,
+            windows=rel_name not in WHOLE,
+            # A relation that does not carry its stage's tag (the expanding twin of a
+            # specialize relation) is selected by its own tags only.
+            use_db_name_as_tag=name in tags,
+        )
     return db
 
 
@@ -127,5 +136,5 @@ linalg_db = _equilibrium(LINALG, LINALG_RELATIONS)
 
 optdb = SequenceDB("optdb")
 for _position, _db in enumerate((canonicalize_db, stabilize_db, specialize_db, linalg_db), 1):
-    # Tagged with everything inside it: the query is applied again within.
-    optdb.register(_db.name, _db, *sorted(_db.all_tags()), position=_position)
+    # The query is applied again within each stage; a stage's name selects all of it.
+    optdb.register(_db.name, _db, position=_position)

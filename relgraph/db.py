@@ -1,9 +1,14 @@
-"""Tagged relation databases, with the seeds' optdb query semantics.
+"""Tagged relation databases, with the query semantics of PyTensor's optdb.
 
-An entry has a name, tags and a position.  A :class:`Query` selects the entries
-that have *any* of ``include``, *all* of ``require`` and *none* of ``exclude``
-(an entry's name counts as one of its tags).  A database entry found by a query
-is itself queried, with ``subquery[name]`` if given, else the same query.
+An entry has a name, tags and a position.  A :class:`Query` selects the relations
+that have *any* of ``include``, *all* of ``require`` and *none* of ``exclude``.  An
+entry's name counts as one of its tags, and so do the names of the databases it is
+registered in (as PyTensor adds a database's name to the tags of its entries): a
+query that includes a nested database by name selects what is in it.  A nested
+database is queried with ``subquery[name]`` if given, else with the same query, and
+is left out only when its own name or tags are excluded; one that selects nothing
+is left out of a sequence.  A query that selects no relation at all, or names a tag
+no entry carries (in ``include``, ``require`` or ``exclude``), is an error.
 
 * :class:`EquilibriumDB` holds relations (and nested equilibrium databases); its
   query is one :class:`~relgraph.rewriter.EquilibriumRewriter` over all of them.
@@ -68,15 +73,15 @@ class Query:
         return replace(self, exclude=self.exclude | set(tags))
 
     def selects(
-        self, name: str, tags: frozenset[str], opt_in: frozenset[str] = frozenset()
+        self, labels: frozenset[str], own: frozenset[str], opt_in: frozenset[str] = frozenset()
     ) -> bool:
-        """Whether an entry with this name and these tags is selected.
+        """Whether a relation with these ``labels`` (its name, tags and enclosing
+        databases' names) is selected.
 
-        An entry carrying an ``opt_in`` tag is selected only if the query
-        names that tag in ``include`` or ``require``.
+        A relation whose ``own`` name or tags carry an ``opt_in`` tag is selected only
+        if the query names that tag in ``include`` or ``require``.
         """
-        labels = tags | {name}
-        if (labels & opt_in) - self.include - self.require:
+        if (own & opt_in) - self.include - self.require:
             return False
         return (
             bool(self.include & labels) and self.require <= labels and not (self.exclude & labels)
@@ -91,6 +96,8 @@ class Entry:
     obj: Any
     tags: frozenset[str]
     position: float
+    #: Whether the names of the databases holding the entry count as its tags.
+    db_name_as_tag: bool = True
 
 
 class RelationDB:
@@ -117,6 +124,30 @@ class RelationDB:
         """The entries, in order of position then registration."""
         return sorted(self._entries.values(), key=lambda e: e.position)
 
+    def count(self, query: Query, within: frozenset[str] = frozenset()) -> int:
+        """How many relations ``query`` selects here (nested databases included)."""
+        total = 0
+        for entry, labels, names in self._visible(query, within):
+            if isinstance(entry.obj, RelationDB):
+                inner = query.subquery.get(entry.name, query)
+                total += entry.obj.count(inner, names)
+            else:
+                total += self._takes(query, entry, labels)
+        return total
+
+    def _visible(self, query: Query, within: frozenset[str]):
+        """(entry, labels, names) of the entries not excluded.  ``labels`` add to an
+        entry's name and tags ``within``, the names of the databases holding it;
+        ``names`` is what a database entry passes on to its own entries."""
+        for e in self.entries():
+            inherited = within if e.db_name_as_tag else frozenset()
+            labels = e.tags | {e.name} | inherited
+            if not (query.exclude & labels):
+                yield e, labels, inherited | {e.name}
+
+    def _takes(self, query: Query, entry: Entry, labels: frozenset[str]) -> bool:
+        return query.selects(labels, entry.tags | {entry.name}, self.opt_in)
+
     def register(
         self,
         name: str,
@@ -126,6 +157,7 @@ class RelationDB:
         tracks: Iterable[Any] | None = None,
         windows: bool = True,
         overwrite: bool = False,
+        use_db_name_as_tag: bool = True,
     ) -> Any:
         """Add ``entry`` under ``name`` with ``tags``; returns ``entry`` unchanged.
 
@@ -144,6 +176,10 @@ class RelationDB:
             Ops (see :class:`~relgraph.relation.Rule`).
         overwrite : bool
             Replace an entry of the same name (for re-run notebook cells).
+        use_db_name_as_tag : bool
+            Whether a query that names a database this entry is in selects it (as
+            in PyTensor).  ``False`` for an entry only its own name and tags select,
+            such as the expanding direction of a pair kept in one database.
         """
         if not isinstance(name, str) or not name:
             raise RegistrationError(f"an entry name must be a non-empty string, got {name!r}")
@@ -157,7 +193,9 @@ class RelationDB:
         obj = self._accept(name, entry, tracks, windows)
         if position is None:
             position = max((e.position for e in self._entries.values()), default=0) + 1
-        self._entries[name] = Entry(name, obj, frozenset(tags), float(position))
+        self._entries[name] = Entry(
+            name, obj, frozenset(tags), float(position), use_db_name_as_tag
+        )
         return entry
 
     def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
@@ -189,17 +227,19 @@ class RelationDB:
         if query is None:
             query = Query(include, require, exclude, subquery)
         known = self.all_tags()
-        unknown = sorted((query.include | query.require) - known)
+        unknown = sorted((query.include | query.require | query.exclude) - known)
         if unknown:
             raise QueryError(
                 f"{self.name}: no entry has the tag(s) {unknown}; known: {sorted(known)}"
             )
-        return self._build(query)
+        if not self.count(query):
+            raise QueryError(
+                f"{self.name}: the query selects no relation (include={sorted(query.include)}, "
+                f"require={sorted(query.require)}, exclude={sorted(query.exclude)})"
+            )
+        return self._build(query, frozenset())
 
-    def _selected(self, query: Query) -> list[Entry]:
-        return [e for e in self.entries() if query.selects(e.name, e.tags, self.opt_in)]
-
-    def _build(self, query: Query) -> Any:
+    def _build(self, query: Query, within: frozenset[str]) -> Any:
         raise NotImplementedError
 
 
@@ -240,18 +280,18 @@ class EquilibriumDB(RelationDB):
         except TypeError as exc:
             raise RegistrationError(f"{self.name}: {name!r}: {exc}") from None
 
-    def rules(self, query: Query) -> list[Rule]:
+    def rules(self, query: Query, within: frozenset[str] = frozenset()) -> list[Rule]:
         """The relations a query selects, nested databases included."""
         rules: list[Rule] = []
-        for e in self._selected(query):
+        for e, labels, names in self._visible(query, within):
             if isinstance(e.obj, EquilibriumDB):
-                rules.extend(e.obj.rules(query.subquery.get(e.name, query)))
-            else:
+                rules.extend(e.obj.rules(query.subquery.get(e.name, query), names))
+            elif self._takes(query, e, labels):
                 rules.append(e.obj)
         return rules
 
-    def _build(self, query: Query) -> EquilibriumRewriter:
-        rules = self.rules(query)
+    def _build(self, query: Query, within: frozenset[str]) -> EquilibriumRewriter:
+        rules = self.rules(query, within)
         _refuse_both_directions(self.name, rules)
         return EquilibriumRewriter(rules, name=self.name, **self.options)
 
@@ -284,11 +324,16 @@ class SequenceDB(RelationDB):
         except TypeError as exc:
             raise RegistrationError(f"{self.name}: {name!r}: {exc}") from None
 
-    def _build(self, query: Query) -> SequenceRewriter:
+    def _build(self, query: Query, within: frozenset[str]) -> SequenceRewriter:
         steps = []
-        for e in self._selected(query):
+        for e, labels, names in self._visible(query, within):
             obj = e.obj
             if isinstance(obj, RelationDB):
-                obj = obj._build(query.subquery.get(e.name, query))
+                inner = query.subquery.get(e.name, query)
+                if not obj.count(inner, names):
+                    continue  # a stage with nothing selected is left out
+                obj = obj._build(inner, names)
+            elif not self._takes(query, e, labels):
+                continue
             steps.append((e.name, obj))
         return SequenceRewriter(steps, name=self.name)

@@ -136,3 +136,54 @@ class TestNesting:
         linalg = steps["linalg"]
         assert names(linalg) == ["dot_distributeo", "dot_scaleo", "transpose_doto", "sum_doto"]
         assert linalg.rules[0].tracks == frozenset([rg.dot])
+
+
+class TestNestedSemantics:
+    """PyTensor's optdb: a database's name selects its contents; exclusion is per entry."""
+
+    def test_excluding_one_relation_keeps_the_rest_of_its_stage(self):
+        from relations import canonicalize_db, optdb
+
+        steps = dict(optdb.query(include=["canonicalize"], exclude=["ac_normalo"]).steps)
+        assert list(steps) == ["canonicalize"]
+        every = [n for n in canonicalize_db if "unsafe" not in canonicalize_db._entries[n].tags]
+        assert names(steps["canonicalize"]) == [n for n in every if n != "ac_normalo"]
+
+    def test_excluding_a_tag_inside_stages_keeps_the_stages(self):
+        from relations import optdb
+
+        with_expand = dict(optdb.query(include=["fast_run"]).steps)
+        without = dict(optdb.query(include=["fast_run"], exclude=["expand"]).steps)
+        assert list(without) == list(with_expand) == [
+            "canonicalize", "stabilize", "specialize", "linalg"
+        ]  # fmt: skip
+        assert "log_mulo" not in names(without["stabilize"])
+
+    def test_a_nested_database_is_selected_by_its_name(self, db):
+        seq = SequenceDB("seq")
+        seq.register("inner", db)  # no tags copied onto it
+        assert names(seq.query(include=["inner"]).steps[0][1]) == ["r_fast", "r_unsafe", "r_other"]
+        outer = EquilibriumDB("outer")
+        outer.register("inner", db)
+        assert names(outer.query(include=["inner"], exclude=["r_unsafe"])) == ["r_fast", "r_other"]
+
+    def test_opting_out_of_the_database_name(self, db):
+        seq = SequenceDB("seq")
+        inner = EquilibriumDB("inner")
+        inner.register("kept", make_rel("kept"), "t")
+        inner.register("own_tags_only", make_rel("own_tags_only"), "x", use_db_name_as_tag=False)
+        seq.register("inner", inner)
+        assert names(seq.query(include=["inner"]).steps[0][1]) == ["kept"]
+        assert names(seq.query(include=["x"]).steps[0][1]) == ["own_tags_only"]
+
+    def test_a_query_that_selects_nothing_is_an_error(self, db):
+        with pytest.raises(rg.QueryError, match="selects no relation"):
+            db.query(include=["fast_run"], exclude=["fast_run"])
+        from relations import optdb
+
+        with pytest.raises(rg.QueryError, match="selects no relation"):
+            optdb.query(include=["canonicalize"], exclude=["canonicalize"])
+
+    def test_an_unknown_tag_in_exclude_is_an_error(self, db):
+        with pytest.raises(rg.QueryError, match="no entry has the tag.*'unsfe'"):
+            db.query(include=["fast_run"], exclude=["unsfe"])
