@@ -1,4 +1,4 @@
-"""Exploring the rewrite space of ``A @ x + A @ y + A @ z + A @ w`` (issue 5).
+"""Exploring the rewrite space of ``A @ x + A @ y + A @ z + A @ w`` .
 
 Run from the repository root after ``pip install -e ".[bench]"``::
 

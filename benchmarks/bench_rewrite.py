@@ -136,7 +136,7 @@ def rg_scan(nodes, ops):
     return lambda: rg.rewrite(term, rewriter)
 
 
-# --- PyTensor + kanren (the seeds' example, current names) ---------------------------
+# --- PyTensor + kanren (the Aesara/PyTensor documentation's example, current names) ---
 
 
 def pytensor_peer():

@@ -1,7 +1,7 @@
 """relgraph's standard library of relations, registered in tagged databases.
 
 ``optdb`` is the default database: a :class:`~relgraph.db.SequenceDB` running,
-in the seeds' order, the equilibrium databases ``canonicalize``, ``stabilize``,
+in PyTensor's order, the equilibrium databases ``canonicalize``, ``stabilize``,
 ``specialize`` and ``linalg``.  ``optdb.query(include=["fast_run"])`` is the
 default pipeline; relations tagged ``unsafe`` are selected only when a query
 names ``unsafe``.

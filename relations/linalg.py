@@ -1,6 +1,7 @@
 """Linear algebra relations.
 
-``dot_distributeo`` is the seeds' example, written exactly as there: a plain
+``dot_distributeo`` is the example of the Aesara/PyTensor graph rewriting
+documentation, written as there: a plain
 kanren goal constructor, so it runs forward and backward.
 
 >>> import relgraph as rg
@@ -187,6 +188,6 @@ def dot_distribute_sameo(in_lv, out_lv):
 
     ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix adds ``x`` to every
     row of ``B``, and ``A @ x + A @ B`` is another (well-typed) matrix: the
-    seeds' relation does not hold there.
+    documentation's relation does not hold there.
     """
     return lall(dot_distributeo(in_lv, out_lv), testo(_no_broadcast, in_lv))

@@ -1,18 +1,24 @@
-"""The ``relgraph`` command line.
+"""The ``relgraph`` command line: rewrite, explore and compile array expressions.
 
-    relgraph rewrite "A @ (x + y)" --include linalg --symbols "A:matrix,x:vector,y:vector"
+    relgraph rewrite "log(1 + exp(x))" --symbols "x:vector" --compile
+    relgraph rewrite "A @ (x + y)" --include linalg --symbols "A:matrix:3x4,x:vector,y:vector"
     relgraph explore "A @ x + A @ y" --include linalg --symbols "A:matrix,x:vector,y:vector"
+    relgraph tags
 
-Bad input (unparseable or unsafe expressions, unknown tags, bad symbol specs)
-prints one line to stderr and exits with status 2.
+Bad input (unparseable or unsafe expressions, unknown tags, bad symbol specs,
+unsupported dtypes, bad options) prints one line to stderr and exits with status 2.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import re
 import sys
 import time
+import unicodedata
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
@@ -24,33 +30,64 @@ __all__ = ["main", "parse_symbols"]
 _KINDS = {"scalar": rg.scalar, "vector": rg.vector, "matrix": rg.matrix}
 
 
+_SHAPE = re.compile(r"^\d+(x\d+)*$")
+
+
 def parse_symbols(spec: str) -> dict[str, rg.Symbol]:
-    """Parse ``"A:matrix,x:vector:float32"`` into symbols.
+    """Parse ``"A:matrix:3x4,x:vector:float32"`` into symbols.
+
+    Each item is ``name:kind``, then optionally a dtype and a shape (``3x4``), in any
+    order.  Names are normalised as Python normalises identifiers (NFKC), so they
+    match the names in a parsed expression.
 
     Examples
     --------
-    >>> parse_symbols("A:matrix,x:vector:float32")
+    >>> parse_symbols("A:matrix:3x4,x:vector:float32")
     {'A': A, 'x': x}
+    >>> parse_symbols("A:matrix:3x4")["A"].type
+    TensorType(float64, shape=(3, 4))
     """
     symbols: dict[str, rg.Symbol] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         parts = item.split(":")
-        if len(parts) not in (2, 3) or parts[1] not in _KINDS:
+        if not 2 <= len(parts) <= 4 or parts[1] not in _KINDS:
             raise RelgraphError(
-                f"bad symbol spec {item!r}: expected name:kind[:dtype], kind one of "
-                f"{', '.join(_KINDS)}"
+                f"bad symbol spec {item!r}: expected name:kind[:dtype][:shape], kind one of "
+                f"{', '.join(_KINDS)}, shape like 3x4"
             )
-        name, kind = parts[0], parts[1]
-        dtype = parts[2] if len(parts) == 3 else "float64"
-        try:
-            symbols[name] = _KINDS[kind](name, dtype)
-        except (TypeError, ValueError) as exc:
-            raise RelgraphError(f"bad symbol spec {item!r}: {exc}") from None
+        name, kind = unicodedata.normalize("NFKC", parts[0]), parts[1]
+        if name in symbols:
+            raise RelgraphError(f"bad symbol spec {item!r}: {name!r} is declared twice")
+        dtype, shape = "float64", None
+        for extra in parts[2:]:
+            if _SHAPE.match(extra):
+                shape = tuple(int(d) for d in extra.split("x"))
+            else:
+                dtype = extra
+        symbols[name] = _symbol(item, name, kind, dtype, shape)
     return symbols
+
+
+def _symbol(item: str, name: str, kind: str, dtype: str, shape: tuple | None) -> rg.Symbol:
+    ndim = {"scalar": 0, "vector": 1, "matrix": 2}[kind]
+    if shape is not None and len(shape) != ndim:
+        raise RelgraphError(f"bad symbol spec {item!r}: a {kind} has {ndim} dimension(s)")
+    try:
+        return rg.tensor(name, dtype, shape=shape, ndim=ndim)
+    except (TypeError, ValueError) as exc:
+        raise RelgraphError(f"bad symbol spec {item!r}: {exc}") from None
+
+
+def _version() -> str:
+    try:
+        return version("relgraph")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="relgraph", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"relgraph {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     rw = sub.add_parser("rewrite", help="rewrite an expression with relations from optdb")
     _add_query(rw)
@@ -64,39 +101,93 @@ def _parser() -> argparse.ArgumentParser:
         "--compile",
         action="store_true",
         help="also compile the result with Numba, run it on the random data, check it "
-        "against numpy and print timings",
+        "against numpy and compare its time with numpy running the input",
     )
-    rw.add_argument("--size", type=int, default=8, help="dimension length of the random data")
+    rw.add_argument(
+        "--size", type=_positive_int, default=8, help="dimension length of the random data"
+    )
     ex = sub.add_parser(
         "explore", help="explore the rewrite space of an expression; print the best term"
     )
     _add_query(ex)
-    ex.add_argument("--max-terms", type=int, default=1000, metavar="N")
-    ex.add_argument("--max-depth", type=int, default=None, metavar="D")
-    ex.add_argument("--timeout", type=float, default=None, metavar="SECONDS")
     ex.add_argument(
-        "--directions", nargs="+", default=["forward", "backward"], choices=["forward", "backward"]
-    )
+        "--max-terms", type=_positive_int, default=1000, metavar="N",
+        help="stop after N distinct terms (default 1000)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-depth", type=int, default=None, metavar="D",
+        help="stop at D rewrite steps from the start (default: no limit)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="stop after this many seconds (default: no limit)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--directions", nargs="+", default=["forward", "backward"],
+        choices=["forward", "backward"], help="which ways to run the relations (default both)",
+    )  # fmt: skip
     ex.add_argument("--svg", metavar="FILE", help="write the space as SVG (needs Graphviz's dot)")
+    sub.add_parser("tags", help="list the databases, tags and relations of optdb")
     return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _add_query(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("expr", help='an expression, e.g. "A @ (x + y)"')
-    parser.add_argument("--include", nargs="+", required=True, metavar="TAG")
-    parser.add_argument("--require", nargs="+", default=[], metavar="TAG")
-    parser.add_argument("--exclude", nargs="+", default=[], metavar="TAG")
-    parser.add_argument("--symbols", default="", help='e.g. "A:matrix,x:vector:float32"')
+    parser.add_argument(
+        "--include", nargs="+", default=["fast_run"], metavar="TAG",
+        help="select relations with any of these tags or names (default: fast_run)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--require", nargs="+", default=[], metavar="TAG",
+        help="keep only relations with all of these tags",
+    )  # fmt: skip
+    parser.add_argument(
+        "--exclude", nargs="+", default=[], metavar="TAG",
+        help="drop relations with any of these tags or names",
+    )  # fmt: skip
+    parser.add_argument(
+        "--symbols", default="",
+        help='name:kind[:dtype][:shape], comma-separated, e.g. "A:matrix:3x4,x:vector:float32"',
+    )  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relgraph`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
+    commands = {"rewrite": _rewrite, "explore": _explore, "tags": _tags}
     try:
-        return _rewrite(args) if args.command == "rewrite" else _explore(args)
+        return commands[args.command](args)
     except RelgraphError as exc:
         print(f"relgraph: error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `relgraph tags | head`: the reader left, which is fine
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return 0
+
+
+def _tags(args: argparse.Namespace) -> int:
+    from relations import optdb
+    from relations.tags import TAGS
+
+    print("tags:")
+    for tag, meaning in TAGS.items():
+        print(f"  {tag:14} {meaning}")
+    print("databases (in the order optdb runs them) and their relations:")
+    for entry in optdb.entries():
+        print(f"  {entry.name}")
+        for inner in entry.obj.entries():
+            print(f"    {inner.name:24} {', '.join(sorted(inner.tags))}")
+    return 0
 
 
 def _query(args: argparse.Namespace) -> tuple[dict[str, rg.Symbol], rg.Term, object]:
@@ -109,11 +200,15 @@ def _query(args: argparse.Namespace) -> tuple[dict[str, rg.Symbol], rg.Term, obj
 
 
 def _explore(args: argparse.Namespace) -> int:
-    from relgraph.display import space_graph, svg
+    from relgraph.display import has_dot, space_graph, svg
 
+    if args.svg and not has_dot():  # before the work, not after it
+        raise RelgraphError("--svg needs Graphviz's `dot` program on the PATH")
+    if args.max_depth is not None and args.max_depth < 0:
+        raise RelgraphError("--max-depth must be non-negative")
+    if args.timeout is not None and not args.timeout > 0:
+        raise RelgraphError("--timeout must be a positive number of seconds")
     _, term, rewriter = _query(args)
-    if args.max_terms < 1 or (args.max_depth is not None and args.max_depth < 0):
-        raise RelgraphError("--max-terms must be positive and --max-depth non-negative")
     space = rg.explore(
         term,
         rewriter,
@@ -147,15 +242,19 @@ def _rewrite(args: argparse.Namespace) -> int:
     symbols, term, rewriter = _query(args)
     result, report = rg.rewrite(term, rewriter, report=True)
     print(rg.pprint(result))
+    cost, before = rg.op_cost(result), rg.op_cost(term)
+    print(f"cost {cost:g} (input {before:g}); rewritten in {report.time:.3f} s")
     if args.profile:
         print(report)
     status = 0
     if args.check or args.compile:
         inputs = _random_inputs(symbols, args.size)
-        expected = rg.evaluate(term, inputs)
-        status |= _report("rewritten (numpy)", expected, rg.evaluate(result, inputs), args.size)
+        with np.errstate(all="ignore"):
+            expected = rg.evaluate(term, inputs)
+            got = rg.evaluate(result, inputs)
+        status |= _report("rewritten (numpy)", expected, got, args.size)
         if args.compile:
-            status |= _compiled(result, symbols, inputs, expected, args.size)
+            status |= _compiled(term, result, symbols, inputs, expected, args.size)
     return status
 
 
@@ -178,7 +277,7 @@ def _report(label: str, expected, got, size: int) -> int:
     return 0 if ok else 1
 
 
-def _compiled(result, symbols, inputs, expected, size: int) -> int:
+def _compiled(term, result, symbols, inputs, expected, size: int) -> int:
     ordered = list(symbols.values())
     args = [inputs[s] for s in ordered]
     start = time.perf_counter()
@@ -187,10 +286,11 @@ def _compiled(result, symbols, inputs, expected, size: int) -> int:
     first = time.perf_counter() - start
     status = _report("compiled (Numba)", expected, got, size)
     kernel = _best_of(lambda: f(*args))
-    reference = _best_of(lambda: rg.evaluate(result, inputs))
+    with np.errstate(all="ignore"):
+        reference = _best_of(lambda: rg.evaluate(term, inputs))
     print(
-        f"compile + first call {first:.3f} s; per call: kernel {kernel * 1e6:.1f} us, "
-        f"numpy evaluation {reference * 1e6:.1f} us"
+        f"compile + first call {first:.3f} s; per call: compiled rewrite {kernel * 1e6:.1f} us, "
+        f"numpy on the input {reference * 1e6:.1f} us ({reference / kernel:.1f}x)"
     )
     return status
 

@@ -31,12 +31,23 @@ class TensorType:
     shape: Shape
 
     def __init__(self, dtype: object, ndim: int, shape: Shape | None = None):
-        object.__setattr__(self, "dtype", np.dtype(dtype))
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise ValueError(f"{dtype!r} is not a numpy dtype") from None
+        if dt.kind not in "biufc":
+            raise ValueError(
+                f"unsupported dtype {dt}: relgraph computes with bool, integer, float "
+                "and complex arrays"
+            )
+        object.__setattr__(self, "dtype", dt)
         if ndim < 0:
             raise ValueError(f"ndim must be >= 0, got {ndim}")
         if shape is None:
             shape = (None,) * ndim
         shape = tuple(None if d is None else int(d) for d in shape)
+        if any(d is not None and d < 0 for d in shape):
+            raise ValueError(f"shape {shape} has a negative dimension")
         if len(shape) != ndim:
             raise ValueError(f"shape {shape} does not have ndim={ndim} dimensions")
         object.__setattr__(self, "ndim", ndim)

@@ -21,7 +21,7 @@ settings.load_profile("ci")
 
 @pytest.fixture
 def syms():
-    """The seeds' symbols: matrices A, B and vectors x, y, z, w."""
+    """The documentation's symbols: matrices A, B and vectors x, y, z, w."""
     A, B = rg.matrix("A"), rg.matrix("B")
     x, y, z, w = (rg.vector(n) for n in "xyzw")
     return A, B, x, y, z, w

@@ -10,7 +10,8 @@ SEED = "A:matrix,B:matrix,x:vector,y:vector,z:vector,w:vector"
 
 def test_rewrite_prints_the_result(capsys):
     assert main(["rewrite", "A @ (x + y)", "--include", "linalg", "--symbols", SEED]) == 0
-    assert capsys.readouterr().out.strip() == "((A @ x) + (A @ y))"
+    first, cost = capsys.readouterr().out.splitlines()
+    assert first == "((A @ x) + (A @ y))" and cost.startswith("cost 21 (input 11); rewritten in")
 
 
 def test_profile_and_check(capsys):
@@ -47,9 +48,9 @@ def test_compile_runs_the_whole_pipeline(capsys, tmp_path, monkeypatch):
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "(exp(((A @ x) + (A @ y))) * 2.0)"
-    assert lines[1].startswith("check rewritten (numpy)") and lines[1].endswith("(same)")
-    assert lines[2].startswith("check compiled (Numba)") and lines[2].endswith("(same)")
-    assert lines[3].startswith("compile + first call")
+    assert lines[2].startswith("check rewritten (numpy)") and lines[2].endswith("(same)")
+    assert lines[3].startswith("check compiled (Numba)") and lines[3].endswith("(same)")
+    assert lines[4].startswith("compile + first call") and "numpy on the input" in lines[4]
 
 
 @pytest.mark.parametrize(
@@ -59,6 +60,27 @@ def test_compile_runs_the_whole_pipeline(capsys, tmp_path, monkeypatch):
         (["rewrite", "A @ x", "--include", "nope", "--symbols", "A:matrix,x:vector"], "'nope'"),
         (["rewrite", "A @ x", "--include", "linalg", "--symbols", "A:cube"], "bad symbol spec"),
         (["rewrite", "A @ x", "--include", "linalg", "--symbols", "A:matrix:float99"], "float99"),
+        (["rewrite", "x + 1", "--symbols", "x:vector:U5"], "unsupported dtype <U5"),
+        (["rewrite", "x + 1", "--symbols", "x:vector:V8"], "unsupported dtype |V8"),
+        (["rewrite", "x + 1", "--symbols", "x:vector:object"], "unsupported dtype object"),
+        (["rewrite", "x + 1", "--symbols", "x:vector:datetime64"], "unsupported dtype"),
+        (["rewrite", "x + 1", "--symbols", "x:vector,x:matrix"], "'x' is declared twice"),
+        (["rewrite", "x + 1", "--symbols", "x:vector:3x4"], "a vector has 1 dimension"),
+        (["rewrite", "exp(x)", "--symbols", "x:vector:float16", "--compile"], "float16"),
+        (["rewrite", "A @ x", "--symbols", "A:matrix:3x4,x:vector:5"], "inner dimensions"),
+        (
+            [
+                "rewrite",
+                "x + 1",
+                "--include",
+                "fast_run",
+                "--exclude",
+                "fast_run",
+                "--symbols",
+                "x:vector",
+            ],
+            "selects no relation",
+        ),  # fmt: skip
     ],
 )
 def test_bad_input_exits_2_with_a_message(argv, message, capsys):
@@ -103,13 +125,55 @@ def test_explore_svg(capsys, tmp_path, monkeypatch):
 
 
 def test_explore_bad_budget(capsys):
-    assert main([*EXPLORE, "--symbols", SEED, "--max-terms", "0"]) == 2
-    assert "--max-terms must be positive" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*EXPLORE, "--symbols", SEED, "--max-terms", "0"])
+    assert exit_.value.code == 2
+    assert "--max-terms: must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_parse_symbols():
     syms = parse_symbols("A:matrix, x:vector:float32 ,s:scalar")
     assert syms["x"].type.dtype.name == "float32" and syms["s"].type.ndim == 0
+    shaped = parse_symbols("A:matrix:3x4,x:vector:4:float32,y:vector:int8:5")
+    assert shaped["A"].type.shape == (3, 4) and shaped["x"].type.shape == (4,)
+    assert shaped["y"].type.dtype.name == "int8" and shaped["y"].type.shape == (5,)
+
+
+def test_names_are_normalised_as_python_normalises_identifiers(capsys):
+    # A fullwidth x is the identifier x to Python's parser, and so to --symbols.
+    assert "x" in parse_symbols("\uff58:vector")
+    assert main(["rewrite", "\uff58 * 1", "--symbols", "\uff58:vector"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "x"
+
+
+def test_without_include_the_default_pipeline_runs(capsys):
+    assert main(["rewrite", "log(1 + x * 1)", "--symbols", "x:vector"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "log1p(x)"
+
+
+def test_every_option_has_help_text():
+    from relgraph.cli import _parser
+
+    parser = _parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        for action in sub._actions:
+            assert action.help, f"relgraph {name} {action.option_strings or action.dest}"
+
+
+def test_version_and_tags(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0 and capsys.readouterr().out.startswith("relgraph ")
+    assert main(["tags"]) == 0
+    out = capsys.readouterr().out
+    assert "fast_run" in out and "  canonicalize\n" in out and "dot_distributeo" in out
+
+
+def test_bad_size_exits_2(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["rewrite", "x + 1", "--symbols", "x:vector", "--check", "--size", "-1"])
+    assert exit_.value.code == 2 and "--size: must be at least 1" in capsys.readouterr().err
 
 
 def test_console_script_entry_point():
@@ -129,7 +193,7 @@ def test_console_script_entry_point():
         text=True,
         check=False,
     )
-    assert proc.returncode == 0 and proc.stdout.strip() == "((A @ x) + (A @ y))"
+    assert proc.returncode == 0 and proc.stdout.splitlines()[0] == "((A @ x) + (A @ y))"
     proc = subprocess.run(
         [sys.executable, "-m", "relgraph.cli", "rewrite"],
         capture_output=True,

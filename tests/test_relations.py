@@ -207,7 +207,7 @@ def test_tags_are_declared_in_one_place():
                          "expand", "factor", "unsafe"}  # fmt: skip
 
 
-def test_optdb_runs_the_databases_in_the_seeds_order():
+def test_optdb_runs_the_databases_in_pytensors_order():
     assert [e.name for e in optdb.entries()] == ["canonicalize", "stabilize", "specialize",
                                                   "linalg"]  # fmt: skip
 

@@ -58,7 +58,7 @@ def to_matrix_o(a, b):
 
 
 class TestSeedExamples:
-    """The seeds' dot_distributeo examples, forward and backward."""
+    """The documentation's dot_distributeo examples, forward and backward."""
 
     def forward(self, t):
         return rg.rewrite(t, optdb.query(include=["linalg"]))
@@ -194,7 +194,7 @@ class TestDriver:
         assert out == rg.add(np.float64(3.5), rg.vector("y"))
 
     def test_a_relation_that_holds_only_without_broadcasting_skips_broadcasts(self):
-        # The seeds' relation would make A @ a from a broadcast scalar a.
+        # The documentation's relation would make A @ a from a broadcast scalar a.
         A, x, a = rg.matrix("A"), rg.vector("x"), rg.scalar("a")
         assert rg.rewrite(A @ (x + a), [dot_distributeo]) == A @ (x + a)
 
@@ -260,7 +260,7 @@ class TestDeepSearches:
 
     @staticmethod
     def mapo_distribute_o(a, b):
-        """The seeds' dot_distributeo, with kanren's mapo: about 5 frames per term."""
+        """The documentation's dot_distributeo, with kanren's mapo: about 5 frames per term."""
         from kanren import conso, heado, tailo
         from kanren.graph import mapo
 

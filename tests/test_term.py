@@ -297,3 +297,14 @@ class TestConstantsInEveryOp:
         x = rg.vector("x")
         assert isinstance(np.float64(2.0) * x, rg.Term)
         assert isinstance(np.ones(3) + x, rg.Term)
+
+
+@pytest.mark.parametrize("dtype", ["U5", "V8", "object", "datetime64[s]", "timedelta64", "S3"])
+def test_unsupported_dtypes_are_refused_with_their_name(dtype):
+    with pytest.raises(ValueError, match="unsupported dtype"):
+        rg.vector("x", dtype)
+
+
+def test_a_negative_dimension_is_refused():
+    with pytest.raises(ValueError, match="negative dimension"):
+        rg.matrix("A", shape=(3, -1))
