@@ -41,8 +41,11 @@ from relations.goals import (
 )
 from relations.order import sorted_args
 from relgraph.evaluate import evaluate
+from relgraph.infer import typeof
+from relgraph.leaves import Constant
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
-from relgraph.term import Constant, Term, as_term, typeof
+from relgraph.term import Term
+from relgraph.traverse import as_term
 
 __all__ = [
     "ac_normalo",

@@ -30,7 +30,10 @@ from kanren.graph import mapo
 from unification import reify, unify, var
 from unification.core import isground
 
-from relgraph.term import Args, Constant, Symbol, Term, as_term, typeof
+from relgraph.infer import typeof
+from relgraph.leaves import Constant, Symbol
+from relgraph.term import Args, Term
+from relgraph.traverse import as_term
 
 __all__ = [
     "testo",

@@ -24,8 +24,10 @@ from unification import var
 from unification import vars as lvars
 
 from relations.goals import is_scalar, pipeo, removeo, testo, variadico, zipo
+from relgraph.infer import typeof
 from relgraph.ops import add, dot, mul, sum, transpose
-from relgraph.term import Term, as_term, subterms, typeof
+from relgraph.term import Term
+from relgraph.traverse import as_term, subterms
 
 __all__ = [
     "dot_distributeo",

@@ -24,6 +24,8 @@ from relgraph.exceptions import (
     TypeCheckError,
 )
 from relgraph.explore import Derivation, Edge, RewriteSpace, explore
+from relgraph.infer import typeof
+from relgraph.leaves import Constant, Symbol, matrix, scalar, tensor, vector
 from relgraph.ops import (
     Op,
     abs,
@@ -49,18 +51,8 @@ from relgraph.printing import pprint
 from relgraph.relation import Rule, reverse, rewrites
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
-from relgraph.term import (
-    Constant,
-    Symbol,
-    Term,
-    as_term,
-    count_nodes,
-    matrix,
-    scalar,
-    tensor,
-    typeof,
-    vector,
-)
+from relgraph.term import Term
+from relgraph.traverse import as_term, count_nodes
 from relgraph.types import TensorType
 
 __all__ = [

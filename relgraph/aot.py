@@ -35,7 +35,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from relgraph.term import Symbol, typeof
+from relgraph.infer import typeof
+from relgraph.leaves import Symbol
 from relgraph.types import TensorType
 
 __all__ = ["signature", "cpu_fingerprint", "extension_path", "load", "start_build", "build"]

@@ -16,11 +16,14 @@ import numpy as np
 
 from relgraph import aot
 from relgraph.exceptions import TypeCheckError
+from relgraph.infer import typeof
 from relgraph.kernel_cache import cache_dir, compile_kernel
+from relgraph.leaves import Constant, Symbol
 from relgraph.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
-from relgraph.term import Constant, Symbol, Term, checked_term, subterms, typeof
+from relgraph.term import Term
+from relgraph.traverse import checked_term, subterms
 
 __all__ = ["function", "Function", "cache_dir"]
 

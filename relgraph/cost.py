@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from relgraph.term import subterms
+from relgraph.traverse import subterms
 
 __all__ = ["WEIGHTS", "op_cost", "weighted", "Cost"]
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 import graphviz
 
 from relgraph.printing import brief, pprint
-from relgraph.term import Term, subterms
+from relgraph.term import Term
+from relgraph.traverse import subterms
 
 if TYPE_CHECKING:  # pragma: no cover
     from relgraph.explore import Derivation, RewriteSpace

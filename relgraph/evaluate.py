@@ -8,7 +8,9 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.term import Constant, Symbol, Term, subterms
+from relgraph.leaves import Constant, Symbol
+from relgraph.term import Term
+from relgraph.traverse import subterms
 
 __all__ = ["evaluate"]
 

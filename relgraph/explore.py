@@ -32,7 +32,8 @@ from relgraph.relation import (
     replace_at,
     reverse,
 )
-from relgraph.term import Term, checked_term, subterms
+from relgraph.term import Term
+from relgraph.traverse import checked_term, subterms
 from relgraph.worker import check_cancelled, run_deep
 
 __all__ = ["explore", "RewriteSpace", "Edge", "Derivation", "Neighbours", "rules_of"]

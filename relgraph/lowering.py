@@ -19,9 +19,12 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import RelgraphError
+from relgraph.infer import typeof
+from relgraph.leaves import Constant, Symbol
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
-from relgraph.term import Constant, Symbol, Term, subterms, typeof
+from relgraph.term import Term
+from relgraph.traverse import subterms
 
 __all__ = ["LoweringError", "Lowered", "lower"]
 

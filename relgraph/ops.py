@@ -23,7 +23,9 @@ from kanren.assoccomm import associative, commutative
 from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.term import Constant, Symbol, Term, typeof
+from relgraph.infer import typeof
+from relgraph.leaves import Constant, Symbol
+from relgraph.term import Term
 from relgraph.types import TensorType, broadcast_shapes
 
 __all__ = [

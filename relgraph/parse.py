@@ -15,7 +15,9 @@ from typing import Any
 
 from relgraph import ops
 from relgraph.exceptions import ParseError, TypeCheckError
-from relgraph.term import Symbol, Term, typeof
+from relgraph.infer import typeof
+from relgraph.leaves import Symbol
+from relgraph.term import Term
 
 __all__ = ["parse", "FUNCTIONS"]
 

@@ -14,7 +14,8 @@ import numpy as np
 from etuples.core import ExpressionTuple
 
 from relgraph.ops import Dot, Elemwise, Reduce, Transpose
-from relgraph.term import Term, as_term, subterms
+from relgraph.term import Term
+from relgraph.traverse import as_term, subterms
 
 __all__ = ["pprint", "brief"]
 

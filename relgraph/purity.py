@@ -24,7 +24,10 @@ from typing import Any
 import numpy as np
 
 from relgraph.evaluate import evaluate
-from relgraph.term import Constant, Symbol, Term, memoized, subterms, typeof
+from relgraph.infer import typeof
+from relgraph.leaves import Constant, Symbol
+from relgraph.term import Term, memoized
+from relgraph.traverse import subterms
 
 __all__ = ["is_pure", "pure_throughout", "keeps_values"]
 

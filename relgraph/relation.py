@@ -19,11 +19,14 @@ from typing import Any
 from kanren.assoccomm import associative
 from unification import reify, var
 
+import relgraph.unify_hooks  # noqa: F401  (kanren sees terms through these hooks)
 from relgraph.exceptions import RelationError, TypeCheckError
+from relgraph.infer import typeof
 from relgraph.printing import brief
 from relgraph.purity import is_pure, keeps_values
 from relgraph.state import initial_state
-from relgraph.term import Term, as_term, substitute, subterms, typeof
+from relgraph.term import Term
+from relgraph.traverse import as_term, substitute, subterms
 from relgraph.worker import run_deep
 
 __all__ = [

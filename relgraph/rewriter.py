@@ -32,7 +32,8 @@ from relgraph.relation import (
     keeps_type,
 )
 from relgraph.report import RewriteReport, RuleStats
-from relgraph.term import Term, checked_term, count_nodes
+from relgraph.term import Term
+from relgraph.traverse import checked_term, count_nodes
 from relgraph.worker import check_cancelled, run_deep
 
 __all__ = ["EquilibriumRewriter", "SequenceRewriter", "rewrite"]

@@ -35,7 +35,8 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 from relgraph.display import term_html
 from relgraph.explore import DIRECTIONS, Direction, Edge, Neighbours
 from relgraph.printing import brief
-from relgraph.term import Term, checked_term
+from relgraph.term import Term
+from relgraph.traverse import checked_term
 from relgraph.worker import run_deep
 
 __all__ = ["Stepper"]

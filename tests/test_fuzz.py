@@ -34,7 +34,7 @@ def fuzz_settings(**kwargs):
 
 def scale(term, values) -> float:
     """The largest magnitude among the program's leaves and intermediate values."""
-    nodes = [*rg.term.subterms(term), *(values[s] for s in values)]
+    nodes = [*rg.traverse.subterms(term), *(values[s] for s in values)]
     return max(float(np.max(np.abs(rg.evaluate(n, values)), initial=0.0)) for n in nodes)
 
 
