@@ -20,7 +20,6 @@ from relgraph.infer import typeof
 from relgraph.kernel_cache import cache_dir, compile_kernel
 from relgraph.leaves import Constant, Symbol
 from relgraph.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
-from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
 from relgraph.term import Term
 from relgraph.traverse import checked_term, subterms
@@ -291,7 +290,7 @@ class _Shapes:
         self.inputs = inputs
         self.parent: dict = {}
         self.where: dict = {}  # group root -> the node that joined it
-        self.equal: list = []  # (dim, dim, node) that must be equal exactly
+        self.equalities: list = []  # (dim, dim, node) that must be equal exactly
 
     def find(self, d):
         while self.parent.get(d, d) != d:
@@ -317,28 +316,14 @@ class _Shapes:
         return ()
 
     def node_shape(self, node, args):
-        op = node.op
-        if isinstance(op, Elemwise):
-            ndim = max(len(s) for s in args)
-            out = []
-            for k in range(ndim):
-                dims = [s[k - ndim + len(s)] for s in args if k - ndim + len(s) >= 0]
-                for other in dims[1:]:
-                    self.join(dims[0], other, node)
-                out.append(dims[0])
-            return tuple(out)
-        if isinstance(op, Dot):
-            a, b = args
-            self.equal.append((a[-1], b[0], node))
-            return a[:-1] + b[1:]
-        if isinstance(op, Transpose):
-            return args[0][::-1]
-        if isinstance(op, Reduce):
-            if len(node.args) == 1 or typeof(node).ndim == 0:
-                return ()
-            axis = node.args[1]
-            axes = {a % len(args[0]) for a in (axis if isinstance(axis, tuple) else (axis,))}
-            return tuple(d for k, d in enumerate(args[0]) if k not in axes)
+        return node.op.symbolic_shape(self, node, args)
+
+    def equal(self, a, b, node) -> None:
+        """Dimensions ``a`` and ``b`` must be equal exactly (no broadcasting)."""
+        self.equalities.append((a, b, node))
+
+    def from_type(self, node) -> tuple:
+        """The dimensions the node's type knows; unknown ones stand for themselves."""
         return tuple(("size", d) if d is not None else ("node", id(node), k)
                      for k, d in enumerate(typeof(node).shape))  # fmt: skip
 
@@ -373,7 +358,7 @@ def _shape_checks(inputs, outputs) -> tuple[list, list]:
     ]
     equalities = [
         (described(sh.find(a)), described(sh.find(b)), node)
-        for a, b, node in sh.equal
+        for a, b, node in sh.equalities
         if sh.find(a) != sh.find(b)
     ]
     return groups, equalities

@@ -4,7 +4,7 @@ The DAG is walked once.  Elementwise nodes are grouped into maximal *regions*,
 each computed by one loop with no temporaries: a node is materialised (gets an
 array) only if it is an output, feeds a non-elementwise Op, or is shared by two
 regions, so every subterm is computed once.  Inside a region a shared node is a
-scalar local.  Non-elementwise Ops use their own lowering (``op.code``).
+scalar local.  Non-elementwise Ops give their own statement (``op.array_code``).
 
 The source depends only on the structure and types of the graph, not on symbol
 names, so it is also the cache key for compiled kernels.
@@ -21,7 +21,6 @@ import numpy as np
 from relgraph.exceptions import RelgraphError
 from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
-from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.printing import brief
 from relgraph.term import Term
 from relgraph.traverse import subterms
@@ -102,7 +101,7 @@ class _Generator:
         for k, out in enumerate(outputs):
             if (
                 type(out) is Term
-                and isinstance(out.op, Elemwise)
+                and out.op.elementwise
                 and typeof(out).ndim > 0
                 and out not in self.slots
             ):
@@ -116,7 +115,7 @@ class _Generator:
     # -- which elementwise nodes get arrays -----------------------------------------
 
     def _materialised(self) -> set[Term]:
-        elementwise = {n for n in self.nodes if isinstance(n.op, Elemwise)}
+        elementwise = {n for n in self.nodes if n.op.elementwise}
         consumers: dict[Term, list[Term]] = {}
         for n in self.nodes:
             for a in n.args:
@@ -154,7 +153,7 @@ class _Generator:
             seen.add(node)
             stack.append((node, True))
             for a in node.args:
-                if type(a) is Term and isinstance(a.op, Elemwise) and a not in chosen:
+                if type(a) is Term and a.op.elementwise and a not in chosen:
                     stack.append((a, False))
         return order
 
@@ -164,7 +163,7 @@ class _Generator:
         for node in self.nodes:
             if node in self.materialised:
                 self._emit_region(node)
-            elif not isinstance(node.op, Elemwise):
+            elif not node.op.elementwise:
                 self._emit_array_op(node)
         results = ", ".join(self._value(o) for o in self.outputs)
         params = ", ".join(
@@ -224,27 +223,10 @@ class _Generator:
         return repr(x)
 
     def _emit_array_op(self, node: Term) -> None:
-        op, args = node.op, node.args
+        code = node.op.array_code(node)
         dtype = _dtype_expr(typeof(node).dtype)
-        code = getattr(op, "code", None)
-        if isinstance(op, Reduce):
-            code = self._reduce_code(node)
-        elif not isinstance(op, (Dot, Transpose)) or code is None:
-            raise LoweringError(f"Op {op!r} has no Numba lowering (in {brief(node)})")
-        operands = [self._value(a) for a in args]
+        operands = [self._value(a) for a in node.op.operands(node.args)]
         self.lines.append(f"{self._name(node)} = {code.format(*operands, dtype=dtype)}")
-
-    def _reduce_code(self, node: Term) -> str:
-        op, (x, *axis) = node.op, node.args
-        ndim = typeof(x).ndim
-        if not axis or ndim <= 1 or typeof(node).ndim == 0:
-            return op.code
-        if ndim == 2 and isinstance(axis[0], int):
-            return op.code_axis.replace("{1}", str(axis[0] % 2))
-        raise LoweringError(
-            f"Op {op!r} over axis={axis[0]!r} of a {ndim}-d array has no Numba lowering "
-            f"(in {brief(node)})"
-        )
 
     # -- fused elementwise regions -------------------------------------------------
 

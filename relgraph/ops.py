@@ -11,6 +11,7 @@ kanren (``associative``, ``commutative``) are declared next to the Ops.
 
 from __future__ import annotations
 
+import builtins  # this module defines Ops named max and sum
 import functools
 from collections.abc import Sequence
 from typing import Any
@@ -72,6 +73,10 @@ class Op:
 
     name: str = "op"
     nin: int | None = None
+    #: Whether the Op is computed element by element (fused into loops when compiled).
+    elementwise: bool = False
+    #: Keyword parameters the parser accepts, passed as trailing arguments.
+    keywords: tuple[str, ...] = ()
 
     def __call__(self, *args: Any) -> Any:
         if any(isinstance(a, _SYMBOLIC) or issubclass(type(a), ConsPair) for a in args):
@@ -101,6 +106,29 @@ class Op:
     def operands(self, args: Sequence[Any]) -> Sequence[Any]:
         """The arguments that are values (not parameters such as an axis)."""
         return args
+
+    def layout(self, args: Sequence[Any]) -> list[Any]:
+        """How a node prints: strings, and the arguments still to print, in order.
+
+        The default is function form, ``name(a, b)``.
+        """
+        pieces: list[Any] = [f"{self.name}("]
+        for i, a in enumerate(args):
+            pieces += [", ", a] if i else [a]
+        return [*pieces, ")"]
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        """The node's shape as symbolic dimensions, given its arguments' (``args``);
+        ``shapes`` records the equalities the Op implies (see the compiler)."""
+        return shapes.from_type(node)
+
+    def array_code(self, node: Any) -> str:
+        """The Numba statement template of a non-elementwise node: ``{0}, {1}, ...`` are
+        its operands and ``{dtype}`` its result dtype."""
+        from relgraph.lowering import LoweringError
+        from relgraph.printing import brief
+
+        raise LoweringError(f"Op {self!r} has no Numba lowering (in {brief(node)})")
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         """The output type, given the argument types (and the raw arguments)."""
@@ -159,6 +187,8 @@ class Elemwise(Op):
     TensorType(float64, shape=(?,))
     """
 
+    elementwise = True
+
     def __init__(
         self,
         name: str,
@@ -188,6 +218,27 @@ class Elemwise(Op):
             return self.code_int
         return self.code
 
+    def layout(self, args: Sequence[Any]) -> list[Any]:
+        if self.symbol is None:
+            return super().layout(args)
+        if len(args) == 1:
+            return [self.symbol, args[0]]
+        pieces: list[Any] = ["("]
+        for i, a in enumerate(args):
+            pieces += [f" {self.symbol} ", a] if i else [a]
+        return [*pieces, ")"]
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        # numpy broadcasting: dimensions aligned from the right join one group.
+        ndim = builtins.max(len(a) for a in args)
+        out = []
+        for k in range(ndim):
+            dims = [a[k - ndim + len(a)] for a in args if k - ndim + len(a) >= 0]
+            for other in dims[1:]:
+                shapes.join(dims[0], other, node)
+            out.append(dims[0])
+        return tuple(out)
+
     def perform(self, *values: Any) -> Any:
         self.check_arity(len(values))
         return functools.reduce(self.ufunc, values) if self.nin is None else self.ufunc(*values)
@@ -209,9 +260,6 @@ class Elemwise(Op):
 
 
 class Dot(Op):
-    # Lowering: kernels.dot casts to the result dtype and calls BLAS for floats.
-    code = "kernels.dot({0}, {1}, {dtype})"
-
     """Matrix/vector product ``a @ b`` (operands of ndim 1 or 2), as ``np.dot``.
 
     >>> import relgraph as rg
@@ -225,10 +273,20 @@ class Dot(Op):
 
     name = "dot"
     nin = 2
-    code = "kernels.dot({0}, {1}, {dtype})"  # Numba lowering: BLAS for floats
 
     def perform(self, a: Any, b: Any) -> Any:
         return np.dot(a, b)
+
+    def layout(self, args: Sequence[Any]) -> list[Any]:
+        return ["(", args[0], " @ ", args[1], ")"]
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        a, b = args
+        shapes.equal(a[-1], b[0], node)  # the inner dimensions
+        return a[:-1] + b[1:]
+
+    def array_code(self, node: Any) -> str:
+        return "kernels.dot({0}, {1}, {dtype})"  # BLAS for floats
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         self.check_arity(len(types))
@@ -248,10 +306,18 @@ class Transpose(Op):
 
     name = "transpose"
     nin = 1
-    code = "np.transpose({0})"  # Numba lowering
 
     def perform(self, x: Any) -> Any:
         return np.transpose(x)
+
+    def layout(self, args: Sequence[Any]) -> list[Any]:
+        return [args[0], ".T"]
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        return args[0][::-1]
+
+    def array_code(self, node: Any) -> str:
+        return "np.transpose({0})"
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         self.check_arity(len(types))
@@ -269,12 +335,11 @@ class Reduce(Op):
     TensorType(float64, shape=(3,))
     """
 
+    keywords = ("axis",)
+
     def __init__(self, name: str, fn: Any):
         self.name = name
         self.fn = fn
-        # Numba lowering: kernels.<name>_all(x) or kernels.<name>_axis(x, axis, dtype)
-        self.code = f"kernels.{name}_all({{0}}, {{dtype}})"
-        self.code_axis = f"kernels.{name}_axis({{0}}, {{1}}, {{dtype}})"
 
     def __call__(self, x: Any, axis: Any = None) -> Any:
         return super().__call__(x) if axis is None else super().__call__(x, axis)
@@ -288,6 +353,34 @@ class Reduce(Op):
 
     def operands(self, args: Sequence[Any]) -> Sequence[Any]:
         return args[:1]
+
+    def layout(self, args: Sequence[Any]) -> list[Any]:
+        if len(args) == 2:
+            return [f"{self.name}(", args[0], f", axis={args[1]!r})"]
+        return super().layout(args)
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        if len(node.args) == 1 or typeof(node).ndim == 0:
+            return ()
+        axes = self._axes(node.args[1], len(args[0]))
+        return tuple(d for k, d in enumerate(args[0]) if k not in axes)
+
+    def array_code(self, node: Any) -> str:
+        # kernels.<name>_all(x, dtype), or kernels.<name>_axis(x, axis, dtype) for one
+        # axis of a matrix.
+        from relgraph.lowering import LoweringError
+        from relgraph.printing import brief
+
+        x, *axis = node.args
+        ndim = typeof(x).ndim
+        if not axis or ndim <= 1 or typeof(node).ndim == 0:
+            return f"kernels.{self.name}_all({{0}}, {{dtype}})"
+        if ndim == 2 and isinstance(axis[0], int):
+            return f"kernels.{self.name}_axis({{0}}, {axis[0] % 2}, {{dtype}})"
+        raise LoweringError(
+            f"Op {self!r} over axis={axis[0]!r} of a {ndim}-d array has no Numba lowering "
+            f"(in {brief(node)})"
+        )
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         self.check_arity(len(types))

@@ -148,10 +148,10 @@ class _Builder:
             )
         args = [self.build(a) for a in node.args]
         for kw in node.keywords:
-            if kw.arg != "axis" or not isinstance(op, ops.Reduce):
+            if kw.arg not in op.keywords:
                 raise ParseError(f"{_where(kw.value)}: keyword {kw.arg!r} is not allowed here")
             args.append(self._axis(kw.value))
-        if isinstance(op, ops.Reduce) and len(args) == 2 and not isinstance(args[1], (int, tuple)):
+        if "axis" in op.keywords and len(args) == 2 and not isinstance(args[1], (int, tuple)):
             raise ParseError(f"{_where(node)}: the axis of {name} must be an integer")
         try:
             op.check_arity(len(args))

@@ -13,7 +13,6 @@ from typing import Any
 import numpy as np
 from etuples.core import ExpressionTuple
 
-from relgraph.ops import Dot, Elemwise, Reduce, Transpose
 from relgraph.term import Term
 from relgraph.traverse import as_term, subterms
 
@@ -112,27 +111,14 @@ def brief(term: Any, limit: int = 160) -> str:
 def _layout(term: Term) -> list[Any]:
     """The pieces of one node: strings, and children still to print."""
     op, args = term._tuple[0], term._tuple[1:]
-    if isinstance(op, Dot) and len(args) == 2:
-        return ["(", args[0], " @ ", args[1], ")"]
-    if isinstance(op, Transpose) and len(args) == 1:
-        return [args[0], ".T"]
-    if isinstance(op, Elemwise) and op.symbol is not None:
-        if len(args) == 1:
-            return [op.symbol, args[0]]
-        if len(args) >= 2:
-            return ["(", *_interleave(args, f" {op.symbol} "), ")"]
-    if isinstance(op, Reduce) and len(args) == 2:
-        return [f"{op!r}(", args[0], f", axis={args[1]!r})"]
-    return [_leaf(op) if type(op) is not Term else op, "(", *_interleave(args, ", "), ")"]
-
-
-def _interleave(args: tuple, sep: str) -> list[Any]:
-    pieces: list[Any] = []
+    layout = getattr(op, "layout", None)
+    if layout is not None:
+        return layout(args)
+    # A head that is not an Op (a pattern under construction): function form.
+    pieces: list[Any] = [_leaf(op) if type(op) is not Term else op, "("]
     for i, a in enumerate(args):
-        if i:
-            pieces.append(sep)
-        pieces.append(a)
-    return pieces
+        pieces += [", ", a] if i else [a]
+    return [*pieces, ")"]
 
 
 def _leaf(x: Any) -> str:
