@@ -9,10 +9,15 @@ have the result dtype, loops where Numba has no native support.
 from __future__ import annotations
 
 import numpy as np
-from numba import types
+from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["dot", "sum_all", "sum_axis", "max_all", "max_axis", "ipow"]
+__all__ = [
+    "dot", "sum_all", "sum_axis", "max_all", "max_axis", "ipow",
+    "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp",
+]  # fmt: skip
+
+_LN2 = 0.6931471805599453
 
 NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # numpy's words
 
@@ -22,6 +27,30 @@ def ipow(a, b):
     if b < 0:
         raise ValueError(NEGATIVE_POWER)
     return a**b
+
+
+# Stable scalar forms of the Ops numpy has no ufunc for (their numpy references are
+# in relgraph.special).
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def scalar_sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + np.exp(-x))
+    e = np.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def scalar_softplus(x):
+    return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def scalar_log1mexp(x):
+    if x > -_LN2:
+        return np.log(-np.expm1(x))
+    return np.log1p(-np.exp(x))
 
 
 @overload(ipow, jit_options={"cache": True}, inline="always")

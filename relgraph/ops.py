@@ -23,6 +23,7 @@ from kanren import fact
 from kanren.assoccomm import associative, commutative
 from unification.variable import Var
 
+from relgraph import special
 from relgraph.exceptions import TypeCheckError
 from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
@@ -48,6 +49,22 @@ __all__ = [
     "sqrt",
     "abs",
     "maximum",
+    "minimum",
+    "tanh",
+    "sin",
+    "cos",
+    "sign",
+    "square",
+    "reciprocal",
+    "log2",
+    "log10",
+    "exp2",
+    "floor",
+    "ceil",
+    "sigmoid",
+    "softplus",
+    "log1mexp",
+    "erf",
     "dot",
     "transpose",
     "sum",
@@ -208,14 +225,16 @@ class Elemwise(Op):
         # given, is used when the result is float64 (a vectorisable version).
         self.code = code
         self.code_f64 = code_f64
-        self.code_int = code_int  # for an integer result, if the semantics differ
+        # For an integer result, if the semantics differ; "" when there is no compiled
+        # form (numpy's integer reciprocal of 0 is platform-defined).
+        self.code_int = code_int
 
     def scalar_code(self, dtype: np.dtype) -> str | None:
-        """The lowering template for a result of ``dtype``."""
+        """The lowering template for a result of ``dtype`` (None: not compiled)."""
         if self.code_f64 and dtype == np.float64:
             return self.code_f64
-        if self.code_int and dtype.kind in "iu":
-            return self.code_int
+        if self.code_int is not None and dtype.kind in "iu":
+            return self.code_int or None
         return self.code
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
@@ -414,6 +433,26 @@ expm1 = Elemwise("expm1", np.expm1, 1, code="np.expm1({0})")
 sqrt = Elemwise("sqrt", np.sqrt, 1, code="np.sqrt({0})")
 abs = Elemwise("abs", np.absolute, 1, code="np.abs({0})")
 maximum = Elemwise("maximum", np.maximum, 2, code="np.maximum({0}, {1})")
+minimum = Elemwise("minimum", np.minimum, 2, code="np.minimum({0}, {1})")
+tanh = Elemwise("tanh", np.tanh, 1, code="np.tanh({0})")
+sin = Elemwise("sin", np.sin, 1, code="np.sin({0})")
+cos = Elemwise("cos", np.cos, 1, code="np.cos({0})")
+sign = Elemwise("sign", np.sign, 1, code="np.sign({0})")
+square = Elemwise("square", np.square, 1, code="({0} * {0})")
+reciprocal = Elemwise("reciprocal", np.reciprocal, 1, code="(1.0 / {0})", code_int="")
+log2 = Elemwise("log2", np.log2, 1, code="np.log2({0})")
+log10 = Elemwise("log10", np.log10, 1, code="np.log10({0})")
+exp2 = Elemwise("exp2", np.exp2, 1, code="np.exp2({0})")
+floor = Elemwise("floor", np.floor, 1, code="np.floor({0})")
+ceil = Elemwise("ceil", np.ceil, 1, code="np.ceil({0})")
+sigmoid = Elemwise("sigmoid", special.sigmoid, 1, code="kernels.scalar_sigmoid(np.float64({0}))")
+softplus = Elemwise(
+    "softplus", special.softplus, 1, code="kernels.scalar_softplus(np.float64({0}))"
+)
+log1mexp = Elemwise(
+    "log1mexp", special.log1mexp, 1, code="kernels.scalar_log1mexp(np.float64({0}))"
+)
+erf = Elemwise("erf", special.erf, 1, code="math.erf({0})")
 dot = Dot()
 transpose = Transpose()
 sum = Reduce("sum", np.sum)
@@ -423,7 +462,8 @@ ALL_OPS: dict[str, Op] = {
     op.name: op
     for op in (
         add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum,
-        dot, transpose, sum, max,
+        minimum, tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil,
+        sigmoid, softplus, log1mexp, erf, dot, transpose, sum, max,
     )
 }  # fmt: skip
 

@@ -1,0 +1,145 @@
+"""The elementwise Ops of real array code: numpy semantics, compiled kernels that agree,
+and text that prints and parses back; values include the special points."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import relgraph as rg
+from relgraph import special
+
+UFUNC_UNARY = [rg.tanh, rg.sin, rg.cos, rg.sign, rg.square, rg.reciprocal, rg.log2, rg.log10,
+               rg.exp2, rg.floor, rg.ceil]  # fmt: skip
+STABLE_UNARY = [rg.sigmoid, rg.softplus, rg.log1mexp, rg.erf]
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -30.0, 30.0, 700.0, -700.0, 1e-300, 5e-324,
+           -5e-324, 1e300, -1e300, np.inf, -np.inf, np.nan, -1e-20, -0.6931471805599453]  # fmt: skip
+
+
+@pytest.fixture(autouse=True, scope="module")
+def kernel_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RELGRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
+    yield
+    mp.undo()
+
+
+def values(dtype):
+    if np.dtype(dtype).kind != "f":
+        return np.array([0, 1, -1, 2, -3, 7, 100], dtype=dtype)
+    with np.errstate(over="ignore"):  # 1e300 is inf in float32
+        return np.array(SPECIAL, dtype=dtype)
+
+
+def agree(got, expected, dtype):
+    """Same NaN and infinity positions; finite values within a few ulp."""
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    inf = np.isinf(expected)
+    np.testing.assert_array_equal(got[inf], expected[inf])
+    fin = np.isfinite(expected)
+    tol = {"float32": 4e-7, "float64": 4e-16}.get(np.dtype(dtype).name, 0)
+    np.testing.assert_allclose(got[fin], expected[fin], rtol=tol * 8, atol=tol * 1e-300)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+@pytest.mark.parametrize("op", UFUNC_UNARY, ids=lambda o: o.name)
+def test_ufunc_ops_evaluate_and_compile_like_numpy(op, dtype):
+    if op is rg.reciprocal and dtype == "int64":
+        pytest.skip("below: integer reciprocal is refused by the compiler")
+    x = rg.vector("x", dtype)
+    v = values(dtype)
+    with np.errstate(all="ignore"):
+        expected = op.ufunc(v)
+        got = rg.evaluate(op(x), {x: v})
+        compiled = rg.function([x], op(x))(v)
+    np.testing.assert_array_equal(got, expected)
+    assert rg.typeof(op(x)).dtype == expected.dtype
+    agree(compiled, expected, expected.dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("op", STABLE_UNARY, ids=lambda o: o.name)
+def test_stable_ops_compile_like_their_reference(op, dtype):
+    x = rg.vector("x", dtype)
+    v = values(dtype)
+    if op is rg.log1mexp:
+        v = -np.abs(v)  # its domain
+    with np.errstate(all="ignore"):
+        expected = rg.evaluate(op(x), {x: v})
+        compiled = rg.function([x], op(x) * 1.0)(v)
+    assert expected.dtype == np.dtype(dtype)
+    agree(compiled, expected, dtype)
+
+
+def test_the_stable_forms_are_right_where_the_naive_ones_fail():
+    big = np.array([-1000.0, -40.0, 0.0, 40.0, 1000.0])
+    np.testing.assert_allclose(special.sigmoid(big), [0.0, 1 / (1 + np.exp(40.0)), 0.5,
+                                                      1 / (1 + np.exp(-40.0)), 1.0], rtol=4e-16)
+    assert special.softplus(np.float64(1000.0)) == 1000.0  # log1p(exp(1000)) is inf
+    assert special.softplus(np.float64(-1000.0)) == 0.0
+    np.testing.assert_allclose(special.softplus(np.float64(-40.0)), np.exp(-40.0), rtol=1e-15)
+    # log(1 - exp(x)): near 0, 1 - exp(x) rounds to 0; far below, log(1 - tiny) to 0.
+    np.testing.assert_allclose(special.log1mexp(np.float64(-1e-20)), np.log(1e-20), rtol=1e-15)
+    np.testing.assert_allclose(special.log1mexp(np.float64(-50.0)), -np.exp(-50.0), rtol=1e-15)
+    assert special.log1mexp(np.float64(0.0)) == -np.inf
+    assert np.isnan(special.log1mexp(np.float64(0.5)))
+    assert special.log1mexp(np.float64(-np.inf)) == 0.0
+
+
+def within_ulps(got, exact: float, ulps: int) -> None:
+    assert abs(float(got) - exact) <= ulps * np.spacing(abs(exact)), (float(got), exact)
+
+
+@settings(max_examples=150, deadline=None)
+@given(v=st.floats(min_value=-700, max_value=700))
+def test_stable_ops_match_a_high_precision_reference(v):
+    """Against exp and log in 400 significant digits (``decimal``: 1 + exp(-700) must
+    keep exp(-700)'s digits): within 4 ulp."""
+    from decimal import Context, Decimal
+
+    ctx = Context(prec=400)
+    e = ctx.exp(Decimal(v))
+    within_ulps(special.sigmoid(np.float64(v)), float(ctx.divide(e, ctx.add(1, e))), 4)
+    within_ulps(special.softplus(np.float64(v)), float(ctx.ln(ctx.add(1, e))), 4)
+    if v < 0:
+        within_ulps(special.log1mexp(np.float64(v)), float(ctx.ln(ctx.subtract(1, e))), 4)
+
+
+def test_integer_reciprocal_is_refused_by_the_compiler():
+    n = rg.vector("n", "int64")
+    with pytest.raises(rg.lowering.LoweringError, match="reciprocal.*int64"):
+        rg.function([n], rg.reciprocal(n))
+
+
+def test_small_integer_inputs_follow_numpy_into_float16_and_are_refused_compiled():
+    b = rg.vector("b", "int8")
+    for op in (rg.tanh, rg.sigmoid, rg.log2, rg.exp2):
+        assert rg.typeof(op(b)).dtype == np.float16  # numpy's own result dtype
+        with pytest.raises(rg.lowering.LoweringError, match="float16"):
+            rg.function([b], op(b))
+    v = np.array([-128, -3, 0, 5, 127], np.int8)
+    for op in (rg.floor, rg.square, rg.sign):  # numpy keeps int8: compiled, wrapping alike
+        got = rg.function([b], op(b))(v)
+        np.testing.assert_array_equal(got, op.ufunc(v))
+        assert got.dtype == op.ufunc(v).dtype
+
+
+@pytest.mark.parametrize("text", [
+    "sigmoid(x) + softplus(y) * tanh(x)", "log1mexp(-abs(y)) - erf(x)", "minimum(x, y) ** 2",
+    "square(sin(x)) + cos(x) * sign(y)", "reciprocal(y) + log2(x) - log10(y) + exp2(x)",
+    "floor(x) + ceil(y)",
+])  # fmt: skip
+def test_print_and_parse_round_trip(text):
+    x, y = rg.vector("x"), rg.vector("y")
+    t = rg.parse(text, x=x, y=y)
+    assert rg.parse(rg.pprint(t), x=x, y=y) == t
+
+
+def test_one_fused_loop_for_the_new_ops():
+    from relgraph.lowering import lower
+
+    x, y = rg.vector("x"), rg.vector("y")
+    src = lower([x, y], [rg.sigmoid(x) * rg.tanh(y) + rg.minimum(x, y)]).source
+    assert src.count("np.empty(") == 1
