@@ -12,8 +12,9 @@ from relgraph import special
 UFUNC_UNARY = [rg.tanh, rg.sin, rg.cos, rg.sign, rg.square, rg.reciprocal, rg.log2, rg.log10,
                rg.exp2, rg.floor, rg.ceil]  # fmt: skip
 STABLE_UNARY = [rg.sigmoid, rg.softplus, rg.log1mexp, rg.erf]
-SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -30.0, 30.0, 700.0, -700.0, 1e-300, 5e-324,
-           -5e-324, 1e300, -1e300, np.inf, -np.inf, np.nan, -1e-20, -0.6931471805599453]  # fmt: skip
+SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -30.0, 30.0, 700.0, -700.0, 1e-300,
+           5e-324, -5e-324, 1e300, -1e300, np.inf, -np.inf, np.nan, -1e-20,
+           -0.6931471805599453]  # fmt: skip
 
 
 @pytest.fixture(autouse=True, scope="module")
