@@ -76,8 +76,11 @@ def test_stable_ops_compile_like_their_reference(op, dtype):
 
 def test_the_stable_forms_are_right_where_the_naive_ones_fail():
     big = np.array([-1000.0, -40.0, 0.0, 40.0, 1000.0])
-    np.testing.assert_allclose(special.sigmoid(big), [0.0, 1 / (1 + np.exp(40.0)), 0.5,
-                                                      1 / (1 + np.exp(-40.0)), 1.0], rtol=4e-16)
+    np.testing.assert_allclose(
+        special.sigmoid(big),
+        [0.0, 1 / (1 + np.exp(40.0)), 0.5, 1 / (1 + np.exp(-40.0)), 1.0],
+        rtol=4e-16,
+    )
     assert special.softplus(np.float64(1000.0)) == 1000.0  # log1p(exp(1000)) is inf
     assert special.softplus(np.float64(-1000.0)) == 0.0
     np.testing.assert_allclose(special.softplus(np.float64(-40.0)), np.exp(-40.0), rtol=1e-15)
