@@ -65,7 +65,8 @@ class _Worker:
 
     def loop(self) -> None:
         _LOCAL.job = None
-        while not self.abandoned:
+        # An abandoned worker still serves what was queued on it before it ends.
+        while not (self.abandoned and self.jobs.empty()):
             try:
                 job = self.jobs.get()
                 with self.lock:
