@@ -63,6 +63,19 @@ class TermOps:
     def __neg__(self):
         return _ops().neg(self)
 
+    # Comparisons build terms; == and != stay structural equality (terms are keys).
+    def __lt__(self, other):
+        return _ops().less(self, other)
+
+    def __le__(self, other):
+        return _ops().less_equal(self, other)
+
+    def __gt__(self, other):
+        return _ops().greater(self, other)
+
+    def __ge__(self, other):
+        return _ops().greater_equal(self, other)
+
     def __abs__(self):
         return _ops().abs(self)
 

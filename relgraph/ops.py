@@ -65,6 +65,17 @@ __all__ = [
     "softplus",
     "log1mexp",
     "erf",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "where",
+    "clip",
     "dot",
     "transpose",
     "sum",
@@ -453,6 +464,19 @@ log1mexp = Elemwise(
     "log1mexp", special.log1mexp, 1, code="kernels.scalar_log1mexp(np.float64({0}))"
 )
 erf = Elemwise("erf", special.erf, 1, code="math.erf({0})")
+# Comparisons and logic give bool results; ``x > y`` on terms builds them (``==`` and
+# ``!=`` stay structural equality of terms: use ``rg.equal``, ``rg.not_equal``).
+less = Elemwise("less", np.less, 2, "<", code="({0} < {1})")
+less_equal = Elemwise("less_equal", np.less_equal, 2, "<=", code="({0} <= {1})")
+greater = Elemwise("greater", np.greater, 2, ">", code="({0} > {1})")
+greater_equal = Elemwise("greater_equal", np.greater_equal, 2, ">=", code="({0} >= {1})")
+equal = Elemwise("equal", np.equal, 2, "==", code="({0} == {1})")
+not_equal = Elemwise("not_equal", np.not_equal, 2, "!=", code="({0} != {1})")
+logical_and = Elemwise("logical_and", np.logical_and, 2, code="(({0} != 0) & ({1} != 0))")
+logical_or = Elemwise("logical_or", np.logical_or, 2, code="(({0} != 0) | ({1} != 0))")
+logical_not = Elemwise("logical_not", np.logical_not, 1, code="({0} == 0)")
+where = Elemwise("where", np.where, 3, code="({1} if {0} else {2})")
+clip = Elemwise("clip", np.clip, 3, code="np.minimum(np.maximum({0}, {1}), {2})")
 dot = Dot()
 transpose = Transpose()
 sum = Reduce("sum", np.sum)
@@ -463,7 +487,8 @@ ALL_OPS: dict[str, Op] = {
     for op in (
         add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum,
         minimum, tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil,
-        sigmoid, softplus, log1mexp, erf, dot, transpose, sum, max,
+        sigmoid, softplus, log1mexp, erf, less, less_equal, greater, greater_equal, equal,
+        not_equal, logical_and, logical_or, logical_not, where, clip, dot, transpose, sum, max,
     )
 }  # fmt: skip
 

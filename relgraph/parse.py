@@ -38,6 +38,16 @@ _BINARY = {
 }
 
 
+_COMPARE = {
+    ast.Lt: ops.less,
+    ast.LtE: ops.less_equal,
+    ast.Gt: ops.greater,
+    ast.GtE: ops.greater_equal,
+    ast.Eq: ops.equal,
+    ast.NotEq: ops.not_equal,
+}
+
+
 def parse(text: str, **symbols: Symbol | Callable[[str], Symbol]) -> Any:
     """Parse ``text`` into a term.
 
@@ -122,6 +132,14 @@ class _Builder:
         if op is None:
             raise ParseError(f"{_where(node)}: operator {type(node.op).__name__} is not allowed")
         return Term((op, self.build(node.left), self.build(node.right)))
+
+    def build_Compare(self, node: ast.Compare) -> Any:
+        if len(node.ops) != 1:
+            raise ParseError(f"{_where(node)}: chained comparisons are not allowed")
+        op = _COMPARE.get(type(node.ops[0]))
+        if op is None:
+            raise ParseError(f"{_where(node)}: {type(node.ops[0]).__name__} is not allowed")
+        return Term((op, self.build(node.left), self.build(node.comparators[0])))
 
     def build_UnaryOp(self, node: ast.UnaryOp) -> Any:
         operand = self.build(node.operand)

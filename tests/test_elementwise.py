@@ -147,3 +147,49 @@ def test_one_fused_loop_for_the_new_ops():
     x, y = rg.vector("x"), rg.vector("y")
     src = lower([x, y], [rg.sigmoid(x) * rg.tanh(y) + rg.minimum(x, y)]).source
     assert src.count("np.empty(") == 1
+
+
+COMPARE = [rg.less, rg.less_equal, rg.greater, rg.greater_equal, rg.equal, rg.not_equal,
+           rg.logical_and, rg.logical_or]  # fmt: skip
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
+@pytest.mark.parametrize("op", COMPARE, ids=lambda o: o.name)
+def test_comparisons_and_logic_give_numpys_bools(op, dtype):
+    x, y = rg.vector("x", dtype), rg.vector("y", dtype)
+    a = values(dtype) if dtype != "bool" else np.array([True, False, True, False])
+    b = a[::-1].copy()
+    expected = op.ufunc(a, b)
+    np.testing.assert_array_equal(rg.evaluate(op(x, y), {x: a, y: b}), expected)
+    got = rg.function([x, y], op(x, y))(a, b)
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == np.bool_ == rg.typeof(op(x, y)).dtype
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_where_clip_minimum_and_logical_not_compile_like_numpy(dtype):
+    x, y = rg.vector("x", dtype), rg.vector("y", dtype)
+    a = values(dtype)
+    b = a[::-1].copy()
+    lo, hi = (-1.0, 2.0) if dtype != "int64" else (-1, 2)
+    t = [rg.where(x > y, x, y * 2), rg.clip(x, lo, hi), rg.minimum(x, y), rg.logical_not(x)]
+    expected = [np.where(a > b, a, b * 2), np.clip(a, lo, hi), np.minimum(a, b),
+                np.logical_not(a)]  # fmt: skip
+    with np.errstate(all="ignore"):
+        got = rg.function([x, y], t)(a, b)
+        evaluated = [rg.evaluate(term, {x: a, y: b}) for term in t]
+    for g, ev, e in zip(got, evaluated, expected):
+        np.testing.assert_array_equal(ev, e)
+        np.testing.assert_array_equal(g, e)
+        assert g.dtype == e.dtype
+
+
+def test_python_comparisons_build_terms_and_equality_stays_structural():
+    x, y = rg.vector("x"), rg.vector("y")
+    assert rg.pprint(x > 0) == "(x > 0)" and rg.pprint(0 < x) == "(x > 0)"
+    assert rg.pprint(x <= y) == "(x <= y)" and rg.typeof(x >= y).dtype == np.bool_
+    assert (x == y) is False and (x + y == x + y) is True  # terms are dict keys
+    leaky = rg.where(x > 0, x, 0.01 * x)
+    assert rg.parse("where(x > 0, x, 0.01 * x)", x=x) == leaky
+    with pytest.raises(rg.ParseError, match="chained comparisons"):
+        rg.parse("0 < x < 1", x=x)
