@@ -105,6 +105,8 @@ class Op:
     elementwise: bool = False
     #: Keyword parameters the parser accepts, passed as trailing arguments.
     keywords: tuple[str, ...] = ()
+    #: Whether the Op only moves values (a transpose), so it computes in no dtype.
+    moves_only: bool = False
 
     def __call__(self, *args: Any) -> Any:
         if any(isinstance(a, _SYMBOLIC) or issubclass(type(a), ConsPair) for a in args):
@@ -336,6 +338,7 @@ class Transpose(Op):
 
     name = "transpose"
     nin = 1
+    moves_only = True
 
     def perform(self, x: Any) -> Any:
         return np.transpose(x)

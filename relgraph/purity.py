@@ -31,7 +31,6 @@ from relgraph.traverse import subterms
 
 __all__ = ["is_pure", "pure_throughout", "keeps_values"]
 
-_SHAPE_ONLY = frozenset({"transpose"})  # move values, compute nothing
 _CONSTANTS = (bool, int, float, complex, np.generic, Constant)
 
 
@@ -73,7 +72,7 @@ def is_pure(node: Term) -> bool:
     """
     op = node._tuple[0]
     dtype = typeof(node).dtype
-    if getattr(op, "name", None) in _SHAPE_ONLY:
+    if op.moves_only:  # moves values, computes nothing
         return True
     if dtype.kind == "b":
         return False
