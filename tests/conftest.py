@@ -55,3 +55,12 @@ def ctrl_c():
         timer.cancel()
         timer.join()
     signal.signal(signal.SIGINT, saved)
+
+
+@pytest.fixture(scope="module")
+def kernel_cache(tmp_path_factory):
+    """Each test module that uses it compiles into a fresh cache directory."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RELGRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
+    yield
+    mp.undo()

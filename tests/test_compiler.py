@@ -17,13 +17,7 @@ UNARY = [rg.neg, rg.exp, rg.log, rg.log1p, rg.expm1, rg.sqrt, rg.abs]
 BINARY = [rg.add, rg.sub, rg.mul, rg.true_div, rg.maximum, rg.pow]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def kernel_cache(tmp_path_factory):
-    """Each test module run compiles into a fresh cache directory."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RELGRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("kernel_cache")  # a fresh kernel cache per module
 
 
 def data(rng, shape, dtype):

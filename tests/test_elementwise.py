@@ -17,12 +17,7 @@ SPECIAL = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -30.0, 30.0, 700.0, -700.0, 1e-
            -0.6931471805599453]  # fmt: skip
 
 
-@pytest.fixture(autouse=True, scope="module")
-def kernel_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("RELGRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("kernel_cache")  # a fresh kernel cache per module
 
 
 def values(dtype):
