@@ -63,7 +63,10 @@ def _infer_node(node: Term) -> TensorType:
     if infer is None:
         raise TypeCheckError(f"head {op!r} of {node} is not an Op")
     args = node._tuple[1:]
-    types = [a._type if type(a) is Term else _leaf_type(a) for a in args]
+    # Parameters (an axis) follow the operands and have no type: None in their place.
+    operands = len(op.operands(args))
+    types = [a._type if type(a) is Term else _leaf_type(a) for a in args[:operands]]
+    types += [None] * (len(args) - operands)
     try:
         return infer(types, args)
     except TypeCheckError as exc:

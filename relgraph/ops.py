@@ -399,21 +399,25 @@ class Reduce(Op):
         return tuple(d for k, d in enumerate(args[0]) if k not in axes)
 
     def array_code(self, node: Any) -> str:
-        # kernels.<name>_all(x, dtype), or kernels.<name>_axis(x, axis, dtype) for one
-        # axis of a matrix.
-        from relgraph.lowering import LoweringError
-        from relgraph.printing import brief
-
+        # kernels.<name>_all(x, dtype) over everything; kernels.<name>_axis over one
+        # axis of a matrix; any other axes: the kept axes moved first and the reduced
+        # ones last, flattened to a matrix, reduced along its rows, shaped back.
         x, *axis = node.args
         ndim = typeof(x).ndim
         if not axis or ndim <= 1 or typeof(node).ndim == 0:
             return f"kernels.{self.name}_all({{0}}, {{dtype}})"
-        if ndim == 2 and isinstance(axis[0], int):
-            return f"kernels.{self.name}_axis({{0}}, {axis[0] % 2}, {{dtype}})"
-        raise LoweringError(
-            f"Op {self!r} over axis={axis[0]!r} of a {ndim}-d array has no Numba lowering "
-            f"(in {brief(node)})"
-        )
+        reduced = sorted(self._axes(axis[0], ndim))
+        if ndim == 2:
+            return f"kernels.{self.name}_axis({{0}}, {reduced[0]}, {{dtype}})"
+        kept = [k for k in range(ndim) if k not in reduced]
+
+        def size(axes: list[int]) -> str:
+            return " * ".join(f"{{0}}.shape[{k}]" for k in axes)
+
+        moved = f"np.ascontiguousarray(np.transpose({{0}}, {tuple(kept + reduced)!r}))"
+        matrix = f"{moved}.reshape(({size(kept)}, {size(reduced)}))"
+        shape = "(" + "".join(f"{{0}}.shape[{k}], " for k in kept) + ")"
+        return f"kernels.{self.name}_axis({matrix}, 1, {{dtype}}).reshape({shape})"
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         self.check_arity(len(types))

@@ -44,6 +44,8 @@ def _atom_ground(x: Any) -> bool:
     """Whether ``x`` is known to contain no logic variable (False if unsure)."""
     if isinstance(x, (Term, Args)):
         return x._ground
+    if type(x) is tuple and all(type(i) is int for i in x):
+        return True  # a parameter such as the axes of a reduction
     if isinstance(x, (Var, ExpressionTuple, list, tuple)) or _is_cons(x):
         return False
     return True

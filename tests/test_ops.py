@@ -62,3 +62,38 @@ def test_evaluate_errors_name_the_symbol():
         rg.evaluate(A @ x, {A: np.eye(2)})
     with pytest.raises(rg.TypeCheckError, match="symbol 'x' is 1-d"):
         rg.evaluate(A @ x, {A: np.eye(2), x: np.eye(2)})
+
+
+class TestReductionsOverAnyAxes:
+    """sum and max over a tuple of axes, any rank: typed, rewritten, evaluated, compiled."""
+
+    AXES = [(0, 2), 1, -1, (0, 1), (1, 2), (0, 1, 2), None]
+
+    @pytest.mark.parametrize("axis", AXES)
+    @pytest.mark.parametrize("op", [rg.sum, rg.max], ids=lambda o: o.name)
+    def test_against_numpy(self, op, axis, rng, tmp_path, monkeypatch):
+        from relations import optdb
+
+        monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+        T = rg.tensor("T", ndim=3)
+        a = rng.standard_normal((2, 3, 4))
+        a[1, 2, 3] = np.nan
+        term = op(T * 2.0) if axis is None else op(T * 2.0, axis)
+        expected = op.fn(a * 2.0, axis=axis)
+        assert rg.typeof(term).ndim == np.ndim(expected)
+        out = rg.rewrite(term, optdb.query(include=["fast_run"]))  # "(0, 2) is not a term"
+        for t in (term, out):
+            np.testing.assert_allclose(rg.evaluate(t, {T: a}), expected, rtol=1e-13)
+        got = rg.function([T], term)(a)
+        np.testing.assert_allclose(got, expected, rtol=1e-13)
+        assert np.shape(got) == np.shape(expected)
+
+    def test_four_dimensions_and_text(self, rng):
+        U = rg.tensor("U", ndim=4)
+        b = rng.standard_normal((2, 3, 4, 5))
+        term = rg.parse("sum(U, axis=(1, 3)) + max(U, axis=(1, 3))", U=U)
+        assert rg.pprint(term) == "(sum(U, axis=(1, 3)) + max(U, axis=(1, 3)))"
+        expected = b.sum(axis=(1, 3)) + b.max(axis=(1, 3))
+        np.testing.assert_allclose(rg.function([U], term)(b), expected, rtol=1e-13)
+        with pytest.raises(rg.TypeCheckError, match="axis"):
+            rg.sum(U, (1, 4))
