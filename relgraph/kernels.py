@@ -13,7 +13,8 @@ from numba import njit, types
 from numba.extending import overload
 
 __all__ = [
-    "dot", "sum_all", "sum_axis", "max_all", "max_axis", "ipow",
+    "dot", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis", "prod_all",
+    "prod_axis", "mean_all", "mean_axis", "ipow",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp",
 ]  # fmt: skip
 
@@ -78,6 +79,21 @@ def max_all(a, dtype):
     return dtype(np.max(a))
 
 
+def min_all(a, dtype):
+    """The smallest element (NaN if any is NaN), in ``dtype``."""
+    return dtype(np.min(a))
+
+
+def prod_all(a, dtype):
+    """The product of every element, in ``dtype``."""
+    return dtype(np.prod(a))
+
+
+def mean_all(a, dtype):
+    """The mean of every element, in ``dtype``."""
+    return dtype(np.mean(a))
+
+
 def sum_axis(a, axis, dtype):
     """The sum along one axis of a 1-d or 2-d array."""
     return np.sum(a, axis=axis).astype(dtype)
@@ -86,6 +102,21 @@ def sum_axis(a, axis, dtype):
 def max_axis(a, axis, dtype):
     """The maximum along one axis of a 1-d or 2-d array."""
     return np.max(a, axis=axis).astype(dtype)
+
+
+def min_axis(a, axis, dtype):
+    """The minimum along one axis of a 1-d or 2-d array."""
+    return np.min(a, axis=axis).astype(dtype)
+
+
+def prod_axis(a, axis, dtype):
+    """The product along one axis of a 1-d or 2-d array."""
+    return np.prod(a, axis=axis).astype(dtype)
+
+
+def mean_axis(a, axis, dtype):
+    """The mean along one axis of a 1-d or 2-d array."""
+    return np.mean(a, axis=axis).astype(dtype)
 
 
 def _target(dtype) -> types.Type:
@@ -153,6 +184,105 @@ def _max_all(a, dtype):
 
         return impl
     return lambda a, dtype: dtype(a)
+
+
+@overload(min_all, jit_options={"cache": True})
+def _min_all(a, dtype):
+    if isinstance(a, types.Array):
+
+        def impl(a, dtype):
+            flat = a.ravel()
+            if flat.shape[0] == 0:
+                raise ValueError("min of an empty array")
+            best = flat[0]
+            for v in flat:
+                if v < best or v != v:  # NaN wins, as in numpy
+                    best = v
+                    if v != v:
+                        break
+            return dtype(best)
+
+        return impl
+    return lambda a, dtype: dtype(a)
+
+
+@overload(prod_all, jit_options={"cache": True})
+def _prod_all(a, dtype):
+    if isinstance(a, types.Array):
+
+        def impl(a, dtype):
+            acc = dtype(1)
+            for v in a.ravel():
+                acc *= dtype(v)
+            return acc
+
+        return impl
+    return lambda a, dtype: dtype(a)
+
+
+@overload(mean_all, jit_options={"cache": True})
+def _mean_all(a, dtype):
+    if isinstance(a, types.Array):
+
+        def impl(a, dtype):
+            acc = dtype(0)
+            for v in a.ravel():
+                acc += dtype(v)
+            return acc / dtype(a.size)
+
+        return impl
+    return lambda a, dtype: dtype(a)
+
+
+def _reduce_rows(kind: str):
+    """Along axis 0 or 1 of a 2-d array, for min, prod and mean."""
+
+    def impl(a, axis, dtype):
+        rows, cols = a.shape[0], a.shape[1]
+        n = cols if axis == 0 else rows
+        m = rows if axis == 0 else cols
+        if kind == "min" and m == 0:
+            raise ValueError("min of an empty array")
+        out = np.empty(n, dtype)
+        for i in range(n):
+            if kind == "min":
+                acc = dtype(a[0, i] if axis == 0 else a[i, 0])
+            else:
+                acc = dtype(1) if kind == "prod" else dtype(0)
+            for k in range(m):
+                v = dtype(a[k, i] if axis == 0 else a[i, k])
+                if kind == "min":
+                    if v < acc or v != v:  # NaN wins, as in numpy
+                        acc = v
+                elif kind == "prod":
+                    acc *= v
+                else:
+                    acc += v
+            out[i] = acc / dtype(m) if kind == "mean" else acc
+        return out
+
+    return impl
+
+
+@overload(min_axis, jit_options={"cache": True})
+def _min_axis(a, axis, dtype):
+    if a.ndim == 1:
+        return lambda a, axis, dtype: min_all(a, dtype)
+    return _reduce_rows("min")
+
+
+@overload(prod_axis, jit_options={"cache": True})
+def _prod_axis(a, axis, dtype):
+    if a.ndim == 1:
+        return lambda a, axis, dtype: prod_all(a, dtype)
+    return _reduce_rows("prod")
+
+
+@overload(mean_axis, jit_options={"cache": True})
+def _mean_axis(a, axis, dtype):
+    if a.ndim == 1:
+        return lambda a, axis, dtype: mean_all(a, dtype)
+    return _reduce_rows("mean")
 
 
 def _reduce_axis(is_max: bool):

@@ -80,6 +80,9 @@ __all__ = [
     "transpose",
     "sum",
     "max",
+    "min",
+    "prod",
+    "mean",
     "ALL_OPS",
 ]
 
@@ -488,6 +491,9 @@ dot = Dot()
 transpose = Transpose()
 sum = Reduce("sum", np.sum)
 max = Reduce("max", np.max)
+min = Reduce("min", np.min)
+prod = Reduce("prod", np.prod)
+mean = Reduce("mean", np.mean)
 
 ALL_OPS: dict[str, Op] = {
     op.name: op
@@ -496,6 +502,7 @@ ALL_OPS: dict[str, Op] = {
         minimum, tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil,
         sigmoid, softplus, log1mexp, erf, less, less_equal, greater, greater_equal, equal,
         not_equal, logical_and, logical_or, logical_not, where, clip, dot, transpose, sum, max,
+        min, prod, mean,
     )
 }  # fmt: skip
 

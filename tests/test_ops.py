@@ -65,12 +65,14 @@ def test_evaluate_errors_name_the_symbol():
 
 
 class TestReductionsOverAnyAxes:
-    """sum and max over a tuple of axes, any rank: typed, rewritten, evaluated, compiled."""
+    """Reductions over a tuple of axes, any rank: typed, rewritten, evaluated, compiled."""
 
     AXES = [(0, 2), 1, -1, (0, 1), (1, 2), (0, 1, 2), None]
 
     @pytest.mark.parametrize("axis", AXES)
-    @pytest.mark.parametrize("op", [rg.sum, rg.max], ids=lambda o: o.name)
+    @pytest.mark.parametrize(
+        "op", [rg.sum, rg.max, rg.min, rg.prod, rg.mean], ids=lambda o: o.name
+    )
     def test_against_numpy(self, op, axis, rng, tmp_path, monkeypatch):
         from relations import optdb
 
@@ -97,3 +99,13 @@ class TestReductionsOverAnyAxes:
         np.testing.assert_allclose(rg.function([U], term)(b), expected, rtol=1e-13)
         with pytest.raises(rg.TypeCheckError, match="axis"):
             rg.sum(U, (1, 4))
+
+
+@pytest.mark.parametrize("op", [rg.min, rg.prod, rg.mean, rg.sum], ids=lambda o: o.name)
+def test_integer_reductions_keep_numpys_dtypes(op, tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    n = rg.vector("n", "int8")
+    v = np.array([100, 3, -2, 127], np.int8)  # prod and sum accumulate in int64, as numpy
+    got, expected = rg.function([n], op(n))(v), op.fn(v)
+    assert got == expected and np.asarray(got).dtype == np.asarray(expected).dtype
+    assert rg.typeof(op(n)).dtype == np.asarray(expected).dtype
