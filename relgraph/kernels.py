@@ -166,93 +166,88 @@ def _sum_all(a, dtype):
     return lambda a, dtype: dtype(a)
 
 
+def _extreme_all(largest: bool):
+    """The largest (or smallest) element; NaN wins, as in numpy."""
+
+    def impl(a, dtype):
+        flat = a.ravel()
+        if flat.shape[0] == 0:
+            raise ValueError("max of an empty array" if largest else "min of an empty array")
+        best = flat[0]
+        for v in flat:
+            if (v > best if largest else v < best) or v != v:
+                best = v
+                if v != v:
+                    break
+        return dtype(best)
+
+    return impl
+
+
 @overload(max_all, jit_options={"cache": True})
 def _max_all(a, dtype):
     if isinstance(a, types.Array):
-
-        def impl(a, dtype):
-            flat = a.ravel()
-            if flat.shape[0] == 0:
-                raise ValueError("max of an empty array")
-            best = flat[0]
-            for v in flat:
-                if v > best or v != v:  # NaN wins, as in numpy
-                    best = v
-                    if v != v:
-                        break
-            return dtype(best)
-
-        return impl
+        return _extreme_all(True)
     return lambda a, dtype: dtype(a)
 
 
 @overload(min_all, jit_options={"cache": True})
 def _min_all(a, dtype):
     if isinstance(a, types.Array):
-
-        def impl(a, dtype):
-            flat = a.ravel()
-            if flat.shape[0] == 0:
-                raise ValueError("min of an empty array")
-            best = flat[0]
-            for v in flat:
-                if v < best or v != v:  # NaN wins, as in numpy
-                    best = v
-                    if v != v:
-                        break
-            return dtype(best)
-
-        return impl
+        return _extreme_all(False)
     return lambda a, dtype: dtype(a)
+
+
+def _fold_all(kind: str):
+    """The product or the mean of every element, accumulated in ``dtype``."""
+
+    def impl(a, dtype):
+        acc = dtype(1) if kind == "prod" else dtype(0)
+        for v in a.ravel():
+            if kind == "prod":
+                acc *= dtype(v)
+            else:
+                acc += dtype(v)
+        return acc / dtype(a.size) if kind == "mean" else acc
+
+    return impl
 
 
 @overload(prod_all, jit_options={"cache": True})
 def _prod_all(a, dtype):
     if isinstance(a, types.Array):
-
-        def impl(a, dtype):
-            acc = dtype(1)
-            for v in a.ravel():
-                acc *= dtype(v)
-            return acc
-
-        return impl
+        return _fold_all("prod")
     return lambda a, dtype: dtype(a)
 
 
 @overload(mean_all, jit_options={"cache": True})
 def _mean_all(a, dtype):
     if isinstance(a, types.Array):
-
-        def impl(a, dtype):
-            acc = dtype(0)
-            for v in a.ravel():
-                acc += dtype(v)
-            return acc / dtype(a.size)
-
-        return impl
+        return _fold_all("mean")
     return lambda a, dtype: dtype(a)
 
 
 def _reduce_rows(kind: str):
-    """Along axis 0 or 1 of a 2-d array, for min, prod and mean."""
+    """Along axis 0 or 1 of a 2-d array (the lowering reshapes every other case to
+    this), for sum, max, min, prod and mean."""
+    extreme = kind in ("max", "min")
 
     def impl(a, axis, dtype):
         rows, cols = a.shape[0], a.shape[1]
         n = cols if axis == 0 else rows
         m = rows if axis == 0 else cols
-        if kind == "min" and m == 0:
-            raise ValueError("min of an empty array")
+        if extreme and m == 0:
+            raise ValueError("max of an empty array" if kind == "max" else "min of an empty array")
         out = np.empty(n, dtype)
         for i in range(n):
-            if kind == "min":
+            if extreme:
                 acc = dtype(a[0, i] if axis == 0 else a[i, 0])
             else:
                 acc = dtype(1) if kind == "prod" else dtype(0)
             for k in range(m):
                 v = dtype(a[k, i] if axis == 0 else a[i, k])
-                if kind == "min":
-                    if v < acc or v != v:  # NaN wins, as in numpy
+                if extreme:
+                    if (v > acc if kind == "max" else v < acc) or v != v:  # NaN wins
                         acc = v
                 elif kind == "prod":
                     acc *= v
@@ -264,61 +259,22 @@ def _reduce_rows(kind: str):
     return impl
 
 
-@overload(min_axis, jit_options={"cache": True})
-def _min_axis(a, axis, dtype):
-    if a.ndim == 1:
-        return lambda a, axis, dtype: min_all(a, dtype)
-    return _reduce_rows("min")
+def _axis_overload(kind: str, reduce_all):
+    """The Numba overload of ``<kind>_axis``: a vector reduces whole."""
+
+    def typer(a, axis, dtype):
+        if a.ndim == 1:
+            return lambda a, axis, dtype: reduce_all(a, dtype)
+        return _reduce_rows(kind)
+
+    return typer
 
 
-@overload(prod_axis, jit_options={"cache": True})
-def _prod_axis(a, axis, dtype):
-    if a.ndim == 1:
-        return lambda a, axis, dtype: prod_all(a, dtype)
-    return _reduce_rows("prod")
-
-
-@overload(mean_axis, jit_options={"cache": True})
-def _mean_axis(a, axis, dtype):
-    if a.ndim == 1:
-        return lambda a, axis, dtype: mean_all(a, dtype)
-    return _reduce_rows("mean")
-
-
-def _reduce_axis(is_max: bool):
-    """Along axis 0 or 1 of a 2-d array (the lowering refuses other cases)."""
-
-    def impl(a, axis, dtype):
-        rows, cols = a.shape[0], a.shape[1]
-        n = cols if axis == 0 else rows
-        m = rows if axis == 0 else cols
-        if is_max and m == 0:
-            raise ValueError("max of an empty array")
-        out = np.empty(n, dtype)
-        for i in range(n):
-            acc = dtype(a[0, i] if axis == 0 else a[i, 0]) if is_max else dtype(0)
-            for k in range(m):
-                v = dtype(a[k, i] if axis == 0 else a[i, k])
-                if is_max:
-                    if v > acc or v != v:  # NaN wins, as in numpy
-                        acc = v
-                else:
-                    acc += v
-            out[i] = acc
-        return out
-
-    return impl
-
-
-@overload(sum_axis, jit_options={"cache": True})
-def _sum_axis(a, axis, dtype):
-    if a.ndim == 1:
-        return lambda a, axis, dtype: sum_all(a, dtype)
-    return _reduce_axis(False)
-
-
-@overload(max_axis, jit_options={"cache": True})
-def _max_axis(a, axis, dtype):
-    if a.ndim == 1:
-        return lambda a, axis, dtype: max_all(a, dtype)
-    return _reduce_axis(True)
+for _kind, _axis_fn, _all_fn in (
+    ("sum", sum_axis, sum_all),
+    ("max", max_axis, max_all),
+    ("min", min_axis, min_all),
+    ("prod", prod_axis, prod_all),
+    ("mean", mean_axis, mean_all),
+):
+    overload(_axis_fn, jit_options={"cache": True})(_axis_overload(_kind, _all_fn))
