@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from relgraph.cost import Cost, op_cost
-from relgraph.exceptions import RelationError, SearchTimeout
+from relgraph.exceptions import SearchTimeout
 from relgraph.printing import brief, pprint
 from relgraph.relation import (
     Matcher,
@@ -440,7 +440,8 @@ class Neighbours:
             for direction in directions:
                 # Backward, the input is the relation's output: any head may match.
                 run_as = rule if direction == "forward" else Rule(reverse(rule), rule.name)
-                self.matchers.append((rule, direction, Matcher(run_as, max_answers)))
+                matcher = Matcher(run_as, max_answers, label=direction)
+                self.matchers.append((rule, direction, matcher))
         self.answers: dict[tuple[int, Term], tuple[Term, ...]] = {}
 
     def steps(self, term: Term, deadline: float | None = None) -> Iterator[Edge]:
@@ -472,13 +473,8 @@ class Neighbours:
             check_cancelled()
             if deadline is not None and time.perf_counter() > deadline:
                 raise _Timeout
-            rule, direction, matcher = self.matchers[index]
-            try:
-                found = tuple(dict.fromkeys(matcher.answers(candidate)))
-            except RelationError as exc:  # say which direction raised
-                named = f"relation {rule.name!r}"
-                message = str(exc).replace(named, f"{named} ({direction})", 1)
-                raise RelationError(message, exc.relation, exc.term) from exc.__cause__
+            matcher = self.matchers[index][2]
+            found = tuple(dict.fromkeys(matcher.answers(candidate)))
             self.answers[key] = found
         return found
 

@@ -128,11 +128,14 @@ class Matcher:
     max_answers : int
         How many answers of the goal's stream to look at per subterm before
         giving up (a reversed relation may yield endless unground answers).
+    label : str, optional
+        Said after the relation's name when its goal raises (the direction it runs in).
     """
 
-    def __init__(self, rule: Rule, max_answers: int = 8):
+    def __init__(self, rule: Rule, max_answers: int = 8, label: str | None = None):
         self.rule = rule
         self.max_answers = max_answers
+        self.named = f"relation {rule.name!r}" + (f" ({label})" if label else "")
         self.in_var, self.out_var = var(), var()
         # Answers refused, by reason, over this matcher's life (reports take differences).
         self.dropped: Counter[str] = Counter()
@@ -169,7 +172,7 @@ class Matcher:
             raise
         except Exception as exc:
             raise RelationError(
-                f"relation {self.rule.name!r} raised {type(exc).__name__}: {exc} on {brief(term)}",
+                f"{self.named} raised {type(exc).__name__}: {exc} on {brief(term)}",
                 self.rule.name,
                 term,
             ) from exc
