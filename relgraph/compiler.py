@@ -343,7 +343,8 @@ def _shape_checks(inputs, outputs) -> tuple[list, list]:
     for out in outputs:
         for node in subterms(out):
             if node not in shapes:
-                shapes[node] = sh.node_shape(node, [sh.shape_of(a, shapes) for a in node.args])
+                operands = node.op.operands(node.args)
+                shapes[node] = sh.node_shape(node, [sh.shape_of(a, shapes) for a in operands])
     members = sh.groups()
 
     def described(root):

@@ -12,9 +12,12 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from relgraph import special
+
 __all__ = [
     "dot", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis", "prod_all",
-    "prod_axis", "mean_all", "mean_axis", "ipow",
+    "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
+    "index", "matmul", "ipow",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp",
 ]  # fmt: skip
 
@@ -117,6 +120,34 @@ def prod_axis(a, axis, dtype):
 def mean_axis(a, axis, dtype):
     """The mean along one axis of a 1-d or 2-d array."""
     return np.mean(a, axis=axis).astype(dtype)
+
+
+def logsumexp_all(a, dtype):
+    """The stable ``log(sum(exp(a)))`` of every element, in ``dtype``."""
+    return dtype(special.logsumexp(a))
+
+
+def logsumexp_axis(a, axis, dtype):
+    """The stable ``log(sum(exp(a), axis))`` along one axis of a 1-d or 2-d array."""
+    return special.logsumexp(a, axis=axis).astype(dtype)
+
+
+def keep_dims(value, shape):
+    """A reduction's result (an array or a scalar) with its reduced axes kept as 1."""
+    return np.reshape(np.asarray(value), shape)
+
+
+def index(i, n):
+    """Integer index ``i`` into an axis of length ``n``, negative counting from the end;
+    IndexError as numpy's when it is out of bounds."""
+    if not -n <= i < n:
+        raise IndexError("index out of bounds for an axis of this length")
+    return i + n if i < 0 else i
+
+
+def matmul(a, b, dtype):
+    """``np.matmul(a, b)`` of stacks of matrices (ndim >= 3), in ``dtype``."""
+    return np.matmul(a, b).astype(dtype)
 
 
 def _target(dtype) -> types.Type:
@@ -278,3 +309,75 @@ for _kind, _axis_fn, _all_fn in (
     ("mean", mean_axis, mean_all),
 ):
     overload(_axis_fn, jit_options={"cache": True})(_axis_overload(_kind, _all_fn))
+
+
+@overload(logsumexp_all, jit_options={"cache": True})
+def _logsumexp_all(a, dtype):
+    if not isinstance(a, types.Array):
+        return lambda a, dtype: dtype(a)
+
+    def impl(a, dtype):
+        flat = a.ravel()
+        top = dtype(-np.inf)
+        for v in flat:
+            if dtype(v) > top or v != v:
+                top = dtype(v)
+                if v != v:
+                    return top
+        shift = top if np.isfinite(top) else dtype(0)
+        acc = dtype(0)
+        for v in flat:
+            acc += np.exp(dtype(v) - shift)
+        return np.log(acc) + shift
+
+    return impl
+
+
+@overload(logsumexp_axis, jit_options={"cache": True})
+def _logsumexp_axis(a, axis, dtype):
+    if a.ndim == 1:
+        return lambda a, axis, dtype: logsumexp_all(a, dtype)
+
+    def impl(a, axis, dtype):
+        n = a.shape[1] if axis == 0 else a.shape[0]
+        out = np.empty(n, dtype)
+        for i in range(n):
+            line = a[:, i] if axis == 0 else a[i, :]
+            out[i] = logsumexp_all(line, dtype)
+        return out
+
+    return impl
+
+
+@overload(keep_dims, jit_options={"cache": True})
+def _keep_dims(value, shape):
+    if isinstance(value, types.Array):
+        return lambda value, shape: np.ascontiguousarray(value).reshape(shape)
+    return lambda value, shape: np.full(shape, value)
+
+
+@overload(index, jit_options={"cache": True})
+def _index(i, n):
+    def impl(i, n):
+        if not -n <= i < n:
+            raise IndexError("index out of bounds for an axis of this length")
+        return i + n if i < 0 else i
+
+    return impl
+
+
+@overload(matmul, jit_options={"cache": True})
+def _matmul(a, b, dtype):
+    # numpy's batching: the leading axes broadcast; each pair is a BLAS product.
+    def impl(a, b, dtype):
+        lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        rows, inner, cols = a.shape[-2], a.shape[-1], b.shape[-1]
+        aa = np.ascontiguousarray(np.broadcast_to(a, lead + (rows, inner)))
+        bb = np.ascontiguousarray(np.broadcast_to(b, lead + (inner, cols)))
+        a3, b3 = aa.reshape((-1, rows, inner)), bb.reshape((-1, inner, cols))
+        out = np.empty((a3.shape[0], rows, cols), dtype)
+        for k in range(a3.shape[0]):
+            out[k] = dot(a3[k], b3[k], dtype)
+        return out.reshape(lead + (rows, cols))
+
+    return impl

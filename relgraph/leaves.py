@@ -55,10 +55,10 @@ class TermOps:
         return _ops().pow(other, self)
 
     def __matmul__(self, other):
-        return _ops().dot(self, other)
+        return _ops().product_op(self, other)(self, other)
 
     def __rmatmul__(self, other):
-        return _ops().dot(other, self)
+        return _ops().product_op(other, self)(other, self)
 
     def __neg__(self):
         return _ops().neg(self)
@@ -83,6 +83,14 @@ class TermOps:
     def T(self):
         """The transpose, ``transpose(self)``."""
         return _ops().transpose(self)
+
+    def __getitem__(self, key):
+        """Basic indexing, ``x[1:, ::2]``, ``x[None]``: a ``getitem`` term."""
+        return _ops().getitem(self, key)
+
+    def astype(self, dtype):
+        """``astype(self, dtype)``."""
+        return _ops().astype(self, dtype)
 
 
 def _ops():
@@ -171,6 +179,8 @@ class Constant(TermOps):
         return self._hash
 
     def __repr__(self):
+        if self.value.ndim == 0:  # as the Python number it holds: 3.0, not 3.
+            return repr(self.value.item())
         return np.array2string(self.value, threshold=6, separator=", ")
 
     def __reduce__(self):

@@ -165,7 +165,14 @@ class _Generator:
                 self._emit_region(node)
             elif not node.op.elementwise:
                 self._emit_array_op(node)
-        results = ", ".join(self._value(o) for o in self.outputs)
+        # An output that only moves values (a transpose, a slice) may be a view of an
+        # input or a constant: it is returned as an array of its own.
+        results = ", ".join(
+            f"{self._value(o)}.copy()"
+            if typeof(o).ndim > 0 and (isinstance(o, (Symbol, Constant)) or o.op.moves_only)
+            else self._value(o)
+            for o in self.outputs
+        )
         params = ", ".join(
             [f"a{i}" for i in range(len(self.inputs))] + [f"o{j}" for j in range(len(self.slots))]
         )
@@ -334,7 +341,7 @@ class _Generator:
                 raise LoweringError(
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
                 )
-            args = [self._scalar(a, members, load, dtype) for a in node.args]
+            args = [self._scalar(a, members, load, dtype) for a in op.operands(node.args)]
             if op.nin is None:  # variadic: fold the binary template
                 expr = args[0]
                 for a in args[1:]:

@@ -1,8 +1,10 @@
 """A safe parser from Python expression text to terms: ``ast``, never ``eval``.
 
-Accepted: names of the given symbols, numbers, ``+ - * / ** @``, unary ``-``
-and ``+``, ``.T``, and calls of the known functions (``exp``, ``log``,
-``sum(x, axis=0)``, ...).  Anything else is rejected with a :class:`ParseError`
+Accepted: names of the given symbols, numbers, ``+ - * / ** @``, comparisons,
+unary ``-`` and ``+``, ``.T``, basic indexing (``x[1:, ::2]``, ``x[None]``,
+``M[:, 0]``), and calls of the known functions (``exp``, ``log``,
+``sum(x, axis=0)``, ``astype(x, dtype='float32')``, ``concatenate([x, y], axis=0)``).
+Anything else is rejected with a :class:`ParseError`
 that names it and where it is.  Numbers are never combined while parsing, so
 ``10 ** 10 ** 10`` costs nothing.
 """
@@ -34,7 +36,6 @@ _BINARY = {
     ast.Mult: ops.mul,
     ast.Div: ops.true_div,
     ast.Pow: ops.pow,
-    ast.MatMult: ops.dot,
 }
 
 
@@ -128,10 +129,13 @@ class _Builder:
         return value
 
     def build_BinOp(self, node: ast.BinOp) -> Any:
+        left, right = self.build(node.left), self.build(node.right)
+        if isinstance(node.op, ast.MatMult):
+            return Term((ops.product_op(left, right), left, right))
         op = _BINARY.get(type(node.op))
         if op is None:
             raise ParseError(f"{_where(node)}: operator {type(node.op).__name__} is not allowed")
-        return Term((op, self.build(node.left), self.build(node.right)))
+        return Term((op, left, right))
 
     def build_Compare(self, node: ast.Compare) -> Any:
         if len(node.ops) != 1:
@@ -164,26 +168,62 @@ class _Builder:
             raise ParseError(
                 f"{_where(node)}: {_describe(node.func)} is not a known function ({known})"
             )
-        args = [self.build(a) for a in node.args]
+        args = [self._argument(a, op, i) for i, a in enumerate(node.args)]
+        kwargs = {}
         for kw in node.keywords:
             if kw.arg not in op.keywords:
                 raise ParseError(f"{_where(kw.value)}: keyword {kw.arg!r} is not allowed here")
-            args.append(self._axis(kw.value))
-        if "axis" in op.keywords and len(args) == 2 and not isinstance(args[1], (int, tuple)):
-            raise ParseError(f"{_where(node)}: the axis of {name} must be an integer")
+            kwargs[kw.arg] = self._parameter(kw.value, f"the {kw.arg} of {name}")
         try:
-            op.check_arity(len(args))
-        except TypeCheckError as exc:
+            args = op.bind(args, kwargs)
+            op.check_arity(len(op.operands(args)))
+        except (TypeCheckError, TypeError) as exc:
             raise ParseError(f"{_where(node)}: {exc}") from None
         return Term((op, *args))
 
-    def _axis(self, node: ast.AST) -> Any:
+    def _argument(self, node: ast.AST, op: ops.Op, position: int) -> Any:
+        """A positional argument: an operand, a list of them (``concatenate``), or past
+        the operands a parameter (``sum(x, 1)``)."""
+        if isinstance(node, ast.List):
+            return [self.build(e) for e in node.elts]
+        k = position - (op.nin or 0)
+        if op.nin is not None and 0 <= k < len(op.params):
+            return self._parameter(node, f"the {op.params[k][0]} of {op.name}")
+        return self.build(node)
+
+    def _parameter(self, node: ast.AST, what: str) -> Any:
+        """An axis, a shape, a dtype name, True/False or None: plain data."""
         if isinstance(node, ast.Tuple):
-            return tuple(self._axis(e) for e in node.elts)
-        value = self.build(node)
+            return tuple(self._parameter(e, what) for e in node.elts)
+        if isinstance(node, ast.Constant) and (
+            node.value is None or isinstance(node.value, (bool, str))
+        ):
+            return node.value
+        value = self.build(node) if not isinstance(node, ast.Name) else None
         if not isinstance(value, int):
-            raise ParseError(f"{_where(node)}: an axis must be an integer")
+            raise ParseError(
+                f"{_where(node)}: {what} must be an integer, a tuple of integers, "
+                "True/False, None or a dtype name"
+            )
         return value
+
+    def build_Subscript(self, node: ast.Subscript) -> Any:
+        value = self.build(node.value)
+        entries = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        key = tuple(self._index(e) for e in entries)
+        try:
+            args = ops.getitem.bind((value, key), {})
+        except TypeCheckError as exc:
+            raise ParseError(f"{_where(node)}: {exc}") from None
+        return Term((ops.getitem, *args))
+
+    def _index(self, node: ast.AST) -> Any:
+        if isinstance(node, ast.Slice):
+            parts = (node.lower, node.upper, node.step)
+            return slice(*(None if p is None else self._parameter(p, "a slice bound") for p in parts))
+        if isinstance(node, ast.Constant) and node.value in (None, Ellipsis):
+            return node.value
+        return self._parameter(node, "an index")
 
 
 def _where(node: ast.AST) -> str:

@@ -16,7 +16,7 @@ from etuples.core import ExpressionTuple
 from relgraph.term import Term
 from relgraph.traverse import as_term, subterms
 
-__all__ = ["pprint", "brief"]
+__all__ = ["pprint", "brief", "Bare"]
 
 
 def pprint(term: Any) -> str:
@@ -50,19 +50,35 @@ def pprint(term: Any) -> str:
 TREE_LIMIT = 5_000  # printed nodes beyond which shared subterms are bound once
 
 
+class Bare:
+    """A child printed without its outer parentheses: an argument between the commas
+    of a call, ``where(x > 0, x, 0.0)``."""
+
+    __slots__ = ("term",)
+
+    def __init__(self, term: Any):
+        self.term = term
+
+
 def _emit(term: Any, names: dict[Term, str]) -> str:
     out: list[str] = []
     stack: list[Any] = [term]
     while stack:
         item = stack.pop()
+        bare = type(item) is Bare
+        if bare:
+            item = item.term
         if isinstance(item, str):
             out.append(item)
         elif type(item) is Term:
             name = names.get(item) if item is not term else None
             if name is not None:
                 out.append(name)
-            else:
-                stack.extend(reversed(_layout(item)))
+                continue
+            pieces = _layout(item)
+            if bare and pieces[0] == "(" and pieces[-1] == ")":
+                pieces = pieces[1:-1]
+            stack.extend(reversed(pieces))
         else:
             out.append(_leaf(item))
     return "".join(out)

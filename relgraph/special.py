@@ -1,5 +1,5 @@
 """numpy references of the Ops numpy has no ufunc for: ``sigmoid``, ``softplus``,
-``log1mexp`` and ``erf``.
+``log1mexp``, ``erf`` and ``logsumexp``.
 
 Each computes in the float dtype numpy's ``exp`` gives its input (float16 for small
 ints and bool, as numpy would), and stays finite where the naive formula overflows.
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["sigmoid", "softplus", "log1mexp", "erf"]
+__all__ = ["sigmoid", "softplus", "log1mexp", "erf", "logsumexp"]
 
 LN2 = 0.6931471805599453
 
@@ -60,3 +60,24 @@ def erf(x: Any) -> Any:
 
     x = _as_float(x)
     return scipy_erf(x).astype(x.dtype)[()]
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``log(sum(exp(x), axis))`` shifted by the largest element, so it neither
+    overflows nor underflows; an all ``-inf`` slice gives ``-inf``, any ``+inf`` gives
+    ``+inf``, any NaN gives NaN.
+
+    >>> float(logsumexp(np.array([1000.0, 1000.0])))
+    1000.6931471805599
+    >>> float(logsumexp(np.array([-np.inf, -np.inf])))
+    -inf
+    """
+    x = _as_float(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        top = np.max(x, axis=axis, keepdims=True) if x.size else np.zeros((1,) * x.ndim, x.dtype)
+        shift = np.where(np.isfinite(top), top, 0).astype(x.dtype)
+        total = np.sum(np.exp(x - shift), axis=axis, keepdims=True)
+        out = np.log(total) + shift
+    if not keepdims:
+        out = np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+    return out.astype(x.dtype)[()]

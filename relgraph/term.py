@@ -121,9 +121,13 @@ class Term(TermOps, ExpressionTuple):
         return eq if eq is NotImplemented else not eq
 
     def __getitem__(self, key):
+        # A term is an etuple: an int or a slice reads its items, as kanren does.
+        # Other keys (tuples, None, ...) index the array it computes.
         if isinstance(key, slice):
             return Args(self._tuple[key])
-        return self._tuple[key]
+        if isinstance(key, (int, np.integer)):
+            return self._tuple[key]
+        return TermOps.__getitem__(self, key)
 
     def __str__(self):
         from relgraph.printing import pprint

@@ -1,0 +1,117 @@
+"""Reductions over all axes or any tuple of axes, of any rank, with ``keepdims``:
+``sum``, ``max``, ``min``, ``prod``, ``mean`` and the stable ``logsumexp``.
+
+Lowered to :mod:`relgraph.kernels`: ``<kind>_all`` over everything, ``<kind>_axis``
+along one axis of a matrix; any other axes are moved last and flattened so that the
+reduction runs along the rows of a matrix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from relgraph import special
+from relgraph.exceptions import TypeCheckError
+from relgraph.infer import typeof
+from relgraph.op import Op, result_dtype
+from relgraph.types import TensorType
+
+__all__ = ["Reduce", "sum", "max", "min", "prod", "mean", "logsumexp"]
+
+
+class Reduce(Op):
+    """A reduction over all axes (``axis=None``), one axis, or a tuple of axes.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> rg.typeof(rg.sum(rg.matrix("A", shape=(2, 3)), 0))
+    TensorType(float64, shape=(3,))
+    >>> rg.typeof(rg.max(rg.tensor("T", 3, shape=(2, 3, 4)), axis=(0, 2), keepdims=True))
+    TensorType(float64, shape=(1, 3, 1))
+    >>> rg.pprint(rg.logsumexp(rg.matrix("M"), axis=1))
+    'logsumexp(M, axis=1)'
+    """
+
+    nin = 1
+    params = (("axis", None), ("keepdims", False))
+
+    def __init__(self, name: str, fn: Any):
+        self.name = name
+        self.fn = fn
+
+    def normalise(self, params: list) -> list:
+        axis, keepdims = params
+        if not isinstance(keepdims, (bool, np.bool_)):
+            raise TypeCheckError(f"{self.name}: keepdims must be True or False")
+        return [tuple(axis) if isinstance(axis, list) else axis, bool(keepdims)]
+
+    def perform(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return self.fn(x, axis=axis, keepdims=keepdims)
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        p = self.param_values(node.args)
+        axes = self.axes(p["axis"], len(args[0]))
+        if p["keepdims"]:
+            return tuple(("size", 1) if k in axes else d for k, d in enumerate(args[0]))
+        return tuple(d for k, d in enumerate(args[0]) if k not in axes)
+
+    def array_code(self, node: Any) -> str:
+        p = self.param_values(node.args)
+        code = self._reduced_code(typeof(node.args[0]).ndim, p["axis"])
+        if p["keepdims"]:
+            shape = "".join(f"{d}, " for d in self._kept_shape(node))
+            return f"kernels.keep_dims({code}, ({shape}))"
+        return code
+
+    def _kept_shape(self, node: Any) -> list[str]:
+        ndim = typeof(node).ndim
+        axes = self.axes(self.param_values(node.args)["axis"], ndim)
+        return ["1" if k in axes else f"{{0}}.shape[{k}]" for k in range(ndim)]
+
+    def _reduced_code(self, ndim: int, axis: Any) -> str:
+        axes = sorted(self.axes(axis, ndim))
+        if len(axes) == ndim or ndim <= 1:
+            return f"kernels.{self.name}_all({{0}}, {{dtype}})"
+        if ndim == 2:
+            return f"kernels.{self.name}_axis({{0}}, {axes[0]}, {{dtype}})"
+        kept = [k for k in range(ndim) if k not in axes]
+
+        def size(group: list[int]) -> str:
+            return " * ".join(f"{{0}}.shape[{k}]" for k in group)
+
+        moved = f"np.ascontiguousarray(np.transpose({{0}}, {tuple(kept + axes)!r}))"
+        matrix = f"{moved}.reshape(({size(kept)}, {size(axes)}))"
+        shape = "(" + "".join(f"{{0}}.shape[{k}], " for k in kept) + ")"
+        return f"kernels.{self.name}_axis({matrix}, 1, {{dtype}}).reshape({shape})"
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        t, p = types[0], self.param_values(args)
+        axes = self.axes(p["axis"], t.ndim)
+        if p["keepdims"]:
+            shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
+        else:
+            shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+        return TensorType(result_dtype(self.fn, (t.dtype,)), len(shape), shape)
+
+    def axes(self, axis: Any, ndim: int) -> set[int]:
+        """The reduced axes, as non-negative integers (all of them for None)."""
+        if axis is None:
+            return set(range(ndim))
+        axes = axis if isinstance(axis, tuple) else (axis,)
+        if not all(type(a) is int and -ndim <= a < ndim for a in axes):
+            raise TypeCheckError(f"{self.name}: axis {axis!r} is invalid for ndim {ndim}")
+        if len({a % ndim for a in axes}) != len(axes):
+            raise TypeCheckError(f"{self.name}: axis {axis!r} repeats an axis")
+        return {a % ndim for a in axes}
+
+
+sum = Reduce("sum", np.sum)
+max = Reduce("max", np.max)
+min = Reduce("min", np.min)
+prod = Reduce("prod", np.prod)
+mean = Reduce("mean", np.mean)
+logsumexp = Reduce("logsumexp", special.logsumexp)
