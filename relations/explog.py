@@ -7,7 +7,7 @@
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, exp_addo(rg.exp(a + b), q))]
 ['(exp(a) * exp(b))']
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, exp_addo(q, rg.exp(a) * rg.exp(b)))]
-['exp((a + b))', 'exp((b + a))']
+['exp(a + b)', 'exp(b + a)']
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ def pprint(term: Any) -> str:
     >>> pprint(A @ (x + y))
     '(A @ (x + y))'
     >>> pprint(rg.add(x, y, -x) * rg.exp(A.T @ x))
-    '((x + y + -x) * exp((A.T @ x)))'
+    '((x + y + -x) * exp(A.T @ x))'
     >>> pprint(rg.sum(A, 0))
     'sum(A, axis=0)'
 

@@ -64,7 +64,7 @@ class Matmul(Op):
     leading axes broadcast, each pair of matrices is a BLAS product.
 
     >>> import relgraph as rg
-    >>> T, U = rg.tensor("T", 3, shape=(5, 2, 3)), rg.matrix("U", shape=(3, 4))
+    >>> T, U = rg.tensor("T", shape=(5, 2, 3)), rg.matrix("U", shape=(3, 4))
     >>> rg.typeof(T @ U)
     TensorType(float64, shape=(5, 2, 4))
     """

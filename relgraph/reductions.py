@@ -30,7 +30,7 @@ class Reduce(Op):
     >>> import relgraph as rg
     >>> rg.typeof(rg.sum(rg.matrix("A", shape=(2, 3)), 0))
     TensorType(float64, shape=(3,))
-    >>> rg.typeof(rg.max(rg.tensor("T", 3, shape=(2, 3, 4)), axis=(0, 2), keepdims=True))
+    >>> rg.typeof(rg.max(rg.tensor("T", shape=(2, 3, 4)), axis=(0, 2), keepdims=True))
     TensorType(float64, shape=(1, 3, 1))
     >>> rg.pprint(rg.logsumexp(rg.matrix("M"), axis=1))
     'logsumexp(M, axis=1)'

@@ -47,7 +47,7 @@ def test_compile_runs_the_whole_pipeline(capsys, tmp_path, monkeypatch):
     ]
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "(exp(((A @ x) + (A @ y))) * 2.0)"
+    assert lines[0] == "(exp((A @ x) + (A @ y)) * 2.0)"
     assert lines[2].startswith("check rewritten (numpy)") and lines[2].endswith("(same)")
     assert lines[3].startswith("check compiled (Numba)") and lines[3].endswith("(same)")
     assert lines[4].startswith("compile + first call") and "numpy on the input" in lines[4]

@@ -29,7 +29,7 @@ def test_term_graph_is_a_dag():
 def test_term_html_without_dot_is_a_tree_with_shared_references(no_dot):
     assert SHARED._repr_svg_() is None
     out = SHARED._repr_html_()
-    assert "<svg" not in out and "(exp((A @ x)) + (exp((A @ x)) * y))" in out
+    assert "<svg" not in out and "(exp(A @ x) + (exp(A @ x) * y))" in out
     assert out.count("<b>exp</b>") == 1 and "shared #2" in out
 
 

@@ -233,7 +233,7 @@ def test_expand_and_factor_are_never_in_one_equilibrium():
 def test_fast_run_simplifies_stabilizes_and_specializes():
     t = rg.log(1 + x * 1) + (y - 0) * (y - 0) + rg.exp(x) * rg.exp(y) - 1
     out = rg.rewrite(t, optdb.query(include=["fast_run"]))
-    assert rg.pprint(out) == "(-1 + log1p(x) + exp((x + y)) + (y * y))"
+    assert rg.pprint(out) == "(-1 + log1p(x) + exp(x + y) + (y * y))"
     assert rg.count_nodes(out) < rg.count_nodes(t)
 
 
