@@ -17,7 +17,7 @@ from relgraph import special
 __all__ = [
     "dot", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis", "prod_all",
     "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
-    "index", "matmul", "ipow",
+    "index", "matmul", "broadcast_dim", "ipow",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp",
 ]  # fmt: skip
 
@@ -135,6 +135,16 @@ def logsumexp_axis(a, axis, dtype):
 def keep_dims(value, shape):
     """A reduction's result (an array or a scalar) with its reduced axes kept as 1."""
     return np.reshape(np.asarray(value), shape)
+
+
+@njit(cache=True)
+def broadcast_dim(sizes):
+    """The length numpy broadcasting gives sizes of one axis (checked beforehand)."""
+    out = 1
+    for size in sizes:
+        if size != 1:
+            out = size
+    return out
 
 
 def index(i, n):

@@ -79,6 +79,15 @@ def _check_compilable(node: Term) -> None:
         )
 
 
+def _broadcast_dim(name: str, sizes: list[str]) -> str:
+    """``name = `` the broadcast length of these sizes, through a function call: Numba's
+    parallel array analysis draws wrong equalities from ``n = 1; if s != 1: n = s``
+    (it gave wrong rows in a parallel softmax)."""
+    if not sizes:
+        return f"{name} = 1"
+    return f"{name} = kernels.broadcast_dim(({', '.join(sizes)}{',' if len(sizes) == 1 else ''}))"
+
+
 def _dtype_expr(dtype: np.dtype) -> str:
     return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
 
@@ -110,7 +119,18 @@ class _Generator:
         self.nodes = list(dict.fromkeys(self.nodes))  # distinct, children first
         for node in self.nodes:
             _check_compilable(node)
+        # Reductions of an elementwise region along its last axis run in the region's
+        # own loop: the region gets no array (row softmax reads x three times).
+        self.row_loops = {}
+        for n in self.nodes:
+            row_loop = getattr(n.op, "row_loop", None)
+            if row_loop is not None and type(n.args[0]) is Term and n.args[0].op.elementwise:
+                spec = row_loop(n)
+                if spec is not None:
+                    self.row_loops[n] = spec
         self.materialised = self._materialised()
+        for n in [n for n in self.row_loops if n.args[0] in self.materialised]:
+            del self.row_loops[n]  # its operand is an array anyway
 
     # -- which elementwise nodes get arrays -----------------------------------------
 
@@ -122,10 +142,11 @@ class _Generator:
                 if type(a) is Term:
                     consumers.setdefault(a, []).append(n)
         outs = {o for o in self.outputs if type(o) is Term}
+        computes = elementwise | set(self.row_loops)  # consumers that compute it inline
         chosen = {
             n
             for n in elementwise
-            if n in outs or any(c not in elementwise for c in consumers.get(n, []))
+            if n in outs or any(c not in computes for c in consumers.get(n, []))
         }
         while True:  # a node reached from two region roots is computed once, as an array
             owners: dict[Term, set[Term]] = {}
@@ -163,6 +184,8 @@ class _Generator:
         for node in self.nodes:
             if node in self.materialised:
                 self._emit_region(node)
+            elif node in self.row_loops:
+                self._emit_row_loop(node, *self.row_loops[node])
             elif not node.op.elementwise:
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an
@@ -238,14 +261,12 @@ class _Generator:
 
     # -- fused elementwise regions -------------------------------------------------
 
-    def _emit_region(self, root: Term) -> None:
-        region = self._region(root, self.materialised)
-        out_type = typeof(root)
-        out = self._name(root)
-        leaves: list[tuple[str, int]] = []  # (name, ndim) of array leaves
+    def _leaves(self, region: list[Term]) -> list[tuple[str, int]]:
+        """(name, ndim) of the arrays a region reads."""
+        leaves: list[tuple[str, int]] = []
         members = set(region)
         for node in region:
-            for a in node.args:
+            for a in node.op.operands(node.args):
                 if type(a) is Term and a in members:
                     continue
                 if isinstance(a, (Symbol, Constant)) or type(a) is Term:
@@ -253,6 +274,55 @@ class _Generator:
                     if nd > 0 and (name, nd) not in leaves:
                         leaves.append((name, nd))
         self.leaves_seen.extend(leaves)
+        return leaves
+
+    def _emit_row_loop(self, node: Term, passes: list[tuple[str, str]], result: str) -> None:
+        """A reduction along the last axis of a region, computing the region inline:
+        one loop per row (in parallel over rows), one inner loop per pass."""
+        x = node.args[0]
+        region = self._region(x, self.materialised)
+        leaves = self._leaves(region)
+        out, d = self._name(node), typeof(x).ndim
+        names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n", "v": ""}
+        rows, n, lines = f"{out}_rows", names["n"], self.lines
+        i, j = f"{out}_i", f"{out}_j"  # Numba's parallel loops must not share names
+        lines.append(_broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
+        lines.append(_broadcast_dim(rows, [f"{name}.shape[0]" for name, nd in leaves if nd == 2]))
+        load = {}
+        for name, nd in leaves:
+            lines.append(f"{name}_c = 0 if {name}.shape[{nd - 1}] == 1 else 1")
+            load[name] = f"{name}[{j} * {name}_c]"
+            if nd == 2:
+                lines.append(f"{name}_r = 0 if {name}.shape[0] == 1 else 1")
+                load[name] = f"{name}[{i} * {name}_r, {j} * {name}_c]"
+        dtype = _dtype_expr(typeof(node).dtype)
+        keep, indent = self.op_keeps_dims(node), ""
+        if d == 2:
+            lines.append(f"{out} = np.empty({f'({rows}, 1)' if keep else f'({rows},)'}, {dtype})")
+            lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
+            indent = "    "
+        prefix = f"{out}_e_"
+        names["v"] = self._local(x, prefix)
+        for setup, update in passes:
+            lines.extend(indent + line.format(**names) for line in setup.split("\n"))
+            lines.append(f"{indent}for {j} in range({n}):")
+            lines.extend(f"{indent}    {line}" for line in self._body(region, load, prefix))
+            lines.append(f"{indent}    {update.format(**names)}")
+        value = f"{dtype}({result.format(**names)})"
+        if d == 2:
+            lines.append(f"{indent}{out}[{i}{', 0' if keep else ''}] = {value}")
+        else:
+            lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+
+    @staticmethod
+    def op_keeps_dims(node: Term) -> bool:
+        return bool(node.op.param_values(node.args).get("keepdims"))
+
+    def _emit_region(self, root: Term) -> None:
+        region = self._region(root, self.materialised)
+        out_type = typeof(root)
+        out = self._name(root)
+        leaves = self._leaves(region)
         if out_type.ndim == 0:
             scalars = {name: name for name, _ in leaves}
             self.lines.extend(self._body(region, scalars))
@@ -265,11 +335,8 @@ class _Generator:
         dims = [f"{out}_n{k}" for k in range(d)]
         lines = self.lines
         for k, dim in enumerate(dims):
-            lines.append(f"{dim} = 1")
-            for name, nd in leaves:
-                j = k - (d - nd)
-                if j >= 0:
-                    lines.append(f"if {name}.shape[{j}] != 1: {dim} = {name}.shape[{j}]")
+            sizes = [f"{name}.shape[{k - d + nd}]" for name, nd in leaves if k - d + nd >= 0]
+            lines.append(_broadcast_dim(dim, sizes))
         shape = "(" + ", ".join(dims) + ("," if d == 1 else "") + ")"
         if root in self.slots:
             buffer = f"o{list(self.slots).index(root)}"
@@ -326,10 +393,10 @@ class _Generator:
             lines.append(inner + line)
         lines.append(f"{inner}{out}[{', '.join(index)}] = {self._local(root)}")
 
-    def _local(self, node: Term) -> str:
-        return f"e_{self._name(node)}"
+    def _local(self, node: Term, prefix: str = "e_") -> str:
+        return f"{prefix}{self._name(node)}"
 
-    def _body(self, region: list[Term], load: dict[str, str]) -> list[str]:
+    def _body(self, region: list[Term], load: dict[str, str], prefix: str = "e_") -> list[str]:
         """Scalar statements computing each region node from loaded leaves."""
         lines = []
         members = set(region)
@@ -341,7 +408,7 @@ class _Generator:
                 raise LoweringError(
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
                 )
-            args = [self._scalar(a, members, load, dtype) for a in op.operands(node.args)]
+            args = [self._scalar(a, members, load, dtype, prefix) for a in op.operands(node.args)]
             if op.nin is None:  # variadic: fold the binary template
                 expr = args[0]
                 for a in args[1:]:
@@ -350,12 +417,12 @@ class _Generator:
                 expr = code.format(*args)
             if dtype.itemsize < 8 or dtype.kind not in "fiuc":
                 expr = f"{_dtype_expr(dtype)}({expr})"  # numpy keeps small dtypes
-            lines.append(f"{self._local(node)} = {expr}")
+            lines.append(f"{self._local(node, prefix)} = {expr}")
         return lines
 
-    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], dtype) -> str:
+    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], dtype, prefix) -> str:
         if type(a) is Term and a in region:
-            return self._local(a)
+            return self._local(a, prefix)
         if isinstance(a, (Symbol, Constant)) or type(a) is Term:
             name = self._value(a)
             return load.get(name, name)

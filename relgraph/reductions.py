@@ -88,6 +88,19 @@ class Reduce(Op):
         shape = "(" + "".join(f"{{0}}.shape[{k}], " for k in kept) + ")"
         return f"kernels.{self.name}_axis({matrix}, 1, {{dtype}}).reshape({shape})"
 
+    def row_loop(self, node: Any) -> tuple[list[tuple[str, str]], str] | None:
+        """How a fused loop reduces each row, if ``node`` reduces the last axis of a 1-d
+        or 2-d float operand: passes of (set-up, update by ``{v}``) over a row of
+        length ``{n}``, then the result over ``{acc}`` (and ``{shift}``).  None when
+        the node has no fused form (the kernels in :mod:`relgraph.kernels` compute it)."""
+        x, p = typeof(node.args[0]), self.param_values(node.args)
+        dtype = typeof(node).dtype
+        if x.ndim not in (1, 2) or self.axes(p["axis"], x.ndim) != {x.ndim - 1}:
+            return None
+        if dtype != x.dtype or dtype not in (np.float32, np.float64):
+            return None
+        return _ROW_LOOPS[self.name]
+
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         t, p = types[0], self.param_values(args)
         axes = self.axes(p["axis"], t.ndim)
@@ -108,6 +121,27 @@ class Reduce(Op):
             raise TypeCheckError(f"{self.name}: axis {axis!r} repeats an axis")
         return {a % ndim for a in axes}
 
+
+_EMPTY = "if {n} == 0: raise ValueError('zero-size array to reduction operation {kind}')"
+_LARGEST = "if {v} > {acc} or {v} != {v}: {acc} = {v}"  # NaN wins and stays
+_ROW_LOOPS = {
+    "sum": ([("{acc} = 0.0", "{acc} += {v}")], "{acc}"),
+    "mean": ([("{acc} = 0.0", "{acc} += {v}")], "{acc} / {n}"),
+    "prod": ([("{acc} = 1.0", "{acc} *= {v}")], "{acc}"),
+    "max": ([(_EMPTY.replace("{kind}", "maximum") + "\n{acc} = -np.inf", _LARGEST)], "{acc}"),
+    "min": (
+        [(_EMPTY.replace("{kind}", "minimum") + "\n{acc} = np.inf", _LARGEST.replace(">", "<"))],
+        "{acc}",
+    ),
+    "logsumexp": (
+        [
+            ("{acc} = -np.inf", _LARGEST),
+            ("{shift} = {acc} if np.isfinite({acc}) else 0.0\n{acc} = 0.0",
+             "{acc} += np.exp({v} - {shift})"),
+        ],
+        "np.log({acc}) + {shift}",
+    ),
+}  # fmt: skip
 
 sum = Reduce("sum", np.sum)
 max = Reduce("max", np.max)
