@@ -220,7 +220,8 @@ class _Builder:
     def _index(self, node: ast.AST) -> Any:
         if isinstance(node, ast.Slice):
             parts = (node.lower, node.upper, node.step)
-            return slice(*(None if p is None else self._parameter(p, "a slice bound") for p in parts))
+            bounds = (None if p is None else self._parameter(p, "a slice bound") for p in parts)
+            return slice(*bounds)
         if isinstance(node, ast.Constant) and node.value in (None, Ellipsis):
             return node.value
         return self._parameter(node, "an index")
