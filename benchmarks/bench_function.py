@@ -1,4 +1,4 @@
-"""rg.function kernels side by side with numpy, numexpr and PyTensor's NUMBA mode.
+"""rg.function kernels side by side with numpy, numexpr, JAX and PyTensor's NUMBA mode.
 
 Run from the repository root after ``pip install -e ".[bench]"``::
 
@@ -6,7 +6,9 @@ Run from the repository root after ``pip install -e ".[bench]"``::
 
 Cases (float64): the arithmetic expression ``a*x + b*y - c/z + x*y*z`` and the
 transcendental ``exp(x)*y + log1p(z*z) - x/y`` at 1e7 and 1e3 elements,
-``relu(A @ x + b)`` with A 1000x1000; compile times (cold, warm disk cache in a
+``relu(A @ x + b)`` with A 1000x1000, and the array workloads of ``array_cases.py``
+(softmax, logsumexp, leaky relu, a dense layer, layer norm, a shifted product); JAX
+is ``jax.jit`` on CPU with ``jax_enable_x64``; compile times (cold, warm disk cache in a
 new process, in-process cache hit).  The STREAM triad ``a = b + s*c`` measured in
 the same run gives the bandwidth bound: bytes a kernel must move / bandwidth.
 Times are best-of-``--repeat``; ratios are peer / relgraph.  Each elementwise case
@@ -28,6 +30,9 @@ from pathlib import Path
 import numpy as np
 
 import relgraph as rg
+
+sys.path.insert(0, str(Path(__file__).parent))
+from array_cases import cases as array_cases  # noqa: E402
 
 
 def best(fn, repeat):
@@ -63,6 +68,18 @@ def pytensor_fn(build):
     return pytensor.function(args, out, mode="NUMBA", trust_input=True)
 
 
+def jax_fn(build):
+    """``jax.jit`` of the function ``build(jnp)`` returns, waiting for its result."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    jitted = jax.jit(build(jnp))
+    return lambda *args: jitted(*args).block_until_ready()
+
+
 def numexpr_fn(expr):
     try:
         import numexpr
@@ -79,14 +96,16 @@ def elementwise_cases(n, repeat, bandwidth):
         ("arithmetic", 1.5 * x + -0.5 * y - 2.0 / z + x * y * z,
          lambda: 1.5 * X + -0.5 * Y - 2.0 / Z + X * Y * Z,
          "1.5*x + -0.5*y - 2.0/z + x*y*z",
-         lambda pt: _pt3(pt, lambda a, b, c: 1.5 * a + -0.5 * b - 2.0 / c + a * b * c)),
+         lambda pt: _pt3(pt, lambda a, b, c: 1.5 * a + -0.5 * b - 2.0 / c + a * b * c),
+         lambda jnp: lambda a, b, c: 1.5 * a + -0.5 * b - 2.0 / c + a * b * c),
         ("transcendental", rg.exp(x) * y + rg.log1p(z * z) - x / y,
          lambda: np.exp(X) * Y + np.log1p(Z * Z) - X / Y,
          "exp(x)*y + log1p(z*z) - x/y",
-         lambda pt: _pt3(pt, lambda a, b, c: pt.exp(a) * b + pt.log1p(c * c) - a / b)),
+         lambda pt: _pt3(pt, lambda a, b, c: pt.exp(a) * b + pt.log1p(c * c) - a / b),
+         lambda jnp: lambda a, b, c: jnp.exp(a) * b + jnp.log1p(c * c) - a / b),
     ]  # fmt: skip
     rows = []
-    for name, term, ref, ne_expr, pt_build in cases:
+    for name, term, ref, ne_expr, pt_build, jax_build in cases:
         f = rg.function([x, y, z], term)
         np.testing.assert_allclose(f(X, Y, Z), ref(), rtol=1e-12, atol=1e-13)
         t_rg = best(functools.partial(f, X, Y, Z), repeat)
@@ -95,12 +114,40 @@ def elementwise_cases(n, repeat, bandwidth):
         t_ne = best(functools.partial(ne, x=X, y=Y, z=Z), repeat) if ne else None
         ptf = pytensor_fn(pt_build)
         t_pt = best(functools.partial(ptf, X, Y, Z), repeat) if ptf else None
+        jf = jax_fn(jax_build)
+        t_jax = timed_jax(jf, (X, Y, Z), repeat)
         bound = 4 * 8 * n / bandwidth  # three inputs read, one output written
-        rows.append((f"{name} n={n:.0e}", t_rg, t_np, t_ne, t_pt, bound))
+        rows.append((f"{name} n={n:.0e}", t_rg, t_np, t_ne, t_jax, t_pt, bound))
         # The same kernel writing into the caller's array, as numpy's out= does.
         out = np.empty(n)
         t_out = best(functools.partial(f, X, Y, Z, out=out), repeat)
-        rows.append((f"{name} n={n:.0e}, out=", t_out, t_np, t_ne, t_pt, bound))
+        rows.append((f"{name} n={n:.0e}, out=", t_out, t_np, t_ne, t_jax, t_pt, bound))
+    return rows
+
+
+def timed_jax(jf, args, repeat):
+    if jf is None:
+        return None
+    jf(*args)  # compile
+    return best(functools.partial(jf, *args), repeat)
+
+
+def array_rows(repeat, bandwidth):
+    """The array workloads, each checked against numpy before it is timed."""
+    rows = []
+    for case in array_cases():
+        f = rg.function(case.symbols, case.term)
+        expected = case.numpy()
+        np.testing.assert_allclose(f(*case.inputs), expected, rtol=1e-10, atol=1e-12)
+        t_rg = best(functools.partial(f, *case.inputs), repeat)
+        t_np = best(case.numpy, repeat)
+        t_ne = None
+        if case.numexpr and (ne := numexpr_fn(case.numexpr)):
+            t_ne = best(functools.partial(ne, x=case.inputs[0]), repeat)
+        t_jax = timed_jax(jax_fn(case.jax), case.inputs, repeat)
+        ptf = pytensor_fn(case.pytensor)
+        t_pt = best(functools.partial(ptf, *case.inputs), repeat) if ptf else None
+        rows.append((case.name, t_rg, t_np, t_ne, t_jax, t_pt, case.bytes_moved / bandwidth))
     return rows
 
 
@@ -128,12 +175,17 @@ def relu_case(repeat):
 
     ptf = pytensor_fn(build)
     t_pt = best(lambda: ptf(Av, xv, bv), repeat) if ptf else None
-    return ("relu(A@x+b) 1000x1000", t_rg, t_np, None, t_pt, None)
+    jf = jax_fn(lambda jnp: lambda a, v, c: jnp.maximum(a @ v + c, 0.0))
+    t_jax = timed_jax(jf, (Av, xv, bv), repeat)
+    return ("relu(A@x+b) 1000x1000", t_rg, t_np, None, t_jax, t_pt, None)
 
 
 COLD_SCRIPT = """
 import time, numpy as np
 import relgraph as rg
+
+sys.path.insert(0, str(Path(__file__).parent))
+from array_cases import cases as array_cases  # noqa: E402
 {preload}
 x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
 term = {term}
@@ -187,25 +239,33 @@ def ratio(peer, ours):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--only-arrays", action="store_true", help="the array workloads only")
     args = parser.parse_args(argv)
     # Background ahead-of-time builds would take a core while kernels are timed;
     # compile_times() turns them on in its own processes.
     os.environ["RELGRAPH_AOT"] = "0"
     bandwidth = triad_bandwidth(10**7, args.repeat)
     print(f"STREAM triad bandwidth (2 threads): {bandwidth / 1e9:.1f} GB/s\n")
-    rows = elementwise_cases(10**7, args.repeat, bandwidth)
-    rows += elementwise_cases(10**3, 200, bandwidth)
-    rows.append(relu_case(50))
-    print("| case | relgraph | numpy | numexpr | PyTensor NUMBA | bandwidth bound | "
-          "numpy/relgraph | numexpr/relgraph | PyTensor/relgraph | relgraph/bound |")  # fmt: skip
-    print("|" + "---|" * 10)
-    for name, t_rg, t_np, t_ne, t_pt, bound in rows:
+    rows = []
+    if not args.only_arrays:
+        rows += elementwise_cases(10**7, args.repeat, bandwidth)
+        rows += elementwise_cases(10**3, 200, bandwidth)
+        rows.append(relu_case(50))
+    rows += array_rows(args.repeat, bandwidth)
+    print("| case | relgraph | numpy | numexpr | JAX | PyTensor NUMBA | bandwidth bound | "
+          "numpy/relgraph | numexpr/relgraph | JAX/relgraph | PyTensor/relgraph | "
+          "relgraph/bound |")  # fmt: skip
+    print("|" + "---|" * 12)
+    for name, t_rg, t_np, t_ne, t_jax, t_pt, bound in rows:
         unit = (1e6, "us") if t_rg < 1e-3 else (1e3, "ms")
-        cells = [name, fmt(t_rg, *unit), fmt(t_np, *unit), fmt(t_ne, *unit), fmt(t_pt, *unit),
+        cells = [name, fmt(t_rg, *unit), fmt(t_np, *unit), fmt(t_ne, *unit),
+                 fmt(t_jax, *unit), fmt(t_pt, *unit),
                  fmt(bound, *unit) if bound and t_rg > 1e-3 else "-", ratio(t_np, t_rg),
-                 ratio(t_ne, t_rg), ratio(t_pt, t_rg),
+                 ratio(t_ne, t_rg), ratio(t_jax, t_rg), ratio(t_pt, t_rg),
                  f"{t_rg / bound:.2f}x" if bound and t_rg > 1e-3 else "-"]  # fmt: skip
         print("| " + " | ".join(cells) + " |", flush=True)
+    if args.only_arrays:
+        return
     compiles, hit = compile_times()
     print("\n| graph | cold compile (new process) | new process, warm cache: first result |")
     print("|---|---|---|")
