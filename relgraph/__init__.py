@@ -8,6 +8,7 @@ Examples
 '(A @ (x + y))'
 """
 
+from relgraph import display as _display  # noqa: F401  (Jupyter display hooks)
 from relgraph.compiler import Function, function
 from relgraph.cost import op_cost, weighted
 from relgraph.db import EquilibriumDB, Query, RelationDB, SequenceDB

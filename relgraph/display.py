@@ -1,5 +1,9 @@
 """Rich display in Jupyter: terms as DAGs, spaces as graphs, reports as tables.
 
+Importing this module (``import relgraph`` does) gives terms, rewrite spaces,
+derivations and reports their ``_repr_html_``/``_repr_svg_``: the core modules
+never import the display.
+
 Graphs are described with the ``graphviz`` package and rendered to SVG by
 Graphviz's ``dot`` program when it is installed.  Without it (a pip-only
 machine) every object still renders as HTML: a term as a nested tree in which a
@@ -18,17 +22,15 @@ from __future__ import annotations
 
 import html
 import shutil
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import graphviz
 
+from relgraph.explore import Derivation, RewriteSpace
 from relgraph.printing import brief, pprint
+from relgraph.report import RewriteReport
 from relgraph.term import Term
 from relgraph.traverse import subterms
-
-if TYPE_CHECKING:  # pragma: no cover
-    from relgraph.explore import Derivation, RewriteSpace
-    from relgraph.report import RewriteReport
 
 __all__ = [
     "has_dot",
@@ -247,3 +249,16 @@ def _inline(svg_text: str) -> str:
 def _table(columns: list[str], rows: str) -> str:
     header = "".join(f"<th>{c}</th>" for c in columns)
     return f"<table><thead><tr>{header}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _register() -> None:
+    """Jupyter's display hooks, set on the classes from here."""
+    Term._repr_html_ = term_html
+    Term._repr_svg_ = lambda self: svg(term_graph(self))
+    RewriteSpace._repr_html_ = space_html
+    RewriteSpace._repr_svg_ = lambda self: svg(space_graph(self))
+    Derivation._repr_html_ = derivation_html
+    RewriteReport._repr_html_ = report_html
+
+
+_register()

@@ -188,9 +188,19 @@ log10 = Elemwise("log10", np.log10, 1, code="np.log10({0})")
 exp2 = Elemwise("exp2", np.exp2, 1, code="np.exp2({0})")
 floor = Elemwise("floor", np.floor, 1, code="np.floor({0})")
 ceil = Elemwise("ceil", np.ceil, 1, code="np.ceil({0})")
-sigmoid = Elemwise("sigmoid", special.sigmoid, 1, code="kernels.scalar_sigmoid(np.float64({0}))")
+sigmoid = Elemwise(
+    "sigmoid",
+    special.sigmoid,
+    1,
+    code="kernels.scalar_sigmoid(np.float64({0}))",
+    code_f64="vecmath.sigmoid(np.float64({0}))",
+)
 softplus = Elemwise(
-    "softplus", special.softplus, 1, code="kernels.scalar_softplus(np.float64({0}))"
+    "softplus",
+    special.softplus,
+    1,
+    code="kernels.scalar_softplus(np.float64({0}))",
+    code_f64="vecmath.softplus(np.float64({0}))",
 )
 log1mexp = Elemwise(
     "log1mexp", special.log1mexp, 1, code="kernels.scalar_log1mexp(np.float64({0}))"

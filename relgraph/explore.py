@@ -140,11 +140,6 @@ class Derivation:
         lines.append(f"= {pprint(self.result)}")
         return "\n".join(lines)
 
-    def _repr_html_(self) -> str:
-        from relgraph.display import derivation_html
-
-        return derivation_html(self)
-
 
 @dataclass
 class _Entry:
@@ -263,16 +258,6 @@ class RewriteSpace:
             f"RewriteSpace({len(self)} terms, {len(self._edges)} edges, {status}, "
             f"start {brief(self.start, 60)})"
         )
-
-    def _repr_html_(self) -> str:
-        from relgraph.display import space_html
-
-        return space_html(self)
-
-    def _repr_svg_(self) -> str | None:
-        from relgraph.display import space_graph, svg
-
-        return svg(space_graph(self))
 
     # -- growing (by explore) ------------------------------------------------------
 

@@ -104,6 +104,7 @@ class _Generator:
         self.lines: list[str] = []
         self.globals: list[str] = []
         self.leaves_seen: list[tuple[str, int]] = []
+        self.static_shapes: dict[str, tuple] = {}  # leaf name -> its shape in the type
         # Elementwise outputs of ndim >= 1 take a buffer argument o<j>: the kernel
         # writes into it when its shape fits (see compiler.Function), else allocates.
         self.slots: dict[Term, int] = {}
@@ -273,8 +274,33 @@ class _Generator:
                     name, nd = self._value(a), typeof(a).ndim
                     if nd > 0 and (name, nd) not in leaves:
                         leaves.append((name, nd))
+                        self.static_shapes[name] = typeof(a).shape
         self.leaves_seen.extend(leaves)
         return leaves
+
+    def _loads(self, leaves, index: list[str], last: str, indent: str) -> tuple[dict, dict, str]:
+        """How each leaf is read inside loops over ``index`` (right-aligned): generic
+        loads (a broadcast axis has stride 0), loads for when no leaf broadcasts along
+        the last axis (contiguous, so the loop vectorises), and that condition.  An
+        axis the type knows to have length 1 is read at 0."""
+        d = len(index)
+        generic, fast, same = {}, {}, []
+        for name, nd in leaves:
+            static = self.static_shapes[name]
+            g, f = [], []
+            for j in range(nd):
+                k = j + d - nd
+                if static[j] == 1:
+                    g.append("0")
+                    f.append("0")
+                    continue
+                self.lines.append(f"{indent}{name}_s{j} = 0 if {name}.shape[{j}] == 1 else 1")
+                g.append(f"{index[k]} * {name}_s{j}")
+                f.append(index[k] if k == d - 1 else g[-1])
+            if static[nd - 1] != 1:
+                same.append(f"{name}.shape[{nd - 1}] == {last}")
+            generic[name], fast[name] = f"{name}[{', '.join(g)}]", f"{name}[{', '.join(f)}]"
+        return generic, fast, " and ".join(same) or "True"
 
     def _emit_row_loop(self, node: Term, passes: list[tuple[str, str]], result: str) -> None:
         """A reduction along the last axis of a region, computing the region inline:
@@ -288,25 +314,28 @@ class _Generator:
         i, j = f"{out}_i", f"{out}_j"  # Numba's parallel loops must not share names
         lines.append(_broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
         lines.append(_broadcast_dim(rows, [f"{name}.shape[0]" for name, nd in leaves if nd == 2]))
-        load = {}
-        for name, nd in leaves:
-            lines.append(f"{name}_c = 0 if {name}.shape[{nd - 1}] == 1 else 1")
-            load[name] = f"{name}[{j} * {name}_c]"
-            if nd == 2:
-                lines.append(f"{name}_r = 0 if {name}.shape[0] == 1 else 1")
-                load[name] = f"{name}[{i} * {name}_r, {j} * {name}_c]"
+        generic, fast, same = self._loads(leaves, [i, j][2 - d :], n, "")
         dtype = _dtype_expr(typeof(node).dtype)
         keep, indent = self.op_keeps_dims(node), ""
         if d == 2:
             lines.append(f"{out} = np.empty({f'({rows}, 1)' if keep else f'({rows},)'}, {dtype})")
             lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
             indent = "    "
-        prefix = f"{out}_e_"
-        names["v"] = self._local(x, prefix)
+        # The row's values go to a buffer first: that loop vectorises (the sums below
+        # keep their order, as a strict floating-point reduction must).
+        prefix, buf = f"{out}_e_", f"{out}_buf"
+        lines.append(f"{indent}{buf} = np.empty({n}, {_dtype_expr(typeof(x).dtype)})")
+        lines.append(f"{indent}if {same}:")
+        for load, head in ((fast, f"{indent}    "), (generic, f"{indent}    ")):
+            lines.append(f"{head}for {j} in range({n}):")
+            lines.extend(f"{head}    {line}" for line in self._body(region, load, prefix))
+            lines.append(f"{head}    {buf}[{j}] = {self._local(x, prefix)}")
+            if load is fast:
+                lines.append(f"{indent}else:")
+        names["v"] = f"{buf}[{j}]"
         for setup, update in passes:
             lines.extend(indent + line.format(**names) for line in setup.split("\n"))
             lines.append(f"{indent}for {j} in range({n}):")
-            lines.extend(f"{indent}    {line}" for line in self._body(region, load, prefix))
             lines.append(f"{indent}    {update.format(**names)}")
         value = f"{dtype}({result.format(**names)})"
         if d == 2:
@@ -377,21 +406,18 @@ class _Generator:
         else:
             indent = ""
         index = [f"i{k}" for k in range(d)]
-        strided = {}
-        for name, nd in leaves:
-            subs = []
-            for j in range(nd):
-                k = j + d - nd
-                lines.append(f"{indent}{name}_s{j} = 0 if {name}.shape[{j}] == 1 else 1")
-                subs.append(f"{index[k]} * {name}_s{j}")
-            strided[name] = f"{name}[{', '.join(subs)}]"
-        for k in range(d):
-            loop = "prange" if k == 0 and self.parallel else "range"
-            lines.append(f"{indent}{'    ' * k}for {index[k]} in {loop}({dims[k]}):")
-        inner = indent + "    " * d
-        for line in self._body(region, strided):
-            lines.append(inner + line)
-        lines.append(f"{inner}{out}[{', '.join(index)}] = {self._local(root)}")
+        generic, fast, same = self._loads(leaves, index, dims[-1], indent)
+        lines.append(f"{indent}if {same}:")  # no broadcasting along the last axis
+        for load in (fast, generic):
+            for k in range(d):
+                loop = "prange" if k == 0 and self.parallel else "range"
+                lines.append(f"{indent}    {'    ' * k}for {index[k]} in {loop}({dims[k]}):")
+            inner = indent + "    " * (d + 1)
+            for line in self._body(region, load):
+                lines.append(inner + line)
+            lines.append(f"{inner}{out}[{', '.join(index)}] = {self._local(root)}")
+            if load is fast:
+                lines.append(f"{indent}else:")
 
     def _local(self, node: Term, prefix: str = "e_") -> str:
         return f"{prefix}{self._name(node)}"

@@ -65,11 +65,6 @@ class RewriteReport:
     def __str__(self) -> str:
         return "\n".join(self._lines(""))
 
-    def _repr_html_(self) -> str:
-        from relgraph.display import report_html
-
-        return report_html(self)
-
     def _lines(self, indent: str) -> list[str]:
         lines = [
             f"{indent}{self.name}: {self.time:.4f} s, {self.passes} pass(es), "

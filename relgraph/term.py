@@ -143,16 +143,6 @@ class Term(TermOps, ExpressionTuple):
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))
 
-    def _repr_html_(self) -> str:
-        from relgraph.display import term_html
-
-        return term_html(self)
-
-    def _repr_svg_(self) -> str | None:
-        from relgraph.display import svg, term_graph
-
-        return svg(term_graph(self))
-
 
 def memoized(fn: Callable[[Term], Any]) -> Callable[[Term], Any]:
     """``fn(term)`` computed once per term object and kept on it (terms are immutable).

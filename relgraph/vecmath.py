@@ -1,4 +1,5 @@
-"""Branch-free float64 ``exp`` and ``log1p`` that LLVM can vectorise inside Numba loops.
+"""Branch-free float64 ``exp``, ``log1p``, ``sigmoid`` and ``softplus`` that LLVM can
+vectorise inside Numba loops.
 
 PyPI's llvmlite has no SVML, so ``np.exp`` in a Numba loop is a scalar libm call
 per element and blocks vectorisation: a fused loop ends up slower than numpy's own
@@ -11,7 +12,11 @@ with numpy's results for inf, NaN, overflow, underflow and subnormals.
 degree 13 (error below 2^-60), then ``* 2^k`` in two steps so subnormal results
 are right.  ``log1p``: fdlibm's algorithm (as in musl): ``1 + x = 2^k (1 + f)``
 with a correction term for the rounding of ``1 + x``, and the Remez polynomial in
-``s = f / (2 + f)``.
+``s = f / (2 + f)``.  ``sigmoid`` and ``softplus`` are the stable forms of
+:mod:`relgraph.special` over these two.
+
+``tanh`` and ``log1mexp`` (and float32 results) call libm through Numba: they
+are exact to numpy's accuracy, but their loops do not vectorise.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["exp", "log1p"]
+__all__ = ["exp", "log1p", "sigmoid", "softplus"]
 
 
 @intrinsic
@@ -118,3 +123,17 @@ def log1p(x):
     res = -np.inf if x == -1.0 else res
     res = np.nan if x < -1.0 else res
     return x if x != x else res
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def sigmoid(x):
+    """``1 / (1 + exp(-x))`` for one float64, vectorisable: exp only of ``-|x|``."""
+    e = exp(-abs(x))
+    r = 1.0 / (1.0 + e)
+    return r if x >= 0.0 else (e * r if x == x else x)
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def softplus(x):
+    """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``."""
+    return (x if x > 0.0 else 0.0) + log1p(exp(-abs(x)))

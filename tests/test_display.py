@@ -81,3 +81,19 @@ def test_derivation_html():
     d = rg.explore(A @ x + A @ y, [dot_distributeo]).explain()
     out = d._repr_html_()
     assert "<td>1</td><td>dot_distributeo</td><td>backward</td><td>[]</td>" in out
+
+
+def test_the_core_never_imports_the_display():
+    # The display registers its hooks on the core's classes; the core stays below it.
+    import ast
+    import pathlib
+
+    package = pathlib.Path(rg.__file__).parent
+    for path in package.glob("*.py"):
+        if path.name in ("__init__.py", "display.py", "cli.py", "stepper.py"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = [a.name for a in getattr(node, "names", [])]
+            module = getattr(node, "module", "") or ""
+            assert "relgraph.display" not in [module, *names], path.name
+            assert not (module == "relgraph" and "display" in names), path.name

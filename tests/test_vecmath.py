@@ -25,6 +25,25 @@ def _log1p_all(x, out):
         out[i] = vecmath.log1p(x[i])
 
 
+@njit(error_model="numpy")
+def _sigmoid_all(x, out):
+    for i in range(x.shape[0]):
+        out[i] = vecmath.sigmoid(x[i])
+
+
+@njit(error_model="numpy")
+def _softplus_all(x, out):
+    for i in range(x.shape[0]):
+        out[i] = vecmath.softplus(x[i])
+
+
+def _reference(fn):
+    """The relgraph.special reference, in float128 where the platform has it."""
+
+    wide = getattr(np, "longdouble", np.float64)
+    return lambda x: fn(np.asarray(x, wide)).astype(np.float64) if wide != np.float64 else fn(x)
+
+
 def ulp_error(got, ref):
     """Largest error in units of the last place, and how many specials differ."""
     finite = np.isfinite(ref) & np.isfinite(got)
@@ -41,8 +60,12 @@ def ulp_error(got, ref):
         (_log1p_all, np.log1p, lambda rng: np.concatenate([
             rng.uniform(-1, 1, 10**5), np.exp(rng.uniform(-700, 700, 10**6)),
             -1 + np.exp(rng.uniform(-40, 0, 10**5)), rng.uniform(-1e-8, 1e-8, 10**4), SPECIAL])),
+        (_sigmoid_all, _reference(lambda v: 1 / (1 + np.exp(-v))), lambda rng: np.concatenate([
+            rng.uniform(-750, 750, 10**6), rng.uniform(-40, 40, 10**5), SPECIAL])),
+        (_softplus_all, _reference(lambda v: np.logaddexp(0, v)), lambda rng: np.concatenate([
+            rng.uniform(-750, 750, 10**6), rng.uniform(-40, 40, 10**5), SPECIAL])),
     ],
-    ids=["exp", "log1p"],
+    ids=["exp", "log1p", "sigmoid", "softplus"],
 )  # fmt: skip
 def test_within_two_ulp_of_numpy(run, ref, make):
     x = make(np.random.default_rng(7))
