@@ -28,6 +28,7 @@ from relgraph.traverse import subterms
 __all__ = ["LoweringError", "Lowered", "lower"]
 
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
+CHUNK = 4096  # elements per parallel chunk of a vector's reduction
 BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
 
 
@@ -125,7 +126,9 @@ class _Generator:
         self.row_loops = {}
         for n in self.nodes:
             row_loop = getattr(n.op, "row_loop", None)
-            if row_loop is not None and type(n.args[0]) is Term and n.args[0].op.elementwise:
+            x = n.args[0] if n.args else None
+            fusable = isinstance(x, (Symbol, Constant)) or (type(x) is Term and x.op.elementwise)
+            if row_loop is not None and fusable:
                 spec = row_loop(n)
                 if spec is not None:
                     self.row_loops[n] = spec
@@ -302,46 +305,73 @@ class _Generator:
             generic[name], fast[name] = f"{name}[{', '.join(g)}]", f"{name}[{', '.join(f)}]"
         return generic, fast, " and ".join(same) or "True"
 
-    def _emit_row_loop(self, node: Term, passes: list[tuple[str, str]], result: str) -> None:
-        """A reduction along the last axis of a region, computing the region inline:
-        one loop per row (in parallel over rows), one inner loop per pass."""
+    def _emit_row_loop(self, node: Term, passes: list[tuple], result: str) -> None:
+        """A reduction along the last axis, computing its operand's region inline.
+
+        Rows (or, for a vector, chunks of ``CHUNK`` elements when one pass suffices)
+        run in parallel.  Each writes its values to a buffer in a loop that
+        vectorises, then runs the passes over the buffer in order: an optional
+        vectorised map (``exp(v - shift)``), then the in-order update.
+        """
         x = node.args[0]
-        region = self._region(x, self.materialised)
-        leaves = self._leaves(region)
         out, d = self._name(node), typeof(x).ndim
-        names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n", "v": ""}
+        names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n"}
         rows, n, lines = f"{out}_rows", names["n"], self.lines
-        i, j = f"{out}_i", f"{out}_j"  # Numba's parallel loops must not share names
+        i, j, k = f"{out}_i", f"{out}_j", f"{out}_k"  # parallel loops must not share names
+        region = self._region(x, self.materialised) if type(x) is Term else []
+        leaves = self._leaves(region) if region else self._leaf(x)
         lines.append(_broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
-        lines.append(_broadcast_dim(rows, [f"{name}.shape[0]" for name, nd in leaves if nd == 2]))
-        generic, fast, same = self._loads(leaves, [i, j][2 - d :], n, "")
-        dtype = _dtype_expr(typeof(node).dtype)
-        keep, indent = self.op_keeps_dims(node), ""
+        chunked = d == 1 and len(passes) == 1
         if d == 2:
-            lines.append(f"{out} = np.empty({f'({rows}, 1)' if keep else f'({rows},)'}, {dtype})")
-            lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
-            indent = "    "
-        # The row's values go to a buffer first: that loop vectorises (the sums below
-        # keep their order, as a strict floating-point reduction must).
-        prefix, buf = f"{out}_e_", f"{out}_buf"
-        lines.append(f"{indent}{buf} = np.empty({n}, {_dtype_expr(typeof(x).dtype)})")
-        lines.append(f"{indent}if {same}:")
-        for load, head in ((fast, f"{indent}    "), (generic, f"{indent}    ")):
-            lines.append(f"{head}for {j} in range({n}):")
-            lines.extend(f"{head}    {line}" for line in self._body(region, load, prefix))
-            lines.append(f"{head}    {buf}[{j}] = {self._local(x, prefix)}")
-            if load is fast:
-                lines.append(f"{indent}else:")
-        names["v"] = f"{buf}[{j}]"
-        for setup, update in passes:
-            lines.extend(indent + line.format(**names) for line in setup.split("\n"))
-            lines.append(f"{indent}for {j} in range({n}):")
-            lines.append(f"{indent}    {update.format(**names)}")
-        value = f"{dtype}({result.format(**names)})"
-        if d == 2:
-            lines.append(f"{indent}{out}[{i}{', 0' if keep else ''}] = {value}")
+            lines.append(_broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
         else:
-            lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+            lines.append(f"{rows} = ({n} + {CHUNK - 1}) // {CHUNK}" if chunked else f"{rows} = 1")
+        generic, fast, same = self._loads(leaves, [i, j][2 - d :], n, "")
+        dtype, keep = _dtype_expr(typeof(node).dtype), self.op_keeps_dims(node)
+        each = out if d == 2 else f"{out}_part"
+        shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"
+        lines.append(f"{each} = np.empty({shape}, {dtype})")
+        lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
+        lo, hi, buf, prefix = f"{out}_lo", f"{out}_hi", f"{out}_buf", f"{out}_e_"
+        lines.append(f"    {lo} = {i} * {CHUNK}" if chunked else f"    {lo} = 0")
+        lines.append(f"    {hi} = min({lo} + {CHUNK}, {n})" if chunked else f"    {hi} = {n}")
+        lines.append(f"    {buf} = np.empty({hi} - {lo}, {_dtype_expr(typeof(x).dtype)})")
+        lines.append(f"    if {same}:")
+        for load in (fast, generic):
+            value = self._local(x, prefix) if region else load[leaves[0][0]]
+            lines.append(f"        for {j} in range({lo}, {hi}):")
+            lines.extend(f"            {line}" for line in self._body(region, load, prefix))
+            lines.append(f"            {buf}[{j} - {lo}] = {value}")
+            if load is fast:
+                lines.append("    else:")
+        self._passes(passes, names, buf, f"{hi} - {lo}", k, "    ")
+        if d == 2:
+            lines.append(
+                f"    {out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})"
+            )
+            return
+        lines.append(f"    {each}[{i}] = {names['acc'] if chunked else result.format(**names)}")
+        if chunked:  # the chunks' results, combined by the same pass
+            self._passes(passes, names, each, rows, k, "")
+        value = f"{dtype}({result.format(**names)})" if chunked else f"{each}[0]"
+        lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+
+    def _passes(self, passes, names, buf, length, k, indent) -> None:
+        for setup, mapping, update in passes:
+            self.lines.extend(indent + line.format(**names) for line in setup.split("\n"))
+            if mapping:  # a loop of its own, which vectorises
+                self.lines.append(f"{indent}for {k} in range({length}):")
+                v = mapping.format(v=f"{buf}[{k}]", **names)
+                self.lines.append(f"{indent}    {buf}[{k}] = {v}")
+            self.lines.append(f"{indent}for {k} in range({length}):")
+            self.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
+
+    def _leaf(self, x: Any) -> list[tuple[str, int]]:
+        """A leaf operand read as the only "region" value."""
+        name = self._value(x)
+        self.static_shapes[name] = typeof(x).shape
+        self.leaves_seen.append((name, typeof(x).ndim))
+        return [(name, typeof(x).ndim)]
 
     @staticmethod
     def op_keeps_dims(node: Term) -> bool:

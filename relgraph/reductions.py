@@ -90,9 +90,10 @@ class Reduce(Op):
 
     def row_loop(self, node: Any) -> tuple[list[tuple[str, str]], str] | None:
         """How a fused loop reduces each row, if ``node`` reduces the last axis of a 1-d
-        or 2-d float operand: passes of (set-up, update by ``{v}``) over a row of
-        length ``{n}``, then the result over ``{acc}`` (and ``{shift}``).  None when
-        the node has no fused form (the kernels in :mod:`relgraph.kernels` compute it)."""
+        or 2-d float operand: passes of (set-up, map of ``{v}`` or None, update by
+        ``{v}``) over a row of length ``{n}``, then the result over ``{acc}`` (and
+        ``{shift}``).  None when the node has no fused form (the kernels in
+        :mod:`relgraph.kernels` compute it)."""
         x, p = typeof(node.args[0]), self.param_values(node.args)
         dtype = typeof(node).dtype
         if x.ndim not in (1, 2) or self.axes(p["axis"], x.ndim) != {x.ndim - 1}:
@@ -125,19 +126,18 @@ class Reduce(Op):
 _EMPTY = "if {n} == 0: raise ValueError('zero-size array to reduction operation {kind}')"
 _LARGEST = "if {v} > {acc} or {v} != {v}: {acc} = {v}"  # NaN wins and stays
 _ROW_LOOPS = {
-    "sum": ([("{acc} = 0.0", "{acc} += {v}")], "{acc}"),
-    "mean": ([("{acc} = 0.0", "{acc} += {v}")], "{acc} / {n}"),
-    "prod": ([("{acc} = 1.0", "{acc} *= {v}")], "{acc}"),
-    "max": ([(_EMPTY.replace("{kind}", "maximum") + "\n{acc} = -np.inf", _LARGEST)], "{acc}"),
-    "min": (
-        [(_EMPTY.replace("{kind}", "minimum") + "\n{acc} = np.inf", _LARGEST.replace(">", "<"))],
-        "{acc}",
-    ),
+    "sum": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc}"),
+    "mean": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc} / {n}"),
+    "prod": ([("{acc} = 1.0", None, "{acc} *= {v}")], "{acc}"),
+    "max": ([(_EMPTY.replace("{kind}", "maximum") + "\n{acc} = -np.inf", None, _LARGEST)],
+            "{acc}"),
+    "min": ([(_EMPTY.replace("{kind}", "minimum") + "\n{acc} = np.inf", None,
+              _LARGEST.replace(">", "<"))], "{acc}"),
     "logsumexp": (
         [
-            ("{acc} = -np.inf", _LARGEST),
+            ("{acc} = -np.inf", None, _LARGEST),
             ("{shift} = {acc} if np.isfinite({acc}) else 0.0\n{acc} = 0.0",
-             "{acc} += np.exp({v} - {shift})"),
+             "np.exp({v} - {shift})", "{acc} += {v}"),
         ],
         "np.log({acc}) + {shift}",
     ),
