@@ -44,11 +44,18 @@ def _atom_ground(x: Any) -> bool:
     """Whether ``x`` is known to contain no logic variable (False if unsure)."""
     if isinstance(x, (Term, Args)):
         return x._ground
-    if type(x) is tuple and all(type(i) is int for i in x):
-        return True  # a parameter such as the axes of a reduction
+    if type(x) is tuple and _is_parameter(x):
+        return True  # a parameter: the axes of a reduction, a shape, an index
     if isinstance(x, (Var, ExpressionTuple, list, tuple)) or _is_cons(x):
         return False
     return True
+
+
+def _is_parameter(x: tuple) -> bool:
+    """A tuple of ints and None, nested (``((1, None, None), 0)`` for ``x[1:, 0]``)."""
+    return all(
+        i is None or type(i) is int or (type(i) is tuple and _is_parameter(i)) for i in x
+    )
 
 
 def _is_cons(x: Any) -> bool:

@@ -153,3 +153,27 @@ def test_constants_of_any_shape_work_in_every_op():
     expected = np.ones((2, 2)) + [1.0, 2.0]
     check(x[:, 1:] + c[None, 0, 1:], {x: np.ones((2, 3))}, expected, text=False)
     assert rg.pprint(rg.Constant(3.0) * 2) == "(3.0 * 2)"
+
+
+def test_fast_run_rewrites_through_shape_ops(rng):
+    # Terms with index and shape parameters are ground: relations run forward on them
+    # (a getitem once counted as a pattern, and a relation searched backward forever).
+    from relations import optdb
+
+    x, M = rg.vector("x"), rg.matrix("M")
+    xv, mv = rng.standard_normal(6), rng.standard_normal((3, 4))
+    terms = [
+        x[1:] - x[:-1],
+        rg.sum(M[:, 0] * 2.0 + M[:, 0] * 3.0),
+        rg.reshape(M, (4, 3)) * 1.0 + 0.0,
+        rg.logsumexp(rg.concatenate([x, x * 1.0]), axis=0),
+        rg.astype(x, "float32") * 1,
+        rg.transpose(rg.expand_dims(M, 0), (1, 0, 2)) @ M.T,
+    ]
+    for term in terms:
+        assert term._ground
+        out = rg.rewrite(term, optdb.query(include=["fast_run"]))
+        values = {x: xv, M: mv}
+        expected = rg.evaluate(term, values)
+        np.testing.assert_allclose(rg.evaluate(out, values), expected, rtol=1e-12)
+        assert rg.typeof(out) == rg.typeof(term)
