@@ -314,8 +314,8 @@ class GetItem(ShapeOp):
                 continue
             if type(entry) is int:
                 parts.append(f"kernels.index({entry}, {{0}}.shape[{axis}])")
-            else:
-                parts.append(":".join("" if v is None else str(v) for v in entry))
+            else:  # without a step Numba keeps a contiguous layout (its loops vectorise)
+                parts.append(_entry_text(entry))
             axis += 1
         return "{0}[" + ", ".join(parts) + "]" if parts else "{0}"
 
