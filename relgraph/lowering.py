@@ -305,7 +305,9 @@ class _Generator:
             generic[name], fast[name] = f"{name}[{', '.join(g)}]", f"{name}[{', '.join(f)}]"
         return generic, fast, " and ".join(same) or "True"
 
-    def _emit_row_loop(self, node: Term, passes: list[tuple], result: str) -> None:
+    def _emit_row_loop(
+        self, node: Term, passes: list[tuple], result: str, check: str | None
+    ) -> None:
         """A reduction along the last axis, computing its operand's region inline.
 
         Rows (or, for a vector, chunks of ``CHUNK`` elements when one pass suffices)
@@ -327,6 +329,8 @@ class _Generator:
         else:
             lines.append(f"{rows} = ({n} + {CHUNK - 1}) // {CHUNK}" if chunked else f"{rows} = 1")
         generic, fast, same = self._loads(leaves, [i, j][2 - d :], n, "")
+        if check:  # outside the parallel loop, which a raise inside would make serial
+            lines.append(check.format(**names))
         dtype, keep = _dtype_expr(typeof(node).dtype), self.op_keeps_dims(node)
         each = out if d == 2 else f"{out}_part"
         shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"

@@ -88,12 +88,13 @@ class Reduce(Op):
         shape = "(" + "".join(f"{{0}}.shape[{k}], " for k in kept) + ")"
         return f"kernels.{self.name}_axis({matrix}, 1, {{dtype}}).reshape({shape})"
 
-    def row_loop(self, node: Any) -> tuple[list[tuple[str, str]], str] | None:
+    def row_loop(self, node: Any) -> tuple[list[tuple], str, str | None] | None:
         """How a fused loop reduces each row, if ``node`` reduces the last axis of a 1-d
         or 2-d float operand: passes of (set-up, map of ``{v}`` or None, update by
         ``{v}``) over a row of length ``{n}``, then the result over ``{acc}`` (and
-        ``{shift}``).  None when the node has no fused form (the kernels in
-        :mod:`relgraph.kernels` compute it)."""
+        ``{shift}``), and a check of the row length made once, before the loop.  None
+        when the node has no fused form (the kernels in :mod:`relgraph.kernels`
+        compute it)."""
         x, p = typeof(node.args[0]), self.param_values(node.args)
         dtype = typeof(node).dtype
         if x.ndim not in (1, 2) or self.axes(p["axis"], x.ndim) != {x.ndim - 1}:
@@ -126,13 +127,12 @@ class Reduce(Op):
 _EMPTY = "if {n} == 0: raise ValueError('zero-size array to reduction operation {kind}')"
 _LARGEST = "if {v} > {acc} or {v} != {v}: {acc} = {v}"  # NaN wins and stays
 _ROW_LOOPS = {
-    "sum": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc}"),
-    "mean": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc} / {n}"),
-    "prod": ([("{acc} = 1.0", None, "{acc} *= {v}")], "{acc}"),
-    "max": ([(_EMPTY.replace("{kind}", "maximum") + "\n{acc} = -np.inf", None, _LARGEST)],
-            "{acc}"),
-    "min": ([(_EMPTY.replace("{kind}", "minimum") + "\n{acc} = np.inf", None,
-              _LARGEST.replace(">", "<"))], "{acc}"),
+    "sum": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc}", None),
+    "mean": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc} / {n}", None),
+    "prod": ([("{acc} = 1.0", None, "{acc} *= {v}")], "{acc}", None),
+    "max": ([("{acc} = -np.inf", None, _LARGEST)], "{acc}", _EMPTY.replace("{kind}", "maximum")),
+    "min": ([("{acc} = np.inf", None, _LARGEST.replace(">", "<"))], "{acc}",
+            _EMPTY.replace("{kind}", "minimum")),
     "logsumexp": (
         [
             ("{acc} = -np.inf", None, _LARGEST),
@@ -140,6 +140,7 @@ _ROW_LOOPS = {
              "np.exp({v} - {shift})", "{acc} += {v}"),
         ],
         "np.log({acc}) + {shift}",
+        None,
     ),
 }  # fmt: skip
 

@@ -53,9 +53,7 @@ def _atom_ground(x: Any) -> bool:
 
 def _is_parameter(x: tuple) -> bool:
     """A tuple of ints and None, nested (``((1, None, None), 0)`` for ``x[1:, 0]``)."""
-    return all(
-        i is None or type(i) is int or (type(i) is tuple and _is_parameter(i)) for i in x
-    )
+    return all(i is None or type(i) is int or (type(i) is tuple and _is_parameter(i)) for i in x)
 
 
 def _is_cons(x: Any) -> bool:
