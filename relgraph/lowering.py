@@ -29,6 +29,7 @@ __all__ = ["LoweringError", "Lowered", "lower"]
 
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
 CHUNK = 4096  # elements per parallel chunk of a vector's reduction
+LANES = 8  # partial sums per row loop, so that a sum vectorises
 BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
 
 
@@ -367,8 +368,27 @@ class _Generator:
                 self.lines.append(f"{indent}for {k} in range({length}):")
                 v = mapping.format(v=f"{buf}[{k}]", **names)
                 self.lines.append(f"{indent}    {buf}[{k}] = {v}")
+            if update == "{acc} += {v}":  # a sum: eight partial sums, which vectorise
+                self._lane_sum(names["acc"], buf, length, k, indent)
+                continue
             self.lines.append(f"{indent}for {k} in range({length}):")
             self.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
+
+    def _lane_sum(self, acc: str, buf: str, length: str, k: str, indent: str) -> None:
+        """``acc += sum(buf)`` over eight interleaved partial sums, then the tail: the
+        rounding is of the kind numpy's pairwise sum has, not a left-to-right sum's."""
+        lanes = [f"{acc}_{lane}" for lane in range(LANES)]
+        lines, top = self.lines, f"{acc}_top"
+        lines.append(f"{indent}{' = '.join(lanes)} = 0.0")
+        lines.append(f"{indent}{top} = ({length}) - ({length}) % {LANES}")
+        lines.append(f"{indent}for {k} in range(0, {top}, {LANES}):")
+        lines.extend(f"{indent}    {lane} += {buf}[{k} + {n}]" for n, lane in enumerate(lanes))
+        pairs = lanes
+        while len(pairs) > 1:
+            pairs = [f"({a} + {b})" for a, b in zip(pairs[::2], pairs[1::2])]
+        lines.append(f"{indent}{acc} += {pairs[0]}")
+        lines.append(f"{indent}for {k} in range({top}, {length}):")
+        lines.append(f"{indent}    {acc} += {buf}[{k}]")
 
     def _leaf(self, x: Any) -> list[tuple[str, int]]:
         """A leaf operand read as the only "region" value."""
