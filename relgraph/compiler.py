@@ -303,6 +303,18 @@ class _Shapes:
             self.parent[ra] = rb
             self.where[rb] = self.where.get(rb) or self.where.get(ra) or node
 
+    def broadcast(self, shapes, node) -> tuple:
+        """numpy broadcasting of symbolic shapes: dimensions aligned from the right
+        join one group; the result keeps the first of each."""
+        ndim = max((len(s) for s in shapes), default=0)
+        out = []
+        for k in range(ndim):
+            dims = [s[k - ndim + len(s)] for s in shapes if k - ndim + len(s) >= 0]
+            for other in dims[1:]:
+                self.join(dims[0], other, node)
+            out.append(dims[0])
+        return tuple(out)
+
     def shape_of(self, x, shapes):
         if type(x) is Term:
             return shapes[x]

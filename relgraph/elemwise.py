@@ -84,15 +84,7 @@ class Elemwise(Op):
         return [*pieces, ")"]
 
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
-        # numpy broadcasting: dimensions aligned from the right join one group.
-        ndim = max(len(a) for a in args)
-        out = []
-        for k in range(ndim):
-            dims = [a[k - ndim + len(a)] for a in args if k - ndim + len(a) >= 0]
-            for other in dims[1:]:
-                shapes.join(dims[0], other, node)
-            out.append(dims[0])
-        return tuple(out)
+        return shapes.broadcast(args, node)
 
     def perform(self, *values: Any) -> Any:
         self.check_arity(len(values))

@@ -17,7 +17,16 @@ from relgraph.types import TensorType, broadcast_shapes
 __all__ = ["Dot", "Matmul", "dot", "matmul", "product_op"]
 
 
-class Dot(Op):
+class _Product(Op):
+    """Both products print as ``a @ b``."""
+
+    nin = 2
+
+    def layout(self, args: Sequence[Any]) -> list[Any]:
+        return ["(", args[0], " @ ", args[1], ")"]
+
+
+class Dot(_Product):
     """Matrix/vector product ``a @ b`` (operands of ndim 1 or 2), as ``np.dot``.
 
     >>> import relgraph as rg
@@ -30,13 +39,9 @@ class Dot(Op):
     """
 
     name = "dot"
-    nin = 2
 
     def perform(self, a: Any, b: Any) -> Any:
         return np.dot(a, b)
-
-    def layout(self, args: Sequence[Any]) -> list[Any]:
-        return ["(", args[0], " @ ", args[1], ")"]
 
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
         a, b = args
@@ -59,7 +64,7 @@ class Dot(Op):
         return TensorType(np.result_type(ta.dtype, tb.dtype), len(shape), shape)
 
 
-class Matmul(Op):
+class Matmul(_Product):
     """``a @ b`` on stacks of matrices (ndim >= 3 on either side), as ``np.matmul``: the
     leading axes broadcast, each pair of matrices is a BLAS product.
 
@@ -70,26 +75,14 @@ class Matmul(Op):
     """
 
     name = "matmul"
-    nin = 2
 
     def perform(self, a: Any, b: Any) -> Any:
         return np.matmul(a, b)
 
-    def layout(self, args: Sequence[Any]) -> list[Any]:
-        return ["(", args[0], " @ ", args[1], ")"]
-
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
         a, b = args
         shapes.equal(a[-1], b[-2], node)
-        lead_a, lead_b = a[:-2], b[:-2]
-        n = max(len(lead_a), len(lead_b))
-        lead = []
-        for k in range(n):
-            dims = [d[k - n + len(d)] for d in (lead_a, lead_b) if k - n + len(d) >= 0]
-            for other in dims[1:]:
-                shapes.join(dims[0], other, node)
-            lead.append(dims[0])
-        return (*lead, a[-2], b[-1])
+        return (*shapes.broadcast([a[:-2], b[:-2]], node), a[-2], b[-1])
 
     def array_code(self, node: Any) -> str:
         return "kernels.matmul({0}, {1}, {dtype})"

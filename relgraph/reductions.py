@@ -55,9 +55,7 @@ class Reduce(Op):
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
         p = self.param_values(node.args)
         axes = self.axes(p["axis"], len(args[0]))
-        if p["keepdims"]:
-            return tuple(("size", 1) if k in axes else d for k, d in enumerate(args[0]))
-        return tuple(d for k, d in enumerate(args[0]) if k not in axes)
+        return _reduced(args[0], axes, p["keepdims"], one=("size", 1))
 
     def array_code(self, node: Any) -> str:
         p = self.param_values(node.args)
@@ -67,10 +65,10 @@ class Reduce(Op):
             return f"kernels.keep_dims({code}, ({shape}))"
         return code
 
-    def _kept_shape(self, node: Any) -> list[str]:
+    def _kept_shape(self, node: Any) -> tuple[str, ...]:
         ndim = typeof(node).ndim
         axes = self.axes(self.param_values(node.args)["axis"], ndim)
-        return ["1" if k in axes else f"{{0}}.shape[{k}]" for k in range(ndim)]
+        return _reduced([f"{{0}}.shape[{k}]" for k in range(ndim)], axes, True, one="1")
 
     def _reduced_code(self, ndim: int, axis: Any) -> str:
         axes = sorted(self.axes(axis, ndim))
@@ -105,11 +103,7 @@ class Reduce(Op):
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         t, p = types[0], self.param_values(args)
-        axes = self.axes(p["axis"], t.ndim)
-        if p["keepdims"]:
-            shape = tuple(1 if i in axes else d for i, d in enumerate(t.shape))
-        else:
-            shape = tuple(d for i, d in enumerate(t.shape) if i not in axes)
+        shape = _reduced(t.shape, self.axes(p["axis"], t.ndim), p["keepdims"], one=1)
         return TensorType(result_dtype(self.fn, (t.dtype,)), len(shape), shape)
 
     def axes(self, axis: Any, ndim: int) -> set[int]:
@@ -122,6 +116,13 @@ class Reduce(Op):
         if len({a % ndim for a in axes}) != len(axes):
             raise TypeCheckError(f"{self.name}: axis {axis!r} repeats an axis")
         return {a % ndim for a in axes}
+
+
+def _reduced(dims: Sequence[Any], axes: set[int], keepdims: bool, one: Any) -> tuple:
+    """``dims`` without the reduced axes, or with ``one`` in their place (keepdims)."""
+    if keepdims:
+        return tuple(one if k in axes else d for k, d in enumerate(dims))
+    return tuple(d for k, d in enumerate(dims) if k not in axes)
 
 
 _EMPTY = "if {n} == 0: raise ValueError('zero-size array to reduction operation {kind}')"

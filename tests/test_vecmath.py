@@ -13,28 +13,21 @@ SPECIAL = np.array([
 ])  # fmt: skip
 
 
-@njit(error_model="numpy")
-def _exp_all(x, out):
-    for i in range(x.shape[0]):
-        out[i] = vecmath.exp(x[i])
+def _over_array(fn):
+    """A Numba loop applying the scalar ``fn`` to every element, as kernels do."""
+
+    @njit(error_model="numpy")
+    def run(x, out):
+        for i in range(x.shape[0]):
+            out[i] = fn(x[i])
+
+    return run
 
 
-@njit(error_model="numpy")
-def _log1p_all(x, out):
-    for i in range(x.shape[0]):
-        out[i] = vecmath.log1p(x[i])
-
-
-@njit(error_model="numpy")
-def _sigmoid_all(x, out):
-    for i in range(x.shape[0]):
-        out[i] = vecmath.sigmoid(x[i])
-
-
-@njit(error_model="numpy")
-def _softplus_all(x, out):
-    for i in range(x.shape[0]):
-        out[i] = vecmath.softplus(x[i])
+_exp_all = _over_array(vecmath.exp)
+_log1p_all = _over_array(vecmath.log1p)
+_sigmoid_all = _over_array(vecmath.sigmoid)
+_softplus_all = _over_array(vecmath.softplus)
 
 
 def _reference(fn):
