@@ -17,7 +17,7 @@ names ``unsafe``.
 '(2 * x * y)'
 """
 
-from relations import arith, explog, linalg, stabilize
+from relations import arith, explog, linalg, products, reductions, stabilize
 from relations.tags import (
     CANONICALIZE,
     EXPAND,
@@ -63,7 +63,14 @@ CANONICALIZE_RELATIONS = [
     ("neg_mulo", arith.neg_mulo, (C, F), (neg,)),
     ("collect_termso", arith.collect_termso, (C, F), (add,)),
     ("pow_mulo", arith.pow_mulo, (C, F), (mul,)),
-    ("div_divo", arith.div_divo, (C, F), (div,)),
+    ("mul_nego", products.mul_nego, (C, F), (mul,)),
+    ("abs_mulo", products.abs_mulo, (C, F), (mul, div)),
+    ("div_consto", products.div_consto, (C, F), (div,)),
+    ("exp_mulo", products.exp_mulo, (C, F), (mul,)),
+    ("exp_divo", products.exp_divo, (C, F), (div,)),
+    ("sign_div_consto", products.sign_div_consto, (C, F), (ops.sign,)),
+    ("sum_sumo", reductions.sum_sumo, (C, F), (sum_,)),
+    ("same_choiceo", reductions.same_choiceo, (C, F), (ops.maximum, ops.minimum, ops.where)),
     ("transpose_transposeo", linalg.transpose_transposeo, (C, L, F), (T,)),
     ("transpose_lowo", linalg.transpose_lowo, (C, L, F), (T,)),
     ("sum_scaleo", linalg.sum_scaleo, (C, F), (sum_,)),
@@ -72,26 +79,40 @@ CANONICALIZE_RELATIONS = [
     ("div_selfo", arith.div_selfo, (C, UNSAFE), (div,)),
     ("mul_div_cancelo", arith.mul_div_cancelo, (C, UNSAFE), (div,)),
     ("pow_powo", arith.pow_powo, (C, UNSAFE), (pow,)),
+    ("div_divo", arith.div_divo, (C, UNSAFE), (div,)),
+    ("cancelo", products.cancelo, (C, UNSAFE), (mul, div)),
+    ("sum_scale_anyo", linalg.sum_scale_anyo, (C, UNSAFE), (sum_,)),
 ]
+# Stabilize and specialize replace subterms of sorted sums and products: each keeps
+# the AC normal form itself, so the pipeline's output is its own fixpoint.
 STABILIZE_RELATIONS = [
+    ("ac_normalo", arith.ac_normalo, (S, F), (add, mul)),
     ("log_expo", explog.log_expo, (S, F), (log,)),
-    ("log1po", stabilize.log1po, (S, F), (log,)),
     ("logsumexpo", stabilize.logsumexpo, (S, F), (log,)),
     ("log_add_expo", stabilize.log_add_expo, (S, F), (log,)),
+    ("log_diff_expo", stabilize.log_diff_expo, (S, F), (log,)),
+    ("log1mexpo", stabilize.log1mexpo, (S, F), (log, ops.log1p)),
+    ("log_sigmoido", stabilize.log_sigmoido, (S, F), (log,)),
+    ("log1po", stabilize.log1po, (S, F), (log,)),
+    ("softpluso", stabilize.softpluso, (S, F), (ops.log1p,)),
+    ("log1m_sigmoido", stabilize.log1m_sigmoido, (S, F), (ops.log1p,)),
+    ("log1p_expm1o", stabilize.log1p_expm1o, (S, F), (ops.log1p,)),
+    ("sigmoido", stabilize.sigmoido, (S, F), (div, ops.reciprocal)),
+    ("one_minus_sigmoido", stabilize.one_minus_sigmoido, (S, F), (add,)),
     ("expm1o", stabilize.expm1o, (S, F), (sub, add)),
     ("sqrt_squareo", stabilize.sqrt_squareo, (S, F), (sqrt,)),
     ("exp_logo", explog.exp_logo, (S, UNSAFE), (exp,)),
     ("log_mulo", explog.log_mulo, (S, UNSAFE, EXPAND), (log,)),
 ]
 SPECIALIZE_RELATIONS = [
+    ("ac_normalo", arith.ac_normalo, (SP, F), (add, mul)),
     ("add_nego", reverse(arith.sub_addo), (SP, F), (add,)),
     ("mul_invo", reverse(arith.div_mul_invo), (SP, F), (mul,)),
     ("mul_neg_oneo", arith.mul_neg_oneo, (SP, F), (mul,)),
     ("pow_twoo", reverse(arith.mul_selfo), (SP, F), (pow,)),
-    ("pow_halfo", arith.pow_halfo, (SP, F), (pow,)),
-    ("factoro", reverse(arith.distributeo), (SP, FACTOR, F), (add,)),
-    ("exp_mulo", reverse(explog.exp_addo), (SP, FACTOR, F), (mul,)),
-    ("dot_factoro", reverse(linalg.dot_distribute_sameo), (SP, FACTOR, F), (add,)),
+    ("pow_halfo", arith.pow_halfo, (SP, UNSAFE), (pow,)),
+    ("factoro", reverse(arith.distributeo), (SP, FACTOR, UNSAFE), (add,)),
+    ("dot_factoro", reverse(linalg.dot_distribute_sameo), (SP, FACTOR, UNSAFE), (add,)),
     ("cheaper_dot_ordero", linalg.cheaper_dot_ordero, (SP, L, F), (dot,)),
     ("div_mul_invo", arith.div_mul_invo, (EXPAND,), (div,)),
     ("distributeo", arith.distributeo, (EXPAND,), (mul,)),
@@ -100,6 +121,7 @@ SPECIALIZE_RELATIONS = [
 LINALG_RELATIONS = [
     ("dot_distributeo", linalg.dot_distribute_sameo, (L, EXPAND), (dot,)),
     ("dot_scaleo", linalg.dot_scaleo, (L, F), (dot,)),
+    ("dot_scale_anyo", linalg.dot_scale_anyo, (L, UNSAFE), (dot,)),
     ("transpose_doto", linalg.transpose_doto, (L,), (T,)),
     ("sum_doto", linalg.sum_doto, (L,), (sum_,)),
 ]
@@ -109,7 +131,8 @@ LINALG_RELATIONS = [
 # runs of arguments (the driver's windows).
 WHOLE = {
     "ac_normalo", "constant_foldo", "add_zeroo", "mul_oneo", "mul_zeroo", "mul_div_cancelo",
-    "add_zero_termo", "mul_neg_oneo", "collect_termso", "pow_mulo",
+    "add_zero_termo", "mul_neg_oneo", "collect_termso", "pow_mulo", "mul_nego", "abs_mulo",
+    "cancelo", "exp_mulo", "expm1o",
 }  # fmt: skip
 
 

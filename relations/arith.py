@@ -44,6 +44,7 @@ from relgraph.evaluate import evaluate
 from relgraph.infer import typeof
 from relgraph.leaves import Constant
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
+from relgraph.relation import forward_only
 from relgraph.term import Term
 from relgraph.traverse import as_term
 
@@ -74,6 +75,8 @@ __all__ = [
     "pow_halfo",
     "mul_neg_oneo",
     "commo",
+    "negated",
+    "nego",
 ]
 
 
@@ -155,6 +158,7 @@ def _folded(t: Any) -> Any:
     return None if value is None else Term((op, value, *others))
 
 
+@forward_only
 def constant_foldo(in_lv, out_lv):
     """An Op applied to constants is its value: ``2 * 3 -> 6``; the constants of a
     sum or product fold into one: ``2 + x + 3 -> 5 + x`` (finite results only)."""
@@ -204,6 +208,7 @@ def _zero_product(t: Any) -> Any:
     return _zero_like(t) if _has_arg(mul, 0, t) else None
 
 
+@forward_only
 def mul_zeroo(in_lv, out_lv):
     """``x * 0 -> 0`` for scalars.  Unsafe: ``inf * 0`` and ``nan * 0`` are NaN."""
     return computeo(_zero_product, [in_lv], out_lv)
@@ -232,6 +237,7 @@ def _one_like(t: Any) -> Any:
     return np.ones((), tp.dtype)[()] if tp.ndim == 0 else None
 
 
+@forward_only
 def pow_zeroo(in_lv, out_lv):
     """``x ** 0 -> 1`` for scalars (numpy: also for ``x = 0``, ``inf`` and NaN)."""
     x = lvars(1)[0]
@@ -248,6 +254,32 @@ def sub_addo(in_lv, out_lv):
     """``x - y <-> x + (-y)``."""
     x, y = lvars(2)
     return lall(eq(in_lv, etuple(sub, x, y)), commo(add, x, etuple(neg, y), out_lv))
+
+
+def negated(x: Any) -> Any:
+    """``-x`` in the normal form: ``-(-u)`` is ``u``, ``-(c * u)`` is ``(-c) * u``, ``-c`` a
+    number, ``-(a + b)`` is ``-a + -b``."""
+    if is_number(x):
+        return -x
+    if type(x) is Term and x._tuple[0] is neg:
+        return x._tuple[1]
+    if type(x) is Term and x._tuple[0] is add:
+        return Term((add, *sorted_args(add, [negated(a) for a in x._tuple[1:]])))
+    if type(x) is Term and x._tuple[0] is mul and is_number(x._tuple[1]):
+        c, rest = -x._tuple[1], x._tuple[2:]
+        if c == 1:
+            return rest[0] if len(rest) == 1 else Term((mul, *rest))
+        return Term((mul, c, *rest))
+    return Term((neg, x))
+
+
+def nego(x, minus_x):
+    """``minus_x`` is ``-x`` simplified (see :func:`negated`), in either direction."""
+    return ifgroundo(
+        x,
+        computeo(negated, [x], minus_x),
+        ifgroundo(minus_x, computeo(negated, [minus_x], x), eq(minus_x, etuple(neg, x))),
+    )
 
 
 def commo(op, a, b, term):
@@ -327,9 +359,18 @@ def collect_termso(in_lv, out_lv):
 
     ``c1``, ``c2`` are numbers (``-x`` has -1, ``x`` has 1); ``x`` stands for
     the rest of the product.  Every group of like terms of a sum is collected
-    at once; it computes, so it has no backward answer.
+    at once.  Backward, ``c * x`` comes from ``(c - 1) * x + x`` (``x + x`` for ``2 * x``).
     """
-    return computeo(partial(_collected, add, _like_term, _sum_of_like), [in_lv], out_lv)
+    forward = computeo(partial(_collected, add, _like_term, _sum_of_like), [in_lv], out_lv)
+    return ifgroundo(in_lv, forward, computeo(_split_like, [out_lv], in_lv))
+
+
+def _split_like(t: Any) -> Any:
+    c, rest = _coefficient(t)
+    if c == 1 or is_constant(t) or not is_number(c):
+        return None
+    plain = _scaled(1, rest)
+    return Term((add, *sorted_args(add, [_scaled(c - 1, rest), plain])))
 
 
 def neg_addo(in_lv, out_lv):
@@ -346,10 +387,11 @@ def neg_addo(in_lv, out_lv):
 def neg_mulo(in_lv, out_lv):
     """``-(c * x) -> (-c) * x`` for a number ``c``."""
     c, rest, minus_c = lvars(3)
-    return lall(
+    return pipeo(
+        in_lv,
         eq(in_lv, etuple(neg, cons(mul, cons(c, rest)))),
         testo(is_number, c),
-        computeo(operator.neg, [c], minus_c),
+        ifgroundo(c, computeo(operator.neg, [c], minus_c), computeo(operator.neg, [minus_c], c)),
         conso(mul, cons(minus_c, rest), out_lv),
     )
 
@@ -369,6 +411,7 @@ def _without_zero_terms(t: Any) -> Any:
     return kept[0] if len(kept) == 1 else Term((add, *kept))
 
 
+@forward_only
 def add_zero_termo(in_lv, out_lv):
     """``0 * x + y -> y`` (every such term of a sum at once).  Unsafe: ``0 * inf`` is NaN."""
     return computeo(_without_zero_terms, [in_lv], out_lv)
@@ -399,12 +442,24 @@ def _product_of_powers(base: Any, exponents: list) -> Term:
 def pow_mulo(in_lv, out_lv):
     """``x ** a * x ** b * x -> x ** (a + b + 1)``, numbers ``a, b >= 0``; so ``x * x -> x ** 2``.
 
-    Every group of powers of one base in a product is collected at once; it
-    computes, so it has no backward answer.
+    Every group of powers of one base in a product is collected at once.  Backward,
+    ``x ** n`` comes from ``x ** (n - 1) * x`` (``x * x`` for ``x ** 2``).
     """
-    return computeo(partial(_collected, mul, _power, _product_of_powers), [in_lv], out_lv)
+    forward = computeo(partial(_collected, mul, _power, _product_of_powers), [in_lv], out_lv)
+    return ifgroundo(in_lv, forward, computeo(_split_power, [out_lv], in_lv))
 
 
+def _split_power(t: Any) -> Any:
+    if type(t) is not Term or t._tuple[0] is not pow or not is_number(t._tuple[2]):
+        return None
+    base, n = t._tuple[1], t._tuple[2]
+    if n < 2 or is_constant(base):
+        return None
+    lower = base if n == 2 else Term((pow, base, n - 1))
+    return Term((mul, *sorted_args(mul, [lower, base])))
+
+
+@forward_only
 def pow_powo(in_lv, out_lv):
     """``(x ** a) ** b -> x ** (a * b)``.  Unsafe: ``((-1) ** 2) ** 0.5`` is 1, not -1."""
     x, a, b, c = lvars(4)
@@ -425,12 +480,14 @@ def div_divo(in_lv, out_lv):
     )
 
 
+@forward_only
 def div_selfo(in_lv, out_lv):
     """``x / x -> 1`` for scalars.  Unsafe: ``0 / 0`` is NaN."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(true_div, x, x)), computeo(_one_like, [in_lv], out_lv))
 
 
+@forward_only
 def mul_div_cancelo(in_lv, out_lv):
     """``(x * y) / y -> x`` (``y`` anywhere in the product).  Unsafe: ``y = 0``."""
     args, rest, y = lvars(3)

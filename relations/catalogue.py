@@ -11,8 +11,22 @@ import inspect
 
 from relations import optdb
 from relations.tags import TAGS
+from relgraph.relation import directions_of
 
-__all__ = ["catalogue"]
+__all__ = ["catalogue", "SAFE"]
+
+SAFE = """\
+A relation in `fast_run` is *safe*: the rewritten program gives the input program's
+values for every input of every dtype, including +-inf, NaN, +-0.0, subnormals and
+values near overflow, with the same dtype and shape.  Values compare as numpy compares
+them: NaN matches NaN, -0.0 matches 0.0, and finite floats may differ by the rounding
+of reordered additions (the order numpy's own pairwise sum leaves open).  One thing
+may change: where the input loses its value to overflow, underflow or cancellation,
+the rewritten program may give a value closer to the exact one (`log1p(x)` for
+`log(1 + x)` at `x = 1e-20`, `logaddexp(x, y)` where `exp` overflows), never the
+reverse.  Stabilisations are checked against the exact value computed with mpmath
+(`relgraph.exact`).  A relation that holds only for finite, nonzero or positive
+inputs carries `unsafe` and is selected only when a query names it."""
 
 
 def _doc(relation) -> tuple[str, str]:
@@ -22,7 +36,7 @@ def _doc(relation) -> tuple[str, str]:
     first, _, rest = doc.partition("\n\n")
     first = " ".join(first.split())
     if wrapped is not None:
-        first = f"reversed: {first}"
+        first = f"the reverse of {first}"
     return first, " ".join(rest.split())
 
 
@@ -40,6 +54,16 @@ def catalogue() -> str:
         "| tag | meaning |",
         "|---|---|",
         *(f"| `{tag}` | {meaning} |" for tag, meaning in TAGS.items()),
+        "",
+        "## What safe means",
+        "",
+        *SAFE.splitlines(),
+        "",
+        "Columns: *runs* says whether a relation also runs backward (``rel(q, term)``",
+        "enumerates the inputs that rewrite to ``term``); a forward-only relation computes",
+        "its output and has no finite set of natural inputs, and `explore` never runs it",
+        "backward.  *Domain and notes* give the condition under which a relation applies",
+        "and why an `unsafe` one is not in `fast_run`.",
     ]
     for entry in optdb.entries():
         db = entry.obj
@@ -47,13 +71,14 @@ def catalogue() -> str:
             "",
             f"## {db.name}",
             "",
-            "| relation | tags | identity | notes |",
-            "|---|---|---|---|",
+            "| relation | tags | identity | runs | domain and notes |",
+            "|---|---|---|---|---|",
         ]
         for e in db.entries():
             identity, notes = _doc(e.obj.relation)
             tags = ", ".join(f"`{t}`" for t in sorted(e.tags))
-            lines.append(f"| `{e.name}` | {tags} | {identity} | {notes} |")
+            runs = " and ".join(directions_of(e.obj))
+            lines.append(f"| `{e.name}` | {tags} | {identity} | {runs} | {notes} |")
     return "\n".join(lines) + "\n"
 
 

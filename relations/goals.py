@@ -38,6 +38,7 @@ from relgraph.traverse import as_term
 __all__ = [
     "testo",
     "computeo",
+    "eacho",
     "noto",
     "pipeo",
     "ifgroundo",
@@ -99,6 +100,24 @@ def pipeo(in_lv: Any, *goals: Callable) -> Callable:
     backward as the same pipeline from the output to the input.
     """
     return ifgroundo(in_lv, lall(*goals), lall(*reversed(goals)))
+
+
+def eacho(fn: Callable[[Any], list], known: Any, unknown: Any) -> Callable:
+    """Unify ``unknown`` with each term of ``fn(known)`` once ``known`` is ground.
+
+    The backward mode of a relation whose forward mode computes: ``fn`` lists the
+    (finitely many) inputs an output comes from.
+    """
+
+    def eacho_goal(S):
+        value = reify(known, S)
+        if _ground(value, S):
+            for candidate in fn(value):
+                S1 = unify(unknown, candidate, S)
+                if S1 is not False:
+                    yield S1
+
+    return eacho_goal
 
 
 def noto(goal: Callable) -> Callable:

@@ -17,13 +17,14 @@ kanren goal constructor, so it runs forward and backward.
 import math
 from typing import Any
 
+import numpy as np
 from etuples import etuple
 from kanren import conde, conso, eq, heado, lall, tailo
 from kanren.assoccomm import assoc_flatten, flatten_assoc_args
 from unification import var
 from unification import vars as lvars
 
-from relations.goals import is_scalar, pipeo, removeo, testo, variadico, zipo
+from relations.goals import is_number, is_scalar, pipeo, removeo, testo, variadico, zipo
 from relgraph.infer import typeof
 from relgraph.ops import add, dot, mul, sum, transpose
 from relgraph.term import Term
@@ -38,6 +39,8 @@ __all__ = [
     "dot_assoco",
     "cheaper_dot_ordero",
     "dot_scaleo",
+    "sum_scale_anyo",
+    "dot_scale_anyo",
     "sum_doto",
     "sum_scaleo",
 ]
@@ -138,11 +141,24 @@ def _scalar_factoro(scaled, c, plain):
 
 
 def dot_scaleo(in_lv, out_lv):
-    """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a scalar.
+    """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a
+    finite number with ``|c| >= 1``.
 
     Forward, the scaling moves to the result, usually smaller than a matrix operand.
+    Not for other scalars: see ``dot_scale_anyo``.
     """
-    A, B, c, scaled = lvars(4)
+    c = var()
+    return lall(dot_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c))
+
+
+def dot_scale_anyo(in_lv, out_lv, c=None):
+    """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` any scalar.
+
+    Unsafe: with ``|c| < 1`` the product may overflow only on the right, and an
+    infinite ``c`` times a zero of ``A`` is NaN only on the left.
+    """
+    c = var() if c is None else c
+    A, B, scaled = lvars(3)
     return pipeo(
         in_lv,
         conde(
@@ -165,8 +181,28 @@ def sum_doto(in_lv, out_lv):
 
 
 def sum_scaleo(in_lv, out_lv):
-    """``sum(c * x) <-> c * sum(x)``, ``c`` a scalar: one multiplication, not n."""
-    c, x, scaled = lvars(3)
+    """``sum(c * x) <-> c * sum(x)``, ``c`` a number with ``|c| >= 1``: one multiplication, not n.
+
+    Not for ``|c| < 1`` (``sum(x)`` may overflow where ``sum(0.5 * x)`` does not) nor
+    for a symbol (``inf * sum([0, 1])`` is inf, ``sum(inf * [0, 1])`` NaN): see
+    ``sum_scale_anyo``.
+    """
+    c = var()
+    return lall(sum_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c))
+
+
+def _at_least_one(c: Any) -> bool:
+    return is_number(c) and bool(np.isfinite(c) and np.abs(c) >= 1)
+
+
+def sum_scale_anyo(in_lv, out_lv, c=None):
+    """``sum(c * x) <-> c * sum(x)``, ``c`` any scalar.
+
+    Unsafe: ``sum(x)`` may overflow where ``sum(c * x)`` does not (``|c| < 1``),
+    and an infinite ``c`` times the zeros of ``x`` is NaN only on the left.
+    """
+    c = var() if c is None else c
+    x, scaled = lvars(2)
     return pipeo(
         in_lv,
         eq(in_lv, etuple(sum, scaled)),
@@ -186,9 +222,10 @@ def _no_broadcast(*terms: Any) -> bool:
 
 
 def dot_distribute_sameo(in_lv, out_lv):
-    """``dot_distributeo`` where no summand is broadcast.
+    """``A @ (x + y + ...) <-> A @ x + A @ y + ...`` where no summand is broadcast.
 
-    ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix adds ``x`` to every
+    Unsafe in ``fast_run``'s sense both ways: an infinite entry of ``A`` times a zero
+    is NaN on one side only.  ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix adds ``x`` to every
     row of ``B``, and ``A @ x + A @ B`` is another (well-typed) matrix: the
     documentation's relation does not hold there.
     """

@@ -1,5 +1,9 @@
-"""Numerically stable forms: same value in exact arithmetic, fewer overflows and
-cancellations in floating point.
+"""Numerically stable forms: the same value in exact arithmetic, and at least as
+accurate in floating point everywhere, infinities and NaN included.
+
+Each relation names its Ops as they stand after ``canonicalize`` (``1 - u`` is
+``1 + -u`` there), and most run backward too: ``rel(q, term)`` gives the unstable
+forms a stable term comes from.
 
 >>> import relgraph as rg
 >>> from kanren import run, var
@@ -7,20 +11,53 @@ cancellations in floating point.
 >>> q = var()
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1po(rg.log(1 + x), q))]
 ['log1p(x)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1mexpo(q, rg.log1mexp(x)))]
+['log1p(-exp(x))', 'log(-expm1(x))', 'log(1 + -exp(x))']
 """
 
 from __future__ import annotations
 
+from functools import reduce
+from typing import Any
+
 from cons import cons
 from etuples import etuple
 from kanren import conde, eq, lall
+from unification import var
 from unification import vars as lvars
 
-from relations.arith import commo
-from relations.goals import noto, pipeo, removeo, variadico
-from relgraph.ops import abs, add, exp, expm1, log, log1p, max, maximum, neg, pow, sqrt, sub, sum
+from relations.arith import commo, nego
+from relations.goals import computeo, ifgroundo, is_number, pipeo, removeo, variadico
+from relgraph.leaves import Constant
+from relgraph.ops import (
+    abs,
+    add,
+    equal,
+    exp,
+    expm1,
+    log,
+    log1mexp,
+    log1p,
+    logaddexp,
+    logsumexp,
+    neg,
+    pow,
+    reciprocal,
+    sigmoid,
+    softplus,
+    sqrt,
+    sub,
+    sum,
+    true_div,
+    where,
+)
+from relgraph.term import Term
 
-__all__ = ["log1po", "expm1o", "logsumexpo", "log_add_expo", "sqrt_squareo"]
+__all__ = [
+    "log1po", "expm1o", "logsumexpo", "log_add_expo", "log_diff_expo", "log1mexpo",
+    "softpluso", "log_sigmoido", "log1m_sigmoido", "sigmoido", "one_minus_sigmoido",
+    "log1p_expm1o", "sqrt_squareo",
+]  # fmt: skip
 
 
 def log1po(in_lv, out_lv):
@@ -35,57 +72,174 @@ def log1po(in_lv, out_lv):
     )
 
 
+def _is_minus_one(c: Any) -> bool:
+    if is_number(c):
+        return c == -1
+    return type(c) is Constant and bool((c.value == -1).all())
+
+
+def _expm1_in_sum(t: Any) -> Any:
+    """A sum with an ``exp(u)`` and a -1 (a number, or an array of -1s) merged into
+    ``expm1(u)``; None if it has none."""
+    if type(t) is not Term or t._tuple[0] is not add:
+        return None
+    args = list(t._tuple[1:])
+    one = next((i for i, a in enumerate(args) if _is_minus_one(a)), None)
+    e = next((i for i, a in enumerate(args) if type(a) is Term and a._tuple[0] is exp), None)
+    if one is None or e is None:
+        return None
+    merged = Term((expm1, args[e]._tuple[1]))
+    rest = [a for i, a in enumerate(args) if i not in (one, e)]
+    return merged if not rest else Term((add, *rest, merged))
+
+
 def expm1o(in_lv, out_lv):
-    """``exp(x) - 1 -> expm1(x)`` (also ``exp(x) + -1``): no cancellation near 0."""
-    x = lvars(1)[0]
-    return lall(
-        conde(
-            [eq(in_lv, etuple(sub, etuple(exp, x), 1))],
-            [commo(add, etuple(exp, x), -1, in_lv)],
-        ),
+    """``exp(u) - 1 -> expm1(u)`` (in a sum, as ``exp(u) + -1``; also with an array of
+    ones when it does not broadcast ``u``): no cancellation near 0."""
+    x = var()
+    backward = lall(
         eq(out_lv, etuple(expm1, x)),
+        conde(
+            [eq(in_lv, etuple(sub, etuple(exp, x), 1))], [commo(add, etuple(exp, x), -1, in_lv)]
+        ),
     )
-
-
-def _shifted(x, m):
-    """``x - max(x)`` as logsumexpo writes it (and recognises it)."""
-    return etuple(sub, x, etuple(max, m))
+    return ifgroundo(in_lv, computeo(_expm1_in_sum, [in_lv], out_lv), backward)
 
 
 def logsumexpo(in_lv, out_lv):
-    """``log(sum(exp(x))) -> max(x) + log(sum(exp(x - max(x))))``: no overflow.
+    """``log(sum(exp(x), axis, keepdims)) -> logsumexp(x, axis, keepdims)``.
 
-    Not applied again to its own result (``x - max(x)``).
+    ``logsumexp`` shifts by the maximum (no overflow) and is exact at infinities:
+    ``[-inf, -inf]`` gives -inf, any +inf gives +inf.
     """
-    x, y = lvars(2)
-    return pipeo(
-        in_lv,
-        eq(in_lv, etuple(log, etuple(sum, etuple(exp, x)))),
-        noto(eq(x, _shifted(y, y))),
-        eq(
-            out_lv,
-            etuple(add, etuple(max, x), etuple(log, etuple(sum, etuple(exp, _shifted(x, x))))),
-        ),
+    x, params = lvars(2)
+    return lall(
+        eq(in_lv, etuple(log, cons(sum, cons(etuple(exp, x), params)))),
+        eq(out_lv, cons(logsumexp, cons(x, params))),
     )
+
+
+def _exp_args(t: Any) -> list | None:
+    """The ``u``s of a sum of two or more ``exp(u)``, or None."""
+    if type(t) is not Term or t._tuple[0] is not add:
+        return None
+    args = t._tuple[1:]
+    if all(type(a) is Term and a._tuple[0] is exp for a in args):
+        return [a._tuple[1] for a in args]
+    return None
+
+
+def _log_add_exp(t: Any) -> Any:
+    inner = _exp_args(t._tuple[1]) if type(t) is Term and t._tuple[0] is log else None
+    if inner is None:
+        return None
+    return reduce(lambda a, b: Term((logaddexp, a, b)), inner)
 
 
 def log_add_expo(in_lv, out_lv):
-    """``log(exp(a) + exp(b)) -> maximum(a, b) + log1p(exp(-|a - b|))``: no overflow.
+    """``log(exp(a) + exp(b) + ...) -> logaddexp(logaddexp(a, b), ...)``.
 
-    For finite ``a``, ``b`` (with ``a = b = inf`` the right side is NaN).
+    numpy's ``logaddexp`` never overflows and is exact at infinities
+    (``logaddexp(-inf, -inf)`` is -inf, ``logaddexp(inf, inf)`` is inf).
+    """
+    a, b = lvars(2)
+    backward = lall(
+        eq(out_lv, etuple(logaddexp, a, b)),
+        eq(in_lv, etuple(log, etuple(add, etuple(exp, a), etuple(exp, b)))),
+    )
+    return ifgroundo(in_lv, computeo(_log_add_exp, [in_lv], out_lv), backward)
+
+
+def log_diff_expo(in_lv, out_lv):
+    """``log(exp(a) - exp(b)) -> where(b == -inf, a, a + log1mexp(b - a))``.
+
+    No overflow and no cancellation; the guard keeps ``a = b = -inf`` at -inf
+    (``b - a`` is NaN there).
     """
     a, b = lvars(2)
     stable = etuple(
-        add,
-        etuple(maximum, a, b),
-        etuple(log1p, etuple(exp, etuple(neg, etuple(abs, etuple(sub, a, b))))),
+        where,
+        etuple(equal, b, float("-inf")),
+        a,
+        etuple(add, a, etuple(log1mexp, etuple(sub, b, a))),
     )
     return lall(
-        eq(in_lv, etuple(log, etuple(add, etuple(exp, a), etuple(exp, b)))), eq(out_lv, stable)
+        eq(in_lv, etuple(log, etuple(add, etuple(exp, a), etuple(neg, etuple(exp, b))))),
+        eq(out_lv, stable),
     )
+
+
+def log1mexpo(in_lv, out_lv):
+    """``log(1 - exp(x))``, ``log1p(-exp(x))``, ``log(-expm1(x)) -> log1mexp(x)``."""
+    x = var()
+    return lall(
+        conde(
+            [eq(in_lv, etuple(log1p, etuple(neg, etuple(exp, x))))],
+            [eq(in_lv, etuple(log, etuple(neg, etuple(expm1, x))))],
+            [eq(in_lv, etuple(log, etuple(add, 1, etuple(neg, etuple(exp, x)))))],
+        ),
+        eq(out_lv, etuple(log1mexp, x)),
+    )
+
+
+def softpluso(in_lv, out_lv):
+    """``log1p(exp(x)) -> softplus(x)``: no overflow for large ``x``."""
+    x = var()
+    return lall(eq(in_lv, etuple(log1p, etuple(exp, x))), eq(out_lv, etuple(softplus, x)))
+
+
+def log_sigmoido(in_lv, out_lv):
+    """``log(sigmoid(x)) -> -softplus(-x)``: no underflow to ``log(0)`` for ``x << 0``."""
+    x, minus_x = lvars(2)
+    return pipeo(
+        in_lv,
+        eq(in_lv, etuple(log, etuple(sigmoid, x))),
+        nego(x, minus_x),
+        eq(out_lv, etuple(neg, etuple(softplus, minus_x))),
+    )
+
+
+def log1m_sigmoido(in_lv, out_lv):
+    """``log(1 - sigmoid(x))`` (``log1p(-sigmoid(x))``) ``-> -softplus(x)``."""
+    x = var()
+    return lall(
+        eq(in_lv, etuple(log1p, etuple(neg, etuple(sigmoid, x)))),
+        eq(out_lv, etuple(neg, etuple(softplus, x))),
+    )
+
+
+def sigmoido(in_lv, out_lv):
+    """``1 / (1 + exp(u)) -> sigmoid(-u)`` (so ``1 / (1 + exp(-x)) -> sigmoid(x)``)."""
+    u, minus_u, one_plus = lvars(3)
+    return pipeo(
+        in_lv,
+        conde(
+            [eq(in_lv, etuple(true_div, 1, one_plus))], [eq(in_lv, etuple(reciprocal, one_plus))]
+        ),
+        commo(add, 1, etuple(exp, u), one_plus),
+        nego(u, minus_u),
+        eq(out_lv, etuple(sigmoid, minus_u)),
+    )
+
+
+def one_minus_sigmoido(in_lv, out_lv):
+    """``1 - sigmoid(x) -> sigmoid(-x)`` (``1 + -sigmoid(x)`` after canonicalize)."""
+    x, minus_x = lvars(2)
+    return pipeo(
+        in_lv,
+        commo(add, 1, etuple(neg, etuple(sigmoid, x)), in_lv),
+        nego(x, minus_x),
+        eq(out_lv, etuple(sigmoid, minus_x)),
+    )
+
+
+def log1p_expm1o(in_lv, out_lv):
+    """``log1p(expm1(x)) -> x`` (of the same dtype): exact where ``expm1`` overflows."""
+    x = var()
+    return lall(eq(in_lv, etuple(log1p, etuple(expm1, x))), eq(out_lv, x))
 
 
 def sqrt_squareo(in_lv, out_lv):
     """``sqrt(x ** 2) -> abs(x)``: no overflow of ``x ** 2``."""
-    x = lvars(1)[0]
+    x = var()
     return lall(eq(in_lv, etuple(sqrt, etuple(pow, x, 2))), eq(out_lv, etuple(abs, x)))

@@ -55,6 +55,7 @@ from relgraph.ops import (
     log1p,
     log2,
     log10,
+    logaddexp,
     logical_and,
     logical_not,
     logical_or,
@@ -89,7 +90,7 @@ from relgraph.ops import (
 )
 from relgraph.parse import parse
 from relgraph.printing import pprint
-from relgraph.relation import Rule, reverse, rewrites
+from relgraph.relation import Rule, directions_of, forward_only, reverse, rewrites
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
 from relgraph.term import Term
@@ -101,12 +102,14 @@ __all__ = [
     "Query", "RelationDB", "RewriteReport", "RewriteSpace", "Rule", "explore", "op_cost",
     "weighted",
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
+    "forward_only", "directions_of",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "SearchTimeout", "Symbol",
     "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",
     "evaluate", "exp", "expm1", "log", "log1p", "matrix", "max", "maximum", "mul", "neg",
     "minimum", "tanh", "sin", "cos", "sign", "square", "reciprocal", "log2", "log10",
-    "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp", "erf", "less", "less_equal",
+    "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp", "logaddexp", "erf",
+    "less", "less_equal",
     "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
     "logical_not", "where", "clip", "min", "prod", "mean",
     "pow", "pprint", "scalar", "sqrt", "sub", "sum", "tensor", "transpose", "true_div",

@@ -21,7 +21,7 @@ __all__ = [
     "Elemwise", "Cast", "add", "sub", "mul", "true_div", "neg", "pow", "exp", "log", "log1p",
     "expm1", "sqrt", "abs", "maximum", "minimum", "tanh", "sin", "cos", "sign", "square",
     "reciprocal", "log2", "log10", "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp",
-    "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+    "logaddexp", "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "logical_and", "logical_or", "logical_not", "where", "clip", "astype",
 ]  # fmt: skip
 
@@ -197,6 +197,7 @@ softplus = Elemwise(
 log1mexp = Elemwise(
     "log1mexp", special.log1mexp, 1, code="kernels.scalar_log1mexp(np.float64({0}))"
 )
+logaddexp = Elemwise("logaddexp", np.logaddexp, 2, code="np.logaddexp({0}, {1})")
 erf = Elemwise("erf", special.erf, 1, code="math.erf({0})")
 # Comparisons and logic give bool results; ``x > y`` on terms builds them (``==`` and
 # ``!=`` stay structural equality of terms: use ``rg.equal``, ``rg.not_equal``).

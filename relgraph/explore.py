@@ -28,6 +28,7 @@ from relgraph.relation import (
     Matcher,
     Rule,
     as_rule,
+    directions_of,
     positions,
     replace_at,
     reverse,
@@ -422,7 +423,7 @@ class Neighbours:
             raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
         self.matchers: list[tuple[Rule, Direction, Matcher]] = []
         for rule in rules_of(relations):
-            for direction in directions:
+            for direction in (d for d in directions if d in directions_of(rule)):
                 # Backward, the input is the relation's output: any head may match.
                 run_as = rule if direction == "forward" else Rule(reverse(rule), rule.name)
                 matcher = Matcher(run_as, max_answers, label=direction)

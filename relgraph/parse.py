@@ -102,6 +102,9 @@ def _symbol(name: str, given: Any) -> Symbol:
     raise ParseError(f"symbol {name!r}: expected a Symbol or a constructor, got {given!r}")
 
 
+_SPECIAL_FLOATS = {"inf": float("inf"), "nan": float("nan")}
+
+
 class _Builder:
     """Turns an accepted ``ast`` expression into a term, rejecting the rest."""
 
@@ -117,6 +120,8 @@ class _Builder:
     def build_Name(self, node: ast.Name) -> Any:
         if node.id in self.env:
             return self.env[node.id]
+        if node.id in _SPECIAL_FLOATS:  # as Python and numpy print them
+            return _SPECIAL_FLOATS[node.id]
         known = ", ".join(sorted(self.env)) or "none"
         raise ParseError(f"{_where(node)}: unknown name {node.id!r} (symbols: {known})")
 

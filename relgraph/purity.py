@@ -32,6 +32,7 @@ from relgraph.traverse import subterms
 __all__ = ["is_pure", "pure_throughout", "keeps_values"]
 
 _CONSTANTS = (bool, int, float, complex, np.generic, Constant)
+_COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
 
 
 def _constant_fits(value: Any, dtype: np.dtype) -> bool:
@@ -74,9 +75,14 @@ def is_pure(node: Term) -> bool:
     dtype = typeof(node).dtype
     if op.moves_only:  # moves values, computes nothing
         return True
-    if dtype.kind == "b":
+    operands = op.operands(node._tuple[1:])
+    if op.name in _COMPARISONS:  # exact when both sides have one dtype
+        dtype, operands = typeof(operands[0]).dtype, operands[1:]
+    elif op.name == "where":  # the condition selects; only the branches are values
+        operands = operands[1:]
+    elif dtype.kind == "b":
         return False
-    for arg in op.operands(node._tuple[1:]):
+    for arg in operands:
         if typeof(arg).dtype == dtype:
             continue
         value = _constant_operand(arg)

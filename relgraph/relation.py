@@ -33,6 +33,8 @@ __all__ = [
     "Rule",
     "as_rule",
     "reverse",
+    "forward_only",
+    "directions_of",
     "Matcher",
     "rewrites",
     "Step",
@@ -116,7 +118,40 @@ def reverse(relation: Rule | Relation) -> Relation:
 
     reversed_relation.__name__ = f"reverse({rule.name})"
     reversed_relation.__wrapped__ = rule.relation
+    swap = {"forward": "backward", "backward": "forward"}
+    reversed_relation.directions = tuple(d for d in BOTH if swap[d] in directions_of(rule))
     return reversed_relation
+
+
+BOTH = ("forward", "backward")
+
+
+def forward_only(relation: Relation) -> Relation:
+    """Mark a goal constructor that only computes forward: ``rel(term, q)``.
+
+    For identities whose output has no finite set of natural inputs (``6`` from
+    any ``a * b``, ``0`` from any ``0 * x``).  :func:`explore` never runs it
+    backward, and the relation catalogue says so.
+
+    Examples
+    --------
+    >>> from relations.arith import constant_foldo
+    >>> directions_of(constant_foldo)
+    ('forward',)
+    """
+    relation.directions = ("forward",)
+    return relation
+
+
+def directions_of(relation: Rule | Relation) -> tuple[str, ...]:
+    """The directions a relation runs in: ``("forward", "backward")`` unless marked.
+
+    >>> from relations.linalg import dot_distributeo
+    >>> directions_of(dot_distributeo)
+    ('forward', 'backward')
+    """
+    inner = relation.relation if isinstance(relation, Rule) else relation
+    return getattr(inner, "directions", BOTH)
 
 
 class Matcher:

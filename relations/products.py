@@ -1,0 +1,273 @@
+"""Products and quotients: signs, absolute values, constants, exponentials, cancellation.
+
+Every relation here computes its result from a whole product (any number of
+factors), so it runs forward; those with a one-step inverse also run backward.
+
+>>> import relgraph as rg
+>>> from kanren import run, var
+>>> x, y = rg.vector("x"), rg.vector("y")
+>>> q = var()
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, mul_nego(rg.mul(-1, x, -y), q))]
+['(x * y)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, exp_mulo(rg.exp(x) * rg.exp(y), q))]
+['exp(x + y)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, exp_mulo(q, rg.exp(x + y)))]
+['(exp(x) * exp(y))']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from etuples import etuple
+from kanren import conde, eq, lall
+from unification import vars as lvars
+
+from relations.arith import commo, negated, nego
+from relations.goals import computeo, eacho, ifgroundo, is_number
+from relations.order import sorted_args
+from relgraph.ops import abs, add, exp, mul, neg, pow, sign, true_div
+from relgraph.relation import forward_only
+from relgraph.term import Term
+
+__all__ = [
+    "mul_nego", "abs_mulo", "div_consto", "exp_mulo", "exp_divo", "sign_div_consto", "cancelo",
+]  # fmt: skip
+
+
+def _factors(t: Any) -> tuple | None:
+    return t._tuple[1:] if type(t) is Term and t._tuple[0] is mul else None
+
+
+def _product(args: list) -> Any:
+    """The product of ``args`` in normal order: one factor alone, none is 1."""
+    if not args:
+        return 1
+    return args[0] if len(args) == 1 else Term((mul, *sorted_args(mul, args)))
+
+
+def _signs_pulled(t: Any) -> Any:
+    factors = _factors(t)
+    if factors is None or not any(type(a) is Term and a._tuple[0] is neg for a in factors):
+        return None
+    flips, kept = 0, []
+    for a in factors:
+        while type(a) is Term and a._tuple[0] is neg:
+            a, flips = a._tuple[1], flips + 1
+        kept.append(a)
+    product = _product(kept)
+    return negated(product) if flips % 2 else product
+
+
+def mul_nego(in_lv, out_lv):
+    """``x * -y -> -(x * y)``, ``(-x) * (-y) -> x * y``: signs leave a product (exactly).
+
+    An odd sign goes into the product's number, if it has one: ``2 * -x -> -2 * x``.
+    Backward, ``-(x * y)`` comes from ``-x * y`` and ``x * -y``.
+    """
+    forward = computeo(_signs_pulled, [in_lv], out_lv)
+    return ifgroundo(in_lv, forward, eacho(_sign_pushed, out_lv, in_lv))
+
+
+def _sign_pushed(t: Any) -> list:
+    """``-(x * y)`` as ``-x * y`` and ``x * -y``."""
+    inner = t._tuple[1] if type(t) is Term and t._tuple[0] is neg else None
+    factors = _factors(inner)
+    if factors is None:
+        return []
+    return [
+        Term((mul, *factors[:i], Term((neg, a)), *factors[i + 1 :]))
+        for i, a in enumerate(factors)
+        if not is_number(a)
+    ]
+
+
+def _abs_merged(t: Any) -> Any:
+    factors = _factors(t)
+    if factors is None:
+        return None
+    inside = [a._tuple[1] for a in factors if type(a) is Term and a._tuple[0] is abs]
+    if len(inside) < 2:
+        return None
+    rest = [a for a in factors if not (type(a) is Term and a._tuple[0] is abs)]
+    return _product([*rest, Term((abs, _product(inside)))])
+
+
+def abs_mulo(in_lv, out_lv):
+    """``abs(x) * abs(y) -> abs(x * y)``; ``abs(x) / abs(y) <-> abs(x / y)``: exact."""
+    x, y = lvars(2)
+    quotient = lall(
+        eq(in_lv, etuple(true_div, etuple(abs, x), etuple(abs, y))),
+        eq(out_lv, etuple(abs, etuple(true_div, x, y))),
+    )
+    product = lall(
+        eq(out_lv, etuple(abs, etuple(mul, x, y))),
+        eq(in_lv, etuple(mul, etuple(abs, x), etuple(abs, y))),
+    )
+    merged = computeo(_abs_merged, [in_lv], out_lv)
+    return ifgroundo(in_lv, conde([merged], [quotient]), conde([quotient], [product]))
+
+
+def _constant_divided(t: Any) -> Any:
+    """``(k * x) / c -> (k / c) * x`` for numbers ``k``, ``c`` when ``k / c`` is exact."""
+    if type(t) is not Term or t._tuple[0] is not true_div:
+        return None
+    num, c = t._tuple[1], t._tuple[2]
+    factors = _factors(num)
+    if not is_number(c) or c == 0 or factors is None or not is_number(factors[0]):
+        return None
+    k = factors[0]
+    ratio = k / c
+    if ratio * c != k or ratio == 0 or not abs(ratio) < float("inf"):
+        return None  # the ratio rounds: the division stays
+    rest = list(factors[1:])
+    return _product(rest) if ratio == 1 else _product([ratio, *rest])
+
+
+@forward_only
+def div_consto(in_lv, out_lv):
+    """``(k * x) / c -> (k / c) * x`` for numbers with an exact ratio: ``2 * x / 2 -> x``.
+
+    ``k * x`` may overflow where ``x`` does not, never the reverse.
+    """
+    return computeo(_constant_divided, [in_lv], out_lv)
+
+
+def _power_base(a: Any) -> Any:
+    """What a factor is a power of, for merging: ``"exp"``, or a positive number base."""
+    if type(a) is Term and a._tuple[0] is exp:
+        return "exp"
+    if type(a) is Term and a._tuple[0] is pow and is_number(a._tuple[1]) and a._tuple[1] > 0:
+        return a._tuple[1]
+    return None
+
+
+def _exponent(a: Any) -> Any:
+    return a._tuple[1] if a._tuple[0] is exp else a._tuple[2]
+
+
+def _exps_merged(t: Any) -> Any:
+    factors = _factors(t)
+    if factors is None:
+        return None
+    groups: dict[Any, list] = {}
+    for a in factors:
+        base = _power_base(a)
+        if base is not None:
+            groups.setdefault(base, []).append(a)
+    if all(len(g) < 2 for g in groups.values()):
+        return None
+    merged, used = [], set()
+    for base, group in groups.items():
+        if len(group) < 2:
+            continue
+        used.update(map(id, group))
+        total = Term((add, *sorted_args(add, [_exponent(a) for a in group])))
+        merged.append(Term((exp, total)) if base == "exp" else Term((pow, base, total)))
+    return _product([a for a in factors if id(a) not in used] + merged)
+
+
+def exp_mulo(in_lv, out_lv):
+    """``exp(a) * exp(b) -> exp(a + b)``, ``2 ** a * 2 ** b -> 2 ** (a + b)`` (any
+    positive number base; every group of a product at once).
+
+    Where ``exp(a) * exp(b)`` is ``inf * 0`` (NaN) the right side is the exact value.
+    """
+    a, b = lvars(2)
+    backward = lall(
+        eq(out_lv, etuple(exp, etuple(add, a, b))),
+        commo(mul, etuple(exp, a), etuple(exp, b), in_lv),
+    )
+    return ifgroundo(in_lv, computeo(_exps_merged, [in_lv], out_lv), backward)
+
+
+def _exps_divided(t: Any) -> Any:
+    """``(exp(a) * y) / (exp(b) * z) -> (exp(a + -b) * y) / z``: exps of a quotient merge."""
+    if type(t) is not Term or t._tuple[0] is not true_div:
+        return None
+    num, den = (list(_factors(a) or (a,)) for a in t._tuple[1:])
+    moved = [a for a in den if type(a) is Term and a._tuple[0] is exp]
+    if not moved or not any(type(a) is Term and a._tuple[0] is exp for a in num):
+        return None
+    top = [*num, *(Term((exp, negated(a._tuple[1]))) for a in moved)]
+    merged = _exps_merged(Term((mul, *top)))
+    rest = [a for a in den if all(a is not m for m in moved)]
+    return merged if not rest else Term((true_div, merged, _product(rest)))
+
+
+def exp_divo(in_lv, out_lv):
+    """``exp(a) / exp(b) -> exp(a - b)`` (also among other factors above and below).
+
+    Where ``exp(a) / exp(b)`` is ``inf / inf`` the right side is the exact value.
+    """
+    a, b, minus_b = lvars(3)
+    backward = lall(
+        eq(out_lv, etuple(exp, etuple(add, a, minus_b))),
+        nego(b, minus_b),
+        eq(in_lv, etuple(true_div, etuple(exp, a), etuple(exp, b))),
+    )
+    return ifgroundo(in_lv, computeo(_exps_divided, [in_lv], out_lv), backward)
+
+
+def _sign_of_quotient(t: Any) -> Any:
+    if type(t) is not Term or t._tuple[0] is not sign:
+        return None
+    q = t._tuple[1]
+    if type(q) is not Term or q._tuple[0] is not true_div or not is_number(q._tuple[2]):
+        return None
+    c = q._tuple[2]
+    if not c or c != c:
+        return None
+    s = Term((sign, q._tuple[1]))
+    return s if c > 0 else Term((neg, s))
+
+
+@forward_only
+def sign_div_consto(in_lv, out_lv):
+    """``sign(x / c) -> sign(x)`` for a number ``c > 0`` (``-sign(x)`` for ``c < 0``).
+
+    Where ``x / c`` underflows to 0 the right side keeps the sign.
+    """
+    return computeo(_sign_of_quotient, [in_lv], out_lv)
+
+
+def _numerator_denominator(t: Any) -> tuple[list, list]:
+    """The factors of a nest of products and quotients, above and below the line."""
+    if type(t) is Term and t._tuple[0] is mul:
+        num, den = [], []
+        for a in t._tuple[1:]:
+            n, d = _numerator_denominator(a)
+            num += n
+            den += d
+        return num, den
+    if type(t) is Term and t._tuple[0] is true_div:
+        n1, d1 = _numerator_denominator(t._tuple[1])
+        n2, d2 = _numerator_denominator(t._tuple[2])
+        return n1 + d2, d1 + n2
+    return [t], []
+
+
+def _cancelled(t: Any) -> Any:
+    if type(t) is not Term or t._tuple[0] not in (mul, true_div):
+        return None
+    num, den = _numerator_denominator(t)
+    kept_den = list(den)
+    kept_num = []
+    for a in num:
+        if a in kept_den and not is_number(a):
+            kept_den.remove(a)
+        else:
+            kept_num.append(a)
+    if len(kept_num) == len(num):
+        return None
+    top = _product(kept_num)
+    return top if not kept_den else Term((true_div, top, _product(kept_den)))
+
+
+@forward_only
+def cancelo(in_lv, out_lv):
+    """``(x / y) * (y / z) / (x / w) -> w / z``: equal factors above and below cancel.
+
+    Unsafe: where a cancelled factor is 0, inf or NaN the left side is NaN.
+    """
+    return computeo(_cancelled, [in_lv], out_lv)

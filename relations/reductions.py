@@ -1,0 +1,92 @@
+"""Reductions of reductions, and choices between equal values.
+
+>>> import relgraph as rg
+>>> from kanren import run, var
+>>> X = rg.matrix("X")
+>>> q = var()
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, sum_sumo(rg.sum(rg.sum(X, axis=0)), q))]
+['sum(X)']
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from etuples import etuple
+from kanren import conde, eq, lall
+from unification import var
+
+from relations.goals import computeo, eacho, ifgroundo
+from relgraph.infer import typeof
+from relgraph.ops import maximum, minimum, sum, where
+from relgraph.term import Term
+
+__all__ = ["sum_sumo", "same_choiceo"]
+
+
+def _merged_sum(t: Any) -> Any:
+    """``sum(sum(x, a), b)`` as one ``sum`` over both sets of axes (no keepdims)."""
+    if type(t) is not Term or t._tuple[0] is not sum:
+        return None
+    inner = t._tuple[1]
+    if type(inner) is not Term or inner._tuple[0] is not sum:
+        return None
+    outer_p, inner_p = sum.param_values(t._tuple[1:]), sum.param_values(inner._tuple[1:])
+    if outer_p["keepdims"] or inner_p["keepdims"]:
+        return None
+    x = inner._tuple[1]
+    ndim = typeof(x).ndim
+    first = sorted(sum.axes(inner_p["axis"], ndim))
+    left = [d for d in range(ndim) if d not in first]
+    second = [left[a] for a in sorted(sum.axes(outer_p["axis"], len(left)))]
+    axes = tuple(sorted(first + second))
+    axis = None if len(axes) == ndim else axes[0] if len(axes) == 1 else axes
+    return Term((sum, *sum.bind((x,), {"axis": axis})))
+
+
+def sum_sumo(in_lv, out_lv):
+    """``sum(sum(x, axis=a), axis=b) -> sum(x, axis=a and b)``: one reduction.
+
+    It adds the same numbers in another order (as numpy's pairwise sum does).
+    Backward, a sum over several axes splits off each one in turn.
+    """
+    return ifgroundo(
+        in_lv, computeo(_merged_sum, [in_lv], out_lv), eacho(_split_sums, out_lv, in_lv)
+    )
+
+
+def _split_sums(t: Any) -> list:
+    """``sum(x, axis=(0, 1))`` as ``sum(sum(x, axis=0), axis=0)`` and
+    ``sum(sum(x, axis=1), axis=0)``."""
+    if type(t) is not Term or t._tuple[0] is not sum:
+        return []
+    p, x = sum.param_values(t._tuple[1:]), t._tuple[1]
+    ndim = typeof(x).ndim
+    axes = sorted(sum.axes(p["axis"], ndim))
+    if p["keepdims"] or len(axes) < 2:
+        return []
+    out = []
+    for first in axes:
+        left = [d for d in range(ndim) if d != first]
+        rest = [left.index(a) for a in axes if a != first]
+        axis = None if len(rest) == len(left) else rest[0] if len(rest) == 1 else tuple(rest)
+        inner = Term((sum, *sum.bind((x,), {"axis": first})))
+        out.append(Term((sum, *sum.bind((inner,), {"axis": axis}))))
+    return out
+
+
+def same_choiceo(in_lv, out_lv):
+    """``maximum(x, x) -> x``, ``minimum(x, x) -> x``, ``where(c, x, x) -> x``.
+
+    Exact for NaN too; the driver keeps it only where ``x`` has the result's type
+    (a ``where`` that broadcasts ``x`` against ``c`` stays).
+    """
+    x, c = var(), var()
+    return lall(
+        conde(
+            [eq(in_lv, etuple(maximum, x, x))],
+            [eq(in_lv, etuple(minimum, x, x))],
+            [eq(in_lv, etuple(where, c, x, x))],
+        ),
+        eq(out_lv, x),
+    )

@@ -1,0 +1,224 @@
+"""fast_run is safe at every float input, infinities and NaN included, and idempotent.
+
+"Safe" (docs/relations.md): the rewritten program gives the input program's value at
+every point, compared as numpy compares (NaN equals NaN, -0.0 equals 0.0, finite values
+up to the rounding of a reordered sum), or a value closer to the exact one, computed
+with mpmath (``relgraph.exact``): a stabilisation may return a number where the input
+overflowed or cancelled, never the reverse.  Values are drawn from the special points
+(+-inf, NaN, +-0.0, subnormals, values near overflow, the points where exp overflows)
+as well as from ranges.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from kanren import run, var
+
+import relgraph as rg
+from relations import optdb, stabilize
+from relgraph.exact import exact_evaluate
+
+FAST_RUN = optdb.query(include=["fast_run"])
+X, Y, Z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+SPECIAL = [-np.inf, -1e308, -745.5, -710.0, -30.0, -1.0, -1e-20, -5e-324, -0.0, 0.0, 5e-324,
+           2.2e-308, 1e-20, 0.5, 1.0, 30.0, 709.0, 710.0, 1e308, np.inf, np.nan]  # fmt: skip
+HUGE = 1e3  # beyond it the exact value of 1 - e^-x needs more digits than the reference
+
+
+def computes(term, values):
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return np.asarray(rg.evaluate(term, values), dtype=np.float64)
+
+
+def acceptable(before, after, exact) -> np.ndarray:
+    """Elementwise: ``after`` equals ``before`` (as numpy compares, up to rounding), or is
+    closer to ``exact``, or both are NaN where the exact value is undefined.  Where the
+    exact value is not resolved (masked), only equality counts."""
+    unresolved = np.ma.getmaskarray(exact)
+    exact = np.ma.getdata(exact)
+    before, after, exact, unresolved = np.broadcast_arrays(before, after, exact, unresolved)
+
+    def error(v):
+        err = np.where(v == exact, 0.0, np.abs(v - exact))
+        return np.where(np.isnan(v) | np.isnan(err), np.inf, err)
+
+    with np.errstate(all="ignore"):
+        same = (np.isnan(before) & np.isnan(after)) | (before == after)
+        same |= np.isclose(after, before, rtol=1e-9, atol=1e-300)
+        closer = ~np.isnan(after) & ~np.isnan(exact) & (error(after) < error(before))
+        undefined = np.isnan(after) & np.isnan(exact)
+    return (
+        same
+        | ((closer | undefined) & ~unresolved)
+        | unresolved_but_plausible(before, after, unresolved)
+    )
+
+
+def unresolved_but_plausible(before, after, unresolved) -> np.ndarray:
+    """Where the reference cannot judge: a finite result where the input saturated to
+    +-inf or NaN (the input lost its value to the same limit the reference hit)."""
+    return unresolved & np.isfinite(after) & ~np.isfinite(before)
+
+
+def assert_safe(term, values):
+    out = rg.rewrite(term, FAST_RUN)
+    assert rg.typeof(out) == rg.typeof(term)
+    before, after = computes(term, values), computes(out, values)
+    exact = exact_evaluate(term, values)
+    ok = acceptable(before, after, exact)
+    if not ok.all():
+        i = np.argwhere(~ok)[0]
+        point = {s.name: np.broadcast_to(v, before.shape)[tuple(i)] for s, v in values.items()}
+        pytest.fail(
+            f"{rg.pprint(term)} -> {rg.pprint(out)} at {point}: {before[tuple(i)]} became "
+            f"{after[tuple(i)]} (exact {exact[tuple(i)]})"
+        )
+    return out
+
+
+# -- the reported programs ------------------------------------------------------------
+
+GRID = np.array(SPECIAL)
+PAIRS = np.array([(a, b) for a in SPECIAL for b in SPECIAL])
+
+
+def test_log_of_a_sum_of_exps_is_right_at_infinities():
+    out = assert_safe(rg.log(rg.exp(X) + rg.exp(Y)), {X: PAIRS[:, 0], Y: PAIRS[:, 1]})
+    assert rg.pprint(out) == "logaddexp(x, y)"
+    x = np.array([np.inf, -np.inf, np.inf])
+    y = np.array([np.inf, -np.inf, -np.inf])
+    np.testing.assert_array_equal(computes(out, {X: x, Y: y}), [np.inf, -np.inf, np.inf])
+
+
+@pytest.mark.parametrize("row", [[-np.inf, -np.inf], [np.inf, np.inf], [-np.inf, np.inf],
+                                 [1000.0, 1000.0], [-1000.0, 0.0], [np.nan, 1.0]])  # fmt: skip
+def test_log_sum_exp_is_right_at_infinities(row):
+    out = assert_safe(rg.log(rg.sum(rg.exp(X))), {X: np.array(row)})
+    assert rg.pprint(out) == "logsumexp(x)"
+    M = rg.matrix("M")
+    out = assert_safe(rg.log(rg.sum(rg.exp(M), axis=1)), {M: np.array([row, row[::-1]])})
+    assert rg.pprint(out) == "logsumexp(M, axis=1)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x ** 0.5", "sum(0.5 * x)", "x * 0", "x / x", "(x / y) / z", "(x + y) * z + (x + y) * y",
+     "x * y + x * z", "exp(log(x))", "log(1 / x)"],
+)  # fmt: skip
+def test_rewrites_wrong_at_special_points_are_not_in_fast_run(text):
+    term = rg.parse(text, x=X, y=Y, z=Z)
+    values = {X: PAIRS[:, 0], Y: PAIRS[:, 1], Z: PAIRS[::-1, 0]}
+    assert_safe(term, values)
+
+
+def test_stabilisations_reach_their_stable_forms():
+    cases = {
+        "log(1 - exp(x))": "log1mexp(x)",
+        "log(-expm1(x))": "log1mexp(x)",
+        "log1p(exp(x))": "softplus(x)",
+        "log(1 + exp(x))": "softplus(x)",
+        "1 / (1 + exp(-x))": "sigmoid(x)",
+        "log(sigmoid(x))": "-softplus(-x)",
+        "log(1 - sigmoid(x))": "-softplus(x)",
+        "1 - sigmoid(x)": "sigmoid(-x)",
+        "log1p(expm1(x))": "x",
+        "exp(x) - 1": "expm1(x)",
+        "log(exp(x) - exp(y))": "where(y == -inf, x, x + log1mexp(y - x))",
+    }
+    for text, stable in cases.items():
+        term = rg.parse(text, x=X, y=Y)
+        finite = PAIRS[np.all((np.abs(PAIRS) <= HUGE) | np.isnan(PAIRS), axis=1)]
+        out = assert_safe(term, {X: finite[:, 0], Y: finite[:, 1]})
+        assert rg.pprint(out) == stable, text
+
+
+def test_exp_of_a_long_sum_comes_out_flat_and_stays():
+    w = rg.vector("w")
+    term = rg.exp(X) * rg.exp(Y) * rg.exp(Z) * rg.exp(w)
+    out = rg.rewrite(term, FAST_RUN)
+    assert rg.pprint(out) == "exp(w + x + y + z)"
+    assert rg.rewrite(out, FAST_RUN) == out
+
+
+# -- random programs --------------------------------------------------------------------
+
+UNARY = ["exp", "log", "log1p", "expm1", "sqrt", "abs", "neg", "sigmoid", "softplus", "sum"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "logaddexp"]
+
+
+@st.composite
+def programs(draw, depth: int = 4):
+    def build(level):
+        if level == 0 or draw(st.integers(0, 4)) == 0:
+            return draw(st.sampled_from([X, Y, Z, X, Y, 1, 2.0, 0.5, -1]))
+        kind = draw(st.sampled_from(UNARY + BINARY))
+        a = build(level - 1)
+        if kind in UNARY:
+            if kind == "sum":
+                return rg.sum(a) if rg.typeof(a).ndim else a
+            return -a if kind == "neg" else getattr(rg, kind)(a)
+        b = build(level - 1)
+        if kind == "sub":
+            return a - b
+        if kind == "div":
+            return a / b
+        return {"add": rg.add, "mul": rg.mul, "maximum": rg.maximum,
+                "logaddexp": rg.logaddexp}[kind](a, b)  # fmt: skip
+
+    term = build(depth)
+    return term if isinstance(term, rg.Term) and rg.typeof(term).ndim else rg.add(term, X)
+
+
+values = st.lists(
+    st.one_of(st.sampled_from(SPECIAL), st.floats(-50, 50), st.floats(allow_nan=True)),
+    min_size=6,
+    max_size=6,
+)
+
+
+@settings(max_examples=max(150, settings.default.max_examples), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])  # fmt: skip
+@given(term=programs(), xs=values, ys=values, zs=values)
+def test_fast_run_is_safe_at_special_points(term, xs, ys, zs):
+    assert_safe(term, {X: np.array(xs), Y: np.array(ys), Z: np.array(zs)})
+
+
+@settings(max_examples=max(300, settings.default.max_examples), deadline=None)
+@given(term=programs(depth=5))
+def test_fast_run_is_idempotent(term):
+    once = rg.rewrite(term, FAST_RUN)
+    assert rg.rewrite(once, FAST_RUN) == once, f"{rg.pprint(term)} -> {rg.pprint(once)}"
+
+
+# -- backward -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "relation, stable",
+    [
+        (stabilize.log1mexpo, rg.log1mexp(X)),
+        (stabilize.logsumexpo, rg.logsumexp(X)),
+        (stabilize.log_add_expo, rg.logaddexp(X, Y)),
+        (stabilize.softpluso, rg.softplus(X)),
+        (stabilize.sigmoido, rg.sigmoid(X)),
+        (stabilize.log_sigmoido, -rg.softplus(-X)),
+        (stabilize.one_minus_sigmoido, rg.sigmoid(-X)),
+        (stabilize.expm1o, rg.expm1(X)),
+        (stabilize.log1po, rg.log1p(X)),
+    ],
+)
+def test_stabilisations_run_backward_to_equal_programs(relation, stable):
+    q = var()
+    found = [rg.as_term(r) for r in run(5, q, relation(q, stable))]
+    assert found, f"{relation.__name__} has no backward answer"
+    values = {X: np.linspace(-3, -0.1, 7), Y: np.linspace(-1, 1, 7)}
+    for unstable in found:
+        np.testing.assert_allclose(computes(unstable, values), computes(stable, values),
+                                   rtol=1e-12)  # fmt: skip
+        assert rg.rewrite(unstable, optdb.query(include=["stabilize", "canonicalize"])) == (
+            rg.rewrite(stable, optdb.query(include=["stabilize", "canonicalize"]))
+        )
