@@ -517,12 +517,13 @@ def pow_halfo(in_lv, out_lv):
 
 
 def mul_neg_oneo(in_lv, out_lv):
-    """``-1 * x -> -x`` (in a product of any length)."""
+    """``-1 * x -> -x`` (in a product of any length), ``-x`` as ``canonicalize`` writes
+    it: ``-1 * (a + b) -> -a + -b`` (exactly)."""
     args, rest, x = lvars(3)
     return pipeo(
         in_lv,
         conso(mul, args, in_lv),
         removeo(-1, args, rest),
         variadico(mul, rest, x),
-        eq(out_lv, etuple(neg, x)),
+        nego(x, out_lv),
     )

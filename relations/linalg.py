@@ -225,8 +225,8 @@ def dot_distribute_sameo(in_lv, out_lv):
     """``A @ (x + y + ...) <-> A @ x + A @ y + ...`` where no summand is broadcast.
 
     Unsafe in ``fast_run``'s sense both ways: an infinite entry of ``A`` times a zero
-    is NaN on one side only.  ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix adds ``x`` to every
-    row of ``B``, and ``A @ x + A @ B`` is another (well-typed) matrix: the
-    documentation's relation does not hold there.
+    is NaN on one side only.  ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix
+    adds ``x`` to every row of ``B``, and ``A @ x + A @ B`` is another (well-typed)
+    matrix: the documentation's relation does not hold there.
     """
     return lall(dot_distributeo(in_lv, out_lv), testo(_no_broadcast, in_lv))

@@ -48,6 +48,9 @@ def _product(args: list) -> Any:
 
 def _signs_pulled(t: Any) -> Any:
     factors = _factors(t)
+    if factors is not None and len(factors) == 2 and is_number(factors[0]) and factors[0] == -1:
+        if type(factors[1]) is Term and factors[1]._tuple[0] is add:
+            return negated(factors[1])  # -1 * (a + b) is -a + -b, as -(a + b) is
     if factors is None or not any(type(a) is Term and a._tuple[0] is neg for a in factors):
         return None
     flips, kept = 0, []
@@ -62,7 +65,8 @@ def _signs_pulled(t: Any) -> Any:
 def mul_nego(in_lv, out_lv):
     """``x * -y -> -(x * y)``, ``(-x) * (-y) -> x * y``: signs leave a product (exactly).
 
-    An odd sign goes into the product's number, if it has one: ``2 * -x -> -2 * x``.
+    An odd sign goes into the product's number, if it has one: ``2 * -x -> -2 * x``;
+    ``-1 * (a + b) -> -a + -b``, the form ``-(a + b)`` takes.
     Backward, ``-(x * y)`` comes from ``-x * y`` and ``x * -y``.
     """
     forward = computeo(_signs_pulled, [in_lv], out_lv)

@@ -48,6 +48,7 @@ from relgraph.ops import (
     sqrt,
     sub,
     sum,
+    transpose,
     true_div,
     where,
 )
@@ -110,12 +111,19 @@ def logsumexpo(in_lv, out_lv):
     """``log(sum(exp(x), axis, keepdims)) -> logsumexp(x, axis, keepdims)``.
 
     ``logsumexp`` shifts by the maximum (no overflow) and is exact at infinities:
-    ``[-inf, -inf]`` gives -inf, any +inf gives +inf.
+    ``[-inf, -inf]`` gives -inf, any +inf gives +inf.  Also through a transpose:
+    ``log(sum(exp(x), axis=2).T) -> logsumexp(x, axis=2).T``.
     """
-    x, params = lvars(2)
-    return lall(
-        eq(in_lv, etuple(log, cons(sum, cons(etuple(exp, x), params)))),
-        eq(out_lv, cons(logsumexp, cons(x, params))),
+    x, params, axes = lvars(3)
+    summed = cons(sum, cons(etuple(exp, x), params))
+    stable = cons(logsumexp, cons(x, params))
+    return conde(
+        [eq(in_lv, etuple(log, summed)), eq(out_lv, stable)],
+        # log of the transposed sum: log commutes with the transpose
+        [
+            eq(in_lv, etuple(log, cons(transpose, cons(summed, axes)))),
+            eq(out_lv, cons(transpose, cons(stable, axes))),
+        ],
     )
 
 
