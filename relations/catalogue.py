@@ -65,8 +65,13 @@ def catalogue() -> str:
         "backward.  *Domain and notes* give the condition under which a relation applies",
         "and why an `unsafe` one is not in `fast_run`.",
     ]
+    shown: list = []
     for entry in optdb.entries():
         db = entry.obj
+        if db in shown:
+            lines += ["", f"## {entry.name}", "", f"`{db.name}` again, after what comes before."]
+            continue
+        shown.append(db)
         lines += [
             "",
             f"## {db.name}",

@@ -86,30 +86,39 @@ def _sign_pushed(t: Any) -> list:
     ]
 
 
+def _is_abs(a: Any) -> bool:
+    return type(a) is Term and a._tuple[0] is abs
+
+
 def _abs_merged(t: Any) -> Any:
+    if type(t) is Term and t._tuple[0] is true_div and all(map(_is_abs, t._tuple[1:])):
+        return Term((abs, Term((true_div, t._tuple[1]._tuple[1], t._tuple[2]._tuple[1]))))
     factors = _factors(t)
     if factors is None:
         return None
-    inside = [a._tuple[1] for a in factors if type(a) is Term and a._tuple[0] is abs]
+    inside = [a._tuple[1] for a in factors if _is_abs(a)]
     if len(inside) < 2:
         return None
-    rest = [a for a in factors if not (type(a) is Term and a._tuple[0] is abs)]
+    rest = [a for a in factors if not _is_abs(a)]
     return _product([*rest, Term((abs, _product(inside)))])
 
 
 def abs_mulo(in_lv, out_lv):
-    """``abs(x) * abs(y) -> abs(x * y)``; ``abs(x) / abs(y) <-> abs(x / y)``: exact."""
+    """``abs(x) * abs(y) <-> abs(x * y)``; ``abs(x) / abs(y) <-> abs(x / y)``: exact.
+
+    Forward, every ``abs`` factor of a product merges at once.
+    """
     x, y = lvars(2)
-    quotient = lall(
-        eq(in_lv, etuple(true_div, etuple(abs, x), etuple(abs, y))),
-        eq(out_lv, etuple(abs, etuple(true_div, x, y))),
+    backward = conde(
+        *(
+            [
+                eq(out_lv, etuple(abs, etuple(op, x, y))),
+                eq(in_lv, etuple(op, etuple(abs, x), etuple(abs, y))),
+            ]
+            for op in (mul, true_div)
+        )
     )
-    product = lall(
-        eq(out_lv, etuple(abs, etuple(mul, x, y))),
-        eq(in_lv, etuple(mul, etuple(abs, x), etuple(abs, y))),
-    )
-    merged = computeo(_abs_merged, [in_lv], out_lv)
-    return ifgroundo(in_lv, conde([merged], [quotient]), conde([quotient], [product]))
+    return ifgroundo(in_lv, computeo(_abs_merged, [in_lv], out_lv), backward)
 
 
 def _constant_divided(t: Any) -> Any:

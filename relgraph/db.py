@@ -312,7 +312,9 @@ def _refuse_both_directions(db: str, rules: list[Rule]) -> None:
 class SequenceDB(RelationDB):
     """Rewriters and databases run one after the other, by position.
 
-    A relation registered here runs as an equilibrium of its own.
+    A relation registered here runs as an equilibrium of its own.  One database may
+    be registered at several positions (canonicalize again after stabilize); when a
+    query leaves out what lies between, it runs once.
     """
 
     def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
@@ -325,9 +327,11 @@ class SequenceDB(RelationDB):
             raise RegistrationError(f"{self.name}: {name!r}: {exc}") from None
 
     def _build(self, query: Query, within: frozenset[str]) -> SequenceRewriter:
-        steps = []
+        steps, last = [], None
         for e, labels, names in self._visible(query, within):
-            obj = e.obj
+            obj = source = e.obj
+            if source is last:
+                continue  # a database again right after itself: its fixpoint is reached
             if isinstance(obj, RelationDB):
                 inner = query.subquery.get(e.name, query)
                 if not obj.count(inner, names):
@@ -336,4 +340,5 @@ class SequenceDB(RelationDB):
             elif not self._takes(query, e, labels):
                 continue
             steps.append((e.name, obj))
+            last = source
         return SequenceRewriter(steps, name=self.name)

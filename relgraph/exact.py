@@ -122,11 +122,18 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
         except _Clamped:
             return UNRESOLVED
         if isinstance(out, mpmath.mpc):
-            return mpmath.nan
+            # sqrt or log of a negative number: undefined, unless the number is the
+            # rounding noise of a cancellation to 0 (x - log(exp(x)))
+            tiny = mpmath.mpf(10) ** -NOISE
+            noise = any(abs(a) < tiny for a in args if not isinstance(a, (bool, np.bool_)))
+            return UNRESOLVED if noise else mpmath.nan
         return UNRESOLVED if _lost(name, args, out) else out
 
     return guarded
 
+
+# Below 10 ** -NOISE a working-precision result is indistinguishable from 0.
+NOISE = DIGITS - 60
 
 # Functions that approach a limit they never reach at a finite argument.
 _SATURATING = {"sigmoid": (0, 1), "tanh": (-1, 1), "erf": (-1, 1), "expm1": (-1,)}
