@@ -29,7 +29,7 @@ import time
 import numpy as np
 
 import relgraph as rg
-from relations import optdb
+from relations import canonicalize_db, optdb
 from relgraph.traverse import subterms
 
 VECTORS = [rg.vector(n) for n in "xyzw"]
@@ -132,7 +132,8 @@ def main() -> None:
     rows = []
     for label, query in [
         ("relgraph canonicalize", optdb.query(include=["canonicalize"])),
-        ("relgraph canonicalize+unsafe", optdb.query(include=["canonicalize", "unsafe"])),
+        # the canonicalize stage only: "unsafe" alone also selects other stages' rules
+        ("relgraph canonicalize+unsafe", canonicalize_db.query(include=["canonicalize", "unsafe"])),
     ]:
         seconds, out = median_time(lambda q=query: rg.rewrite(term, q), args.repeat)
         check(term, out, values)

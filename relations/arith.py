@@ -387,12 +387,12 @@ def neg_addo(in_lv, out_lv):
 def neg_mulo(in_lv, out_lv):
     """``-(c * x) -> (-c) * x`` for a number ``c``."""
     c, rest, minus_c = lvars(3)
-    return pipeo(
+    negative = eq(in_lv, etuple(neg, cons(mul, cons(c, rest))))
+    scaled = conso(mul, cons(minus_c, rest), out_lv)
+    return ifgroundo(
         in_lv,
-        eq(in_lv, etuple(neg, cons(mul, cons(c, rest)))),
-        testo(is_number, c),
-        ifgroundo(c, computeo(operator.neg, [c], minus_c), computeo(operator.neg, [minus_c], c)),
-        conso(mul, cons(minus_c, rest), out_lv),
+        lall(negative, testo(is_number, c), computeo(operator.neg, [c], minus_c), scaled),
+        lall(scaled, testo(is_number, minus_c), computeo(operator.neg, [minus_c], c), negative),
     )
 
 

@@ -327,7 +327,7 @@ class SequenceDB(RelationDB):
             raise RegistrationError(f"{self.name}: {name!r}: {exc}") from None
 
     def _build(self, query: Query, within: frozenset[str]) -> SequenceRewriter:
-        steps, last = [], None
+        steps, last, built = [], None, {}
         for e, labels, names in self._visible(query, within):
             obj = source = e.obj
             if source is last:
@@ -336,7 +336,10 @@ class SequenceDB(RelationDB):
                 inner = query.subquery.get(e.name, query)
                 if not obj.count(inner, names):
                     continue  # a stage with nothing selected is left out
-                obj = obj._build(inner, names)
+                # One rewriter per database and query: run again on its own output,
+                # the sequence skips it.
+                key = (id(source), id(inner))
+                obj = built[key] = built.get(key) or obj._build(inner, names)
             elif not self._takes(query, e, labels):
                 continue
             steps.append((e.name, obj))

@@ -157,9 +157,16 @@ class SequenceRewriter:
         """Apply each step in order; the report nests the steps' reports."""
         term = checked_term(term, "rewrite")
         start, before = time.perf_counter(), count_nodes(term)
-        children = []
-        for _, step in self.steps:
+        children, outputs = [], {}
+        for name, step in self.steps:
+            if outputs.get(id(step)) is term:
+                # A step that runs again on its own output (nothing between changed
+                # it) is at its fixpoint already.
+                size = count_nodes(term)
+                children.append(RewriteReport(name, 0, 0.0, size, size))
+                continue
             term, child = step.apply(term)
+            outputs[id(step)] = term
             children.append(child)
         elapsed = time.perf_counter() - start
         return term, RewriteReport(
