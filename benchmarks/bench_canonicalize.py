@@ -133,7 +133,10 @@ def main() -> None:
     for label, query in [
         ("relgraph canonicalize", optdb.query(include=["canonicalize"])),
         # the canonicalize stage only: "unsafe" alone also selects other stages' rules
-        ("relgraph canonicalize+unsafe", canonicalize_db.query(include=["canonicalize", "unsafe"])),
+        (
+            "relgraph canonicalize+unsafe",
+            canonicalize_db.query(include=["canonicalize", "unsafe"]),
+        ),
     ]:
         seconds, out = median_time(lambda q=query: rg.rewrite(term, q), args.repeat)
         check(term, out, values)
