@@ -37,6 +37,7 @@ __all__ = ["optdb", "canonicalize_db", "stabilize_db", "specialize_db", "linalg_
 
 C, S, SP, L, F = CANONICALIZE, STABILIZE, SPECIALIZE, LINALG, FAST_RUN
 RECANONICALIZE = "recanonicalize"
+REDUCTIONS = (ops.sum, ops.max, ops.min, ops.prod, ops.mean)
 add, mul, sub, div, pow = ops.add, ops.mul, ops.sub, ops.true_div, ops.pow
 neg, exp, log, sqrt, sum_, T, dot = (
     ops.neg,
@@ -73,6 +74,8 @@ CANONICALIZE_RELATIONS = [
     ("sign_div_consto", products.sign_div_consto, (C, F), (ops.sign,)),
     ("sum_sumo", reductions.sum_sumo, (C, F), (sum_,)),
     ("same_choiceo", reductions.same_choiceo, (C, F), (ops.maximum, ops.minimum, ops.where)),
+    ("reduce_scalaro", reductions.reduce_scalaro, (C, F), REDUCTIONS),
+    ("reciprocal_reciprocalo", products.reciprocal_reciprocalo, (C, F), (div, ops.reciprocal)),
     ("transpose_transposeo", linalg.transpose_transposeo, (C, L, F), (T,)),
     ("transpose_lowo", linalg.transpose_lowo, (C, L, F), (T,)),
     ("sum_scaleo", linalg.sum_scaleo, (C, F), (sum_,)),
@@ -83,6 +86,8 @@ CANONICALIZE_RELATIONS = [
     ("pow_powo", arith.pow_powo, (C, UNSAFE), (pow,)),
     ("div_divo", arith.div_divo, (C, UNSAFE), (div,)),
     ("cancelo", products.cancelo, (C, UNSAFE), (mul, div)),
+    ("zero_divo", products.zero_divo, (C, UNSAFE), (div,)),
+    ("div_abso", products.div_abso, (C, UNSAFE), (div,)),
     ("sum_scale_anyo", linalg.sum_scale_anyo, (C, UNSAFE), (sum_,)),
 ]
 STABILIZE_RELATIONS = [
@@ -101,6 +106,7 @@ STABILIZE_RELATIONS = [
     ("expm1o", stabilize.expm1o, (S, F), (sub, add)),
     ("sqrt_squareo", stabilize.sqrt_squareo, (S, F), (sqrt,)),
     ("exp_logo", explog.exp_logo, (S, UNSAFE), (exp,)),
+    ("log_divo", stabilize.log_divo, (S, UNSAFE), (log,)),
     ("log_mulo", explog.log_mulo, (S, UNSAFE, EXPAND), (log,)),
 ]
 # Specialize replaces subterms of sorted sums and products: it keeps the AC normal form.

@@ -17,21 +17,25 @@ factors), so it runs forward; those with a one-step inverse also run backward.
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 from etuples import etuple
 from kanren import conde, eq, lall
+from unification import var
 from unification import vars as lvars
 
-from relations.arith import commo, negated, nego
+from relations.arith import _zero_like, commo, negated, nego
 from relations.goals import computeo, eacho, ifgroundo, is_number
 from relations.order import sorted_args
-from relgraph.ops import abs, add, exp, mul, neg, pow, sign, true_div
+from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
 from relgraph.relation import forward_only
 from relgraph.term import Term
 
 __all__ = [
     "mul_nego", "abs_mulo", "div_consto", "exp_mulo", "exp_divo", "sign_div_consto", "cancelo",
+    "reciprocal_reciprocalo", "zero_divo", "div_abso",
 ]  # fmt: skip
 
 
@@ -131,7 +135,7 @@ def _constant_divided(t: Any) -> Any:
         return None
     k = factors[0]
     ratio = k / c
-    if ratio * c != k or ratio == 0 or not abs(ratio) < float("inf"):
+    if ratio == 0 or not math.isfinite(ratio) or Fraction(ratio) * Fraction(c) != Fraction(k):
         return None  # the ratio rounds: the division stays
     rest = list(factors[1:])
     return _product(rest) if ratio == 1 else _product([ratio, *rest])
@@ -284,3 +288,37 @@ def cancelo(in_lv, out_lv):
     Unsafe: where a cancelled factor is 0, inf or NaN the left side is NaN.
     """
     return computeo(_cancelled, [in_lv], out_lv)
+
+
+def reciprocal_reciprocalo(in_lv, out_lv):
+    """``1 / (1 / x) -> x`` (also ``reciprocal(reciprocal(x))``).
+
+    Where ``1 / x`` overflows (a subnormal ``x``) the right side keeps ``x``; at 0,
+    +-0.0 and the infinities both sides agree.
+    """
+    x = var()
+    return lall(
+        conde(
+            [eq(in_lv, etuple(true_div, 1, etuple(true_div, 1, x)))],
+            [eq(in_lv, etuple(reciprocal, etuple(reciprocal, x)))],
+        ),
+        eq(out_lv, x),
+    )
+
+
+def _zero_quotient(t: Any) -> Any:
+    if type(t) is Term and t._tuple[0] is true_div and is_number(t._tuple[1]):
+        return _zero_like(t) if t._tuple[1] == 0 else None
+    return None
+
+
+@forward_only
+def zero_divo(in_lv, out_lv):
+    """``0 / x -> 0`` for scalars.  Unsafe: ``0 / 0`` and ``0 / nan`` are NaN."""
+    return computeo(_zero_quotient, [in_lv], out_lv)
+
+
+def div_abso(in_lv, out_lv):
+    """``x / abs(x) <-> sign(x)``.  Unsafe: at 0 and +-inf the left side is NaN."""
+    x = var()
+    return lall(eq(in_lv, etuple(true_div, x, etuple(abs, x))), eq(out_lv, etuple(sign, x)))

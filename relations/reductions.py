@@ -19,9 +19,11 @@ from unification import var
 from relations.goals import computeo, eacho, ifgroundo
 from relgraph.infer import typeof
 from relgraph.ops import maximum, minimum, sum, where
+from relgraph.reductions import Reduce
+from relgraph.relation import forward_only
 from relgraph.term import Term
 
-__all__ = ["sum_sumo", "same_choiceo"]
+__all__ = ["sum_sumo", "same_choiceo", "reduce_scalaro"]
 
 
 def _merged_sum(t: Any) -> Any:
@@ -90,3 +92,21 @@ def same_choiceo(in_lv, out_lv):
         ),
         eq(out_lv, x),
     )
+
+
+def _scalar_reduced(t: Any) -> Any:
+    if type(t) is Term and isinstance(t._tuple[0], Reduce) and t._tuple[0].name != "logsumexp":
+        x = t._tuple[1]
+        return x if typeof(x).ndim == 0 else None
+    return None
+
+
+@forward_only
+def reduce_scalaro(in_lv, out_lv):
+    """``sum(s) -> s`` for a 0-d ``s`` (also ``max``, ``min``, ``prod``, ``mean``).
+
+    The driver keeps it only where the type stays: the ``sum`` of an int8 scalar is
+    int64, and stays a ``sum``.  Forward only: backward, every scalar would be the
+    reduction of itself.
+    """
+    return computeo(_scalar_reduced, [in_lv], out_lv)

@@ -17,6 +17,7 @@ forms a stable term comes from.
 
 from __future__ import annotations
 
+import math
 from functools import reduce
 from typing import Any
 
@@ -52,12 +53,13 @@ from relgraph.ops import (
     true_div,
     where,
 )
+from relgraph.relation import forward_only
 from relgraph.term import Term
 
 __all__ = [
     "log1po", "expm1o", "logsumexpo", "log_add_expo", "log_diff_expo", "log1mexpo",
     "softpluso", "log_sigmoido", "log1m_sigmoido", "sigmoido", "one_minus_sigmoido",
-    "log1p_expm1o", "sqrt_squareo",
+    "log1p_expm1o", "sqrt_squareo", "log_divo",
 ]  # fmt: skip
 
 
@@ -73,20 +75,27 @@ def log1po(in_lv, out_lv):
     )
 
 
-def _is_minus_one(c: Any) -> bool:
+def _is_all(value: int, c: Any) -> bool:
+    """``c`` is the number ``value``, or an array of it."""
     if is_number(c):
-        return c == -1
-    return type(c) is Constant and bool((c.value == -1).all())
+        return c == value
+    return type(c) is Constant and bool((c.value == value).all())
+
+
+def _is_exp(a: Any) -> bool:
+    return type(a) is Term and a._tuple[0] is exp
 
 
 def _expm1_in_sum(t: Any) -> Any:
-    """A sum with an ``exp(u)`` and a -1 (a number, or an array of -1s) merged into
-    ``expm1(u)``; None if it has none."""
+    """``exp(u) - 1``, or a sum with an ``exp(u)`` and a -1 (a number, or an array of
+    -1s), with the two merged into ``expm1(u)``; None if it has none."""
+    if type(t) is Term and t._tuple[0] is sub and _is_exp(t._tuple[1]) and _is_all(1, t._tuple[2]):
+        return Term((expm1, t._tuple[1]._tuple[1]))
     if type(t) is not Term or t._tuple[0] is not add:
         return None
     args = list(t._tuple[1:])
-    one = next((i for i, a in enumerate(args) if _is_minus_one(a)), None)
-    e = next((i for i, a in enumerate(args) if type(a) is Term and a._tuple[0] is exp), None)
+    one = next((i for i, a in enumerate(args) if _is_all(-1, a)), None)
+    e = next((i for i, a in enumerate(args) if _is_exp(a)), None)
     if one is None or e is None:
         return None
     merged = Term((expm1, args[e]._tuple[1]))
@@ -251,3 +260,33 @@ def sqrt_squareo(in_lv, out_lv):
     """``sqrt(x ** 2) -> abs(x)``: no overflow of ``x ** 2``."""
     x = var()
     return lall(eq(in_lv, etuple(sqrt, etuple(pow, x, 2))), eq(out_lv, etuple(abs, x)))
+
+
+def _log_of_quotient(t: Any) -> Any:
+    """``log(c / x) -> log(c) - log(x)``, ``log(x / c) -> log(x) - log(c)`` for c > 0."""
+    if type(t) is not Term or t._tuple[0] is not log:
+        return None
+    q = t._tuple[1]
+    if type(q) is not Term or q._tuple[0] is not true_div:
+        return None
+    num, den = q._tuple[1], q._tuple[2]
+    if is_number(num) and num > 0:
+        return (
+            Term((neg, Term((log, den))))
+            if num == 1
+            else Term((sub, math.log(num), Term((log, den))))
+        )
+    if is_number(den) and den > 0:
+        return Term((sub, Term((log, num)), math.log(den)))
+    return None
+
+
+@forward_only
+def log_divo(in_lv, out_lv):
+    """``log(c / x) -> log(c) - log(x)`` (``log(1 / x) -> -log(x)``) and
+    ``log(x / c) -> log(x) - log(c)``, ``c`` a positive number.
+
+    Unsafe: at ``x = -0.0`` and ``-inf`` ``log(1 / x)`` is NaN and ``-log(x)`` is not,
+    and near ``x = c`` the difference of two logs cancels where ``log(x / c)`` does not.
+    """
+    return computeo(_log_of_quotient, [in_lv], out_lv)
