@@ -47,7 +47,10 @@ class Reduce(Op):
         axis, keepdims = params
         if not isinstance(keepdims, (bool, np.bool_)):
             raise TypeCheckError(f"{self.name}: keepdims must be True or False")
-        return [tuple(axis) if isinstance(axis, list) else axis, bool(keepdims)]
+        axis = tuple(axis) if isinstance(axis, list) else axis
+        if isinstance(axis, tuple) and len(axis) == 1:
+            axis = axis[0]  # one stored form: axis=(0,) is axis=0
+        return [axis, bool(keepdims)]
 
     def perform(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
         return self.fn(x, axis=axis, keepdims=keepdims)
