@@ -29,7 +29,7 @@ from relgraph.reductions import Reduce
 from relgraph.term import Term
 from relgraph.traverse import subterms
 
-__all__ = ["exact_evaluate"]
+__all__ = ["exact_evaluate", "agrees"]
 
 DIGITS = 1000
 
@@ -39,7 +39,8 @@ def exact_evaluate(term: Any, inputs: Mapping[Any, Any]) -> np.ma.MaskedArray:
 
     Masked where 1000 digits do not resolve it: ``1 - sigmoid(1e300)`` is
     ``exp(-1e300)``, which no working precision holds (a saturating function
-    reaches its limit at a finite point, or an exponent is beyond any precision).
+    reaches its limit at a finite point, a sum cancels below its rounding noise,
+    or an exponent is beyond any precision).
     Compare only the unmasked values.
 
     Examples
@@ -70,6 +71,46 @@ def exact_evaluate(term: Any, inputs: Mapping[Any, Any]) -> np.ma.MaskedArray:
     with np.errstate(invalid="ignore", over="ignore"):
         rounded = np.vectorize(_rounded, otypes=[np.float64])(result)
     return np.ma.masked_array(rounded, mask=unresolved)
+
+
+def agrees(before: Any, after: Any, exact: Any) -> np.ndarray:
+    """Elementwise: whether a rewritten program's values ``after`` may stand for the
+    input's values ``before``, given the exact ones (from :func:`exact_evaluate`).
+
+    ``after`` equals ``before`` as numpy compares (NaN matches NaN, -0.0 matches
+    0.0, finite values up to rounding), or is closer to ``exact``, or is NaN where
+    the exact value is undefined.  Where ``exact`` is masked (not resolved) it
+    cannot judge: any number passes, and NaN only where ``before`` is NaN.
+
+    Examples
+    --------
+    >>> import numpy as np, relgraph as rg
+    >>> x = rg.vector("x")
+    >>> v = {x: np.array([1e-20, 1.0])}
+    >>> before = rg.evaluate(rg.log(1 + x), v)
+    >>> agrees(before, rg.evaluate(rg.log1p(x), v), exact_evaluate(rg.log(1 + x), v))
+    array([ True,  True])
+    >>> agrees(before, np.array([1e-20, 0.5]), exact_evaluate(rg.log(1 + x), v))
+    array([ True, False])
+    """
+    unresolved = np.ma.getmaskarray(exact)
+    exact = np.ma.getdata(exact)
+    before, after, exact, unresolved = np.broadcast_arrays(
+        *(np.asarray(a, np.float64) for a in (before, after, exact)), unresolved
+    )
+
+    def error(v: np.ndarray) -> np.ndarray:
+        """|v - exact|: 0 where equal (infinities too), inf for a NaN ``v``."""
+        err = np.where(v == exact, 0.0, np.abs(v - exact))
+        return np.where(np.isnan(v) | np.isnan(err), np.inf, err)
+
+    with np.errstate(all="ignore"):
+        same = (np.isnan(before) & np.isnan(after)) | (before == after)
+        same |= np.isclose(after, before, rtol=1e-9, atol=1e-300)
+        closer = ~np.isnan(after) & ~np.isnan(exact) & (error(after) < error(before))
+        undefined = np.isnan(after) & np.isnan(exact)
+    cannot_judge = unresolved & (~np.isnan(after) | np.isnan(before))
+    return same | ((closer | undefined) & ~unresolved) | cannot_judge
 
 
 class _Unresolved:
@@ -122,30 +163,32 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
         except _Clamped:
             return UNRESOLVED
         if isinstance(out, mpmath.mpc):
-            # sqrt or log of a negative number: undefined, unless the number is the
-            # rounding noise of a cancellation to 0 (x - log(exp(x)))
-            tiny = mpmath.mpf(10) ** -NOISE
-            noise = any(abs(a) < tiny for a in args if not isinstance(a, (bool, np.bool_)))
-            return UNRESOLVED if noise else mpmath.nan
+            return mpmath.nan  # sqrt or log of a negative number
         return UNRESOLVED if _lost(name, args, out) else out
 
     return guarded
 
 
-# Below 10 ** -NOISE a working-precision result is indistinguishable from 0.
-NOISE = DIGITS - 60
+# A sum below 10 ** -NOISE of its largest operand cancelled more than half the
+# working digits.  Sums of float64 inputs cancel exactly (to 0) or by far fewer
+# digits; more is the rounding noise of an identity (``x - log(exp(x))``, where
+# ``exp(x)`` rounded ``1 + x`` at 1000 digits): its sign and size mean nothing.
+NOISE = DIGITS // 2
 
 # Functions that approach a limit they never reach at a finite argument.
 _SATURATING = {"sigmoid": (0, 1), "tanh": (-1, 1), "erf": (-1, 1), "expm1": (-1,)}
 
 
 def _lost(name: str, args: tuple, out: Any) -> bool:
-    """Whether a saturating function reached its limit at a finite point: the
-    distance to the limit (which ``1 - sigmoid(x)`` needs) was lost."""
+    """Whether the working precision lost the result: a saturating function reached
+    its limit at a finite point (the distance to it, which ``1 - sigmoid(x)`` needs,
+    is gone), or a sum cancelled below its rounding noise."""
     import mpmath
 
     if name in _SATURATING:
         return mpmath.isfinite(args[0]) and out in _SATURATING[name]
+    if name in ("add", "sub") and out != 0 and all(mpmath.isfinite(a) for a in args):
+        return abs(out) < max(abs(a) for a in args) * mpmath.mpf(10) ** -NOISE
     return False
 
 

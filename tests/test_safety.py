@@ -19,7 +19,7 @@ from kanren import run, var
 
 import relgraph as rg
 from relations import optdb, stabilize
-from relgraph.exact import exact_evaluate
+from relgraph.exact import agrees, exact_evaluate
 
 FAST_RUN = optdb.query(include=["fast_run"])
 X, Y, Z = rg.vector("x"), rg.vector("y"), rg.vector("z")
@@ -34,42 +34,12 @@ def computes(term, values):
         return np.asarray(rg.evaluate(term, values), dtype=np.float64)
 
 
-def acceptable(before, after, exact) -> np.ndarray:
-    """Elementwise: ``after`` equals ``before`` (as numpy compares, up to rounding), or is
-    closer to ``exact``, or both are NaN where the exact value is undefined.  Where the
-    exact value is not resolved (masked), only equality counts."""
-    unresolved = np.ma.getmaskarray(exact)
-    exact = np.ma.getdata(exact)
-    before, after, exact, unresolved = np.broadcast_arrays(before, after, exact, unresolved)
-
-    def error(v):
-        err = np.where(v == exact, 0.0, np.abs(v - exact))
-        return np.where(np.isnan(v) | np.isnan(err), np.inf, err)
-
-    with np.errstate(all="ignore"):
-        same = (np.isnan(before) & np.isnan(after)) | (before == after)
-        same |= np.isclose(after, before, rtol=1e-9, atol=1e-300)
-        closer = ~np.isnan(after) & ~np.isnan(exact) & (error(after) < error(before))
-        undefined = np.isnan(after) & np.isnan(exact)
-    return (
-        same
-        | ((closer | undefined) & ~unresolved)
-        | unresolved_but_plausible(before, after, unresolved)
-    )
-
-
-def unresolved_but_plausible(before, after, unresolved) -> np.ndarray:
-    """Where the reference cannot judge (``log1p(expm1(-1e16))`` needs 10**16 digits):
-    any number, and NaN only where the input is NaN."""
-    return unresolved & (~np.isnan(after) | np.isnan(before))
-
-
 def assert_safe(term, values):
     out = rg.rewrite(term, FAST_RUN)
     assert rg.typeof(out) == rg.typeof(term)
     before, after = computes(term, values), computes(out, values)
     exact = exact_evaluate(term, values)
-    ok = acceptable(before, after, exact)
+    ok = agrees(before, after, exact)
     if not ok.all():
         i = np.argwhere(~ok)[0]
         point = {s.name: np.broadcast_to(v, before.shape)[tuple(i)] for s, v in values.items()}
