@@ -29,6 +29,7 @@ from unification import vars as lvars
 
 from relations.goals import (
     computeo,
+    has_head,
     ifgroundo,
     is_constant,
     is_float,
@@ -261,11 +262,11 @@ def negated(x: Any) -> Any:
     number, ``-(a + b)`` is ``-a + -b``."""
     if is_number(x):
         return -x
-    if type(x) is Term and x._tuple[0] is neg:
+    if has_head(x, neg):
         return x._tuple[1]
-    if type(x) is Term and x._tuple[0] is add:
+    if has_head(x, add):
         return Term((add, *sorted_args(add, [negated(a) for a in x._tuple[1:]])))
-    if type(x) is Term and x._tuple[0] is mul and is_number(x._tuple[1]):
+    if has_head(x, mul) and is_number(x._tuple[1]):
         c, rest = -x._tuple[1], x._tuple[2:]
         if c == 1:
             return rest[0] if len(rest) == 1 else Term((mul, *rest))
@@ -450,7 +451,7 @@ def pow_mulo(in_lv, out_lv):
 
 
 def _split_power(t: Any) -> Any:
-    if type(t) is not Term or t._tuple[0] is not pow or not is_number(t._tuple[2]):
+    if not has_head(t, pow) or not is_number(t._tuple[2]):
         return None
     base, n = t._tuple[1], t._tuple[2]
     if n < 2 or is_constant(base):

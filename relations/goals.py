@@ -45,6 +45,7 @@ __all__ = [
     "removeo",
     "variadico",
     "zipo",
+    "has_head",
     "is_number",
     "is_scalar",
     "is_float",
@@ -265,6 +266,11 @@ def _proper_list(x: Any) -> list[Any] | None:
 
 
 # -- predicates on ground values ---------------------------------------------------
+
+
+def has_head(t: Any, op: Any) -> bool:
+    """``t`` is a term applying ``op``: ``has_head(rg.exp(x), rg.exp)``."""
+    return type(t) is Term and t._tuple[0] is op
 
 
 def is_number(x: Any) -> bool:

@@ -27,7 +27,7 @@ from unification import var
 from unification import vars as lvars
 
 from relations.arith import _zero_like, commo, negated, nego
-from relations.goals import computeo, eacho, ifgroundo, is_number
+from relations.goals import computeo, eacho, has_head, ifgroundo, is_number
 from relations.order import sorted_args
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
 from relgraph.relation import forward_only
@@ -40,7 +40,7 @@ __all__ = [
 
 
 def _factors(t: Any) -> tuple | None:
-    return t._tuple[1:] if type(t) is Term and t._tuple[0] is mul else None
+    return t._tuple[1:] if has_head(t, mul) else None
 
 
 def _product(args: list) -> Any:
@@ -53,13 +53,13 @@ def _product(args: list) -> Any:
 def _signs_pulled(t: Any) -> Any:
     factors = _factors(t)
     if factors is not None and len(factors) == 2 and is_number(factors[0]) and factors[0] == -1:
-        if type(factors[1]) is Term and factors[1]._tuple[0] is add:
+        if has_head(factors[1], add):
             return negated(factors[1])  # -1 * (a + b) is -a + -b, as -(a + b) is
-    if factors is None or not any(type(a) is Term and a._tuple[0] is neg for a in factors):
+    if factors is None or not any(has_head(a, neg) for a in factors):
         return None
     flips, kept = 0, []
     for a in factors:
-        while type(a) is Term and a._tuple[0] is neg:
+        while has_head(a, neg):
             a, flips = a._tuple[1], flips + 1
         kept.append(a)
     product = _product(kept)
@@ -79,7 +79,7 @@ def mul_nego(in_lv, out_lv):
 
 def _sign_pushed(t: Any) -> list:
     """``-(x * y)`` as ``-x * y`` and ``x * -y``."""
-    inner = t._tuple[1] if type(t) is Term and t._tuple[0] is neg else None
+    inner = t._tuple[1] if has_head(t, neg) else None
     factors = _factors(inner)
     if factors is None:
         return []
@@ -90,20 +90,16 @@ def _sign_pushed(t: Any) -> list:
     ]
 
 
-def _is_abs(a: Any) -> bool:
-    return type(a) is Term and a._tuple[0] is abs
-
-
 def _abs_merged(t: Any) -> Any:
-    if type(t) is Term and t._tuple[0] is true_div and all(map(_is_abs, t._tuple[1:])):
+    if has_head(t, true_div) and all(has_head(a, abs) for a in t._tuple[1:]):
         return Term((abs, Term((true_div, t._tuple[1]._tuple[1], t._tuple[2]._tuple[1]))))
     factors = _factors(t)
     if factors is None:
         return None
-    inside = [a._tuple[1] for a in factors if _is_abs(a)]
+    inside = [a._tuple[1] for a in factors if has_head(a, abs)]
     if len(inside) < 2:
         return None
-    rest = [a for a in factors if not _is_abs(a)]
+    rest = [a for a in factors if not has_head(a, abs)]
     return _product([*rest, Term((abs, _product(inside)))])
 
 
@@ -127,7 +123,7 @@ def abs_mulo(in_lv, out_lv):
 
 def _constant_divided(t: Any) -> Any:
     """``(k * x) / c -> (k / c) * x`` for numbers ``k``, ``c`` when ``k / c`` is exact."""
-    if type(t) is not Term or t._tuple[0] is not true_div:
+    if not has_head(t, true_div):
         return None
     num, c = t._tuple[1], t._tuple[2]
     factors = _factors(num)
@@ -152,9 +148,9 @@ def div_consto(in_lv, out_lv):
 
 def _power_base(a: Any) -> Any:
     """What a factor is a power of, for merging: ``"exp"``, or a positive number base."""
-    if type(a) is Term and a._tuple[0] is exp:
+    if has_head(a, exp):
         return "exp"
-    if type(a) is Term and a._tuple[0] is pow and is_number(a._tuple[1]) and a._tuple[1] > 0:
+    if has_head(a, pow) and is_number(a._tuple[1]) and a._tuple[1] > 0:
         return a._tuple[1]
     return None
 
@@ -200,11 +196,11 @@ def exp_mulo(in_lv, out_lv):
 
 def _exps_divided(t: Any) -> Any:
     """``(exp(a) * y) / (exp(b) * z) -> (exp(a + -b) * y) / z``: exps of a quotient merge."""
-    if type(t) is not Term or t._tuple[0] is not true_div:
+    if not has_head(t, true_div):
         return None
     num, den = (list(_factors(a) or (a,)) for a in t._tuple[1:])
-    moved = [a for a in den if type(a) is Term and a._tuple[0] is exp]
-    if not moved or not any(type(a) is Term and a._tuple[0] is exp for a in num):
+    moved = [a for a in den if has_head(a, exp)]
+    if not moved or not any(has_head(a, exp) for a in num):
         return None
     top = [*num, *(Term((exp, negated(a._tuple[1]))) for a in moved)]
     merged = _exps_merged(Term((mul, *top)))
@@ -227,10 +223,10 @@ def exp_divo(in_lv, out_lv):
 
 
 def _sign_of_quotient(t: Any) -> Any:
-    if type(t) is not Term or t._tuple[0] is not sign:
+    if not has_head(t, sign):
         return None
     q = t._tuple[1]
-    if type(q) is not Term or q._tuple[0] is not true_div or not is_number(q._tuple[2]):
+    if not has_head(q, true_div) or not is_number(q._tuple[2]):
         return None
     c = q._tuple[2]
     if not c or c != c:
@@ -250,14 +246,14 @@ def sign_div_consto(in_lv, out_lv):
 
 def _numerator_denominator(t: Any) -> tuple[list, list]:
     """The factors of a nest of products and quotients, above and below the line."""
-    if type(t) is Term and t._tuple[0] is mul:
+    if has_head(t, mul):
         num, den = [], []
         for a in t._tuple[1:]:
             n, d = _numerator_denominator(a)
             num += n
             den += d
         return num, den
-    if type(t) is Term and t._tuple[0] is true_div:
+    if has_head(t, true_div):
         n1, d1 = _numerator_denominator(t._tuple[1])
         n2, d2 = _numerator_denominator(t._tuple[2])
         return n1 + d2, d1 + n2
@@ -307,7 +303,7 @@ def reciprocal_reciprocalo(in_lv, out_lv):
 
 
 def _zero_quotient(t: Any) -> Any:
-    if type(t) is Term and t._tuple[0] is true_div and is_number(t._tuple[1]):
+    if has_head(t, true_div) and is_number(t._tuple[1]):
         return _zero_like(t) if t._tuple[1] == 0 else None
     return None
 

@@ -16,7 +16,7 @@ from etuples import etuple
 from kanren import conde, eq, lall
 from unification import var
 
-from relations.goals import computeo, eacho, ifgroundo
+from relations.goals import computeo, eacho, has_head, ifgroundo
 from relgraph.infer import typeof
 from relgraph.ops import maximum, minimum, sum, where
 from relgraph.reductions import Reduce
@@ -28,10 +28,10 @@ __all__ = ["sum_sumo", "same_choiceo", "reduce_scalaro"]
 
 def _merged_sum(t: Any) -> Any:
     """``sum(sum(x, a), b)`` as one ``sum`` over both sets of axes (no keepdims)."""
-    if type(t) is not Term or t._tuple[0] is not sum:
+    if not has_head(t, sum):
         return None
     inner = t._tuple[1]
-    if type(inner) is not Term or inner._tuple[0] is not sum:
+    if not has_head(inner, sum):
         return None
     outer_p, inner_p = sum.param_values(t._tuple[1:]), sum.param_values(inner._tuple[1:])
     if outer_p["keepdims"] or inner_p["keepdims"]:
@@ -60,7 +60,7 @@ def sum_sumo(in_lv, out_lv):
 def _split_sums(t: Any) -> list:
     """``sum(x, axis=(0, 1))`` as ``sum(sum(x, axis=0), axis=0)`` and
     ``sum(sum(x, axis=1), axis=0)``."""
-    if type(t) is not Term or t._tuple[0] is not sum:
+    if not has_head(t, sum):
         return []
     p, x = sum.param_values(t._tuple[1:]), t._tuple[1]
     ndim = typeof(x).ndim

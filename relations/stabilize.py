@@ -28,7 +28,7 @@ from unification import var
 from unification import vars as lvars
 
 from relations.arith import commo, nego
-from relations.goals import computeo, ifgroundo, is_number, pipeo, removeo, variadico
+from relations.goals import computeo, has_head, ifgroundo, is_number, pipeo, removeo, variadico
 from relgraph.leaves import Constant
 from relgraph.ops import (
     abs,
@@ -82,20 +82,16 @@ def _is_all(value: int, c: Any) -> bool:
     return type(c) is Constant and bool((c.value == value).all())
 
 
-def _is_exp(a: Any) -> bool:
-    return type(a) is Term and a._tuple[0] is exp
-
-
 def _expm1_in_sum(t: Any) -> Any:
     """``exp(u) - 1``, or a sum with an ``exp(u)`` and a -1 (a number, or an array of
     -1s), with the two merged into ``expm1(u)``; None if it has none."""
-    if type(t) is Term and t._tuple[0] is sub and _is_exp(t._tuple[1]) and _is_all(1, t._tuple[2]):
+    if has_head(t, sub) and has_head(t._tuple[1], exp) and _is_all(1, t._tuple[2]):
         return Term((expm1, t._tuple[1]._tuple[1]))
-    if type(t) is not Term or t._tuple[0] is not add:
+    if not has_head(t, add):
         return None
     args = list(t._tuple[1:])
     one = next((i for i, a in enumerate(args) if _is_all(-1, a)), None)
-    e = next((i for i, a in enumerate(args) if _is_exp(a)), None)
+    e = next((i for i, a in enumerate(args) if has_head(a, exp)), None)
     if one is None or e is None:
         return None
     merged = Term((expm1, args[e]._tuple[1]))
@@ -138,16 +134,16 @@ def logsumexpo(in_lv, out_lv):
 
 def _exp_args(t: Any) -> list | None:
     """The ``u``s of a sum of two or more ``exp(u)``, or None."""
-    if type(t) is not Term or t._tuple[0] is not add:
+    if not has_head(t, add):
         return None
     args = t._tuple[1:]
-    if all(type(a) is Term and a._tuple[0] is exp for a in args):
+    if all(has_head(a, exp) for a in args):
         return [a._tuple[1] for a in args]
     return None
 
 
 def _log_add_exp(t: Any) -> Any:
-    inner = _exp_args(t._tuple[1]) if type(t) is Term and t._tuple[0] is log else None
+    inner = _exp_args(t._tuple[1]) if has_head(t, log) else None
     if inner is None:
         return None
     return reduce(lambda a, b: Term((logaddexp, a, b)), inner)
@@ -264,10 +260,10 @@ def sqrt_squareo(in_lv, out_lv):
 
 def _log_of_quotient(t: Any) -> Any:
     """``log(c / x) -> log(c) - log(x)``, ``log(x / c) -> log(x) - log(c)`` for c > 0."""
-    if type(t) is not Term or t._tuple[0] is not log:
+    if not has_head(t, log):
         return None
     q = t._tuple[1]
-    if type(q) is not Term or q._tuple[0] is not true_div:
+    if not has_head(q, true_div):
         return None
     num, den = q._tuple[1], q._tuple[2]
     if is_number(num) and num > 0:
