@@ -285,6 +285,9 @@ def _checked_value(symbol: Symbol, value: Any) -> Any:
 # compares a few integers.
 
 
+ONE = ("size", 1)
+
+
 class _Shapes:
     def __init__(self, inputs):
         self.inputs = inputs
@@ -305,11 +308,13 @@ class _Shapes:
 
     def broadcast(self, shapes, node) -> tuple:
         """numpy broadcasting of symbolic shapes: dimensions aligned from the right
-        join one group; the result keeps the first of each."""
+        join one group; the result keeps the first of each.  A fixed size 1 fits
+        any dimension, so it joins nothing: ``(n, 1) - (1, m)`` needs no n == m."""
         ndim = max((len(s) for s in shapes), default=0)
         out = []
         for k in range(ndim):
             dims = [s[k - ndim + len(s)] for s in shapes if k - ndim + len(s) >= 0]
+            dims = [d for d in dims if d != ONE] or [ONE]
             for other in dims[1:]:
                 self.join(dims[0], other, node)
             out.append(dims[0])

@@ -71,6 +71,17 @@ def test_broadcasting_scalars_and_constants(rng):
     np.testing.assert_allclose(g(c, v), c * v + 1.0, rtol=1e-12)
 
 
+def test_a_new_axis_of_size_one_ties_no_two_sizes_together(rng):
+    # (n, 1) - (1, m) is (n, m) for any n and m: the size-1 axes fit anything.
+    x, y = rg.matrix("x"), rg.matrix("y")
+    t = rg.sum(x * x, axis=1)[:, None] + rg.sum(y * y, axis=1)[None, :] - 2 * (x @ y.T)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((5, 3))
+    want = (a**2).sum(1)[:, None] + (b**2).sum(1)[None, :] - 2 * a @ b.T
+    np.testing.assert_allclose(rg.function([x, y], t)(a, b), want, rtol=1e-12)
+    with pytest.raises(rg.TypeCheckError, match="axis 1 of x is 3, axis 1 of y is 4"):
+        rg.function([x, y], t)(a, rng.standard_normal((5, 4)))
+
+
 def test_zero_d_empty_nan_inf():
     s, x = rg.scalar("s"), rg.vector("x")
     f = rg.function([s, x], [rg.exp(s) * 2.0, rg.log(x) + s])
