@@ -61,7 +61,9 @@ def _pow2(k):
 @njit(inline="always", cache=True, error_model="numpy")
 def exp(x):
     """``np.exp`` for one float64, vectorisable."""
-    xc = min(max(x, _EXP_MIN - 1.0), _EXP_MAX + 1.0)  # keeps k in range; NaN kept below
+    # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
+    # than a clamped argument, whose subnormal intermediates cost ~100 cycles each.
+    xc = x if _EXP_MIN <= x <= _EXP_MAX else 0.0
     k = np.floor(xc * _LOG2E + 0.5)
     r = (xc - k * _LN2_HI) - k * _LN2_LO
     p = 1.0 / 6227020800.0
@@ -112,6 +114,10 @@ def log1p(x):
     f = x if near else f
     k = 0.0 if near else k
     c = 0.0 if near else c
+    # log1p(x) is x when |x| < 2**-54; the polynomial on such x would underflow, and
+    # each underflow costs a microcode assist (~100 cycles): compute with 0 instead.
+    tiny = abs(x) < 1e-20
+    f = 0.0 if tiny else f
     hfsq = 0.5 * f * f
     s = f / (2.0 + f)
     z = s * s
@@ -119,6 +125,7 @@ def log1p(x):
     t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
     t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
     res = s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
+    res = x if tiny else res
     res = np.inf if x == np.inf else res
     res = -np.inf if x == -1.0 else res
     res = np.nan if x < -1.0 else res
