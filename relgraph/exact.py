@@ -78,7 +78,8 @@ def agrees(before: Any, after: Any, exact: Any) -> np.ndarray:
     input's values ``before``, given the exact ones (from :func:`exact_evaluate`).
 
     ``after`` equals ``before`` as numpy compares (NaN matches NaN, -0.0 matches
-    0.0, finite values up to rounding), or is closer to ``exact``, or is NaN where
+    0.0, finite values up to rounding), or is no farther from ``exact`` (both off by
+    the same rounding error counts as agreeing), or is NaN where
     the exact value is undefined.  Where ``exact`` is masked (not resolved) it
     cannot judge: any number passes, and NaN only where ``before`` is NaN.
 
@@ -107,7 +108,7 @@ def agrees(before: Any, after: Any, exact: Any) -> np.ndarray:
     with np.errstate(all="ignore"):
         same = (np.isnan(before) & np.isnan(after)) | (before == after)
         same |= np.isclose(after, before, rtol=1e-9, atol=1e-300)
-        closer = ~np.isnan(after) & ~np.isnan(exact) & (error(after) < error(before))
+        closer = ~np.isnan(after) & ~np.isnan(exact) & (error(after) <= error(before))
         undefined = np.isnan(after) & np.isnan(exact)
     cannot_judge = unresolved & (~np.isnan(after) | np.isnan(before))
     return same | ((closer | undefined) & ~unresolved) | cannot_judge
