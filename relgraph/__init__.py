@@ -22,10 +22,13 @@ from relgraph.exceptions import (
     RelationError,
     RelgraphError,
     SearchTimeout,
+    TraceError,
     TypeCheckError,
+    UnsupportedError,
 )
 from relgraph.explore import Derivation, Edge, RewriteSpace, explore
 from relgraph.infer import typeof
+from relgraph.jit import JitFunction, Specialization, jit
 from relgraph.leaves import Constant, Symbol, matrix, scalar, tensor, vector
 from relgraph.ops import (
     Op,
@@ -94,6 +97,7 @@ from relgraph.relation import Rule, directions_of, forward_only, reverse, rewrit
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
 from relgraph.term import Term
+from relgraph.tracing import Traced, trace
 from relgraph.traverse import as_term, count_nodes
 from relgraph.types import TensorType
 
@@ -102,7 +106,8 @@ __all__ = [
     "Query", "RelationDB", "RewriteReport", "RewriteSpace", "Rule", "explore", "op_cost",
     "weighted",
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
-    "forward_only", "directions_of",
+    "forward_only", "directions_of", "trace", "Traced", "jit", "JitFunction", "Specialization",
+    "TraceError", "UnsupportedError",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "SearchTimeout", "Symbol",
     "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",

@@ -3,6 +3,7 @@
     relgraph rewrite "log(1 + exp(x))" --symbols "x:vector" --compile
     relgraph rewrite "A @ (x + y)" --include linalg --symbols "A:matrix:3x4,x:vector,y:vector"
     relgraph explore "A @ x + A @ y" --include linalg --symbols "A:matrix,x:vector,y:vector"
+    relgraph jit docs/examples/logistic.py:log_likelihood --args "X:1000x8,w:8,y:1000"
     relgraph tags
 
 Bad input (unparseable or unsafe expressions, unknown tags, bad symbol specs,
@@ -127,6 +128,22 @@ def _parser() -> argparse.ArgumentParser:
         choices=["forward", "backward"], help="which ways to run the relations (default both)",
     )  # fmt: skip
     ex.add_argument("--svg", metavar="FILE", help="write the space as SVG (needs Graphviz's dot)")
+    jit = sub.add_parser(
+        "jit",
+        help="rg.jit a numpy function from a Python file; run it on random data against numpy",
+    )
+    jit.add_argument("target", help="FILE.py:FUNCTION, a function written with numpy")
+    jit.add_argument(
+        "--args", required=True, metavar="SPEC",
+        help='name:shape[:dtype] per parameter, comma-separated, e.g. "X:1000x8,w:8"',
+    )  # fmt: skip
+    jit.add_argument(
+        "--scale", type=float, default=1.0,
+        help="the random data is normal with this standard deviation (default 1)",
+    )  # fmt: skip
+    for flag, default, what in (("--include", ["fast_run"], "select"), ("--require", [], "keep "
+                                "only"), ("--exclude", [], "drop")):  # fmt: skip
+        jit.add_argument(flag, nargs="+", default=default, metavar="TAG", help=f"{what} relations")
     sub.add_parser("tags", help="list the databases, tags and relations of optdb")
     return parser
 
@@ -164,7 +181,7 @@ def _add_query(parser: argparse.ArgumentParser) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``relgraph`` console script; returns the exit status."""
     args = _parser().parse_args(argv)
-    commands = {"rewrite": _rewrite, "explore": _explore, "tags": _tags}
+    commands = {"rewrite": _rewrite, "explore": _explore, "tags": _tags, "jit": _jit}
     try:
         return commands[args.command](args)
     except RelgraphError as exc:
@@ -256,6 +273,98 @@ def _rewrite(args: argparse.Namespace) -> int:
         if args.compile:
             status |= _compiled(term, result, symbols, inputs, expected, args.size)
     return status
+
+
+def _jit(args: argparse.Namespace) -> int:
+    fn = _load_function(args.target)
+    data = _arrays(args.args, args.scale)
+    f = rg.jit(fn, include=args.include, require=args.require, exclude=args.exclude)
+    try:
+        spec = f.specialize(**data)
+    except TypeError as exc:  # the names given do not fit the function's parameters
+        raise RelgraphError(f"--args do not fit {args.target}: {exc}") from None
+    print(f"traced:    {_text(spec.traced)}")
+    print(f"rewritten: {_text(spec.rewritten)}")
+    times = ", ".join(f"{k} {v:.3f} s" for k, v in spec.seconds.items())
+    print(f"cost {spec.cost_after:g} (traced {spec.cost_before:g}); {times}")
+    with np.errstate(all="ignore"):
+        want = fn(**data)
+        reference = _best_of(lambda: fn(**data), 5)
+    got = f(**data)
+    ours = _best_of(lambda: f(**data), 5)
+    status = 0
+    for k, (w, g) in enumerate(zip(_results(want), _results(got))):
+        status |= _agreement(k, np.asarray(w, np.float64), np.asarray(g, np.float64))
+    print(
+        f"per call: rg.jit {ours * 1e3:.3f} ms, numpy {reference * 1e3:.3f} ms "
+        f"({reference / ours:.1f}x)"
+    )
+    return status
+
+
+def _load_function(target: str):
+    import importlib.util
+
+    path, _, name = target.rpartition(":")
+    if not path or not name.isidentifier():
+        raise RelgraphError(f"bad target {target!r}: expected FILE.py:FUNCTION")
+    spec = importlib.util.spec_from_file_location("relgraph_jit_target", path)
+    if spec is None or not os.path.isfile(path):
+        raise RelgraphError(f"bad target {target!r}: no Python file {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise RelgraphError(f"bad target {target!r}: {path} defines no function {name!r}")
+    return fn
+
+
+def _arrays(spec: str, scale: float) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    arrays: dict[str, np.ndarray] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        parts = item.split(":")
+        if not 2 <= len(parts) <= 3 or not _SHAPE.match(parts[1]) or parts[0] in arrays:
+            raise RelgraphError(
+                f"bad --args item {item!r}: expected name:shape[:dtype], a shape like 1000x8, "
+                "each name once"
+            )
+        shape = tuple(int(d) for d in parts[1].split("x"))
+        try:
+            dtype = np.dtype(parts[2] if len(parts) == 3 else "float64")
+        except TypeError:
+            raise RelgraphError(f"bad --args item {item!r}: {parts[2]!r} is no dtype") from None
+        arrays[parts[0]] = (rng.normal(0.0, scale, shape)).astype(dtype)
+    return arrays
+
+
+def _results(value) -> list:
+    if isinstance(value, (tuple, list)):
+        return [leaf for item in value for leaf in _results(item)]
+    return [value]
+
+
+def _agreement(k: int, want: np.ndarray, got: np.ndarray) -> int:
+    """Print how output ``k`` compares with numpy's; 1 if it differs where numpy is finite."""
+    finite = np.isfinite(want)
+    with np.errstate(all="ignore"):
+        ok = np.allclose(got[finite], want[finite], rtol=1e-9, atol=1e-12)
+        gap = np.abs(got[finite] - want[finite]) / np.maximum(np.abs(want[finite]), 1e-300)
+    if want.ndim == 0:
+        verdict = "same" if ok or not finite else "DIFFERENT"
+        print(f"output {k}: numpy {want.item():.10g}, rg.jit {got.item():.10g} ({verdict})")
+        return 0 if ok else 1
+    print(
+        f"output {k}: max relative difference from numpy where numpy is finite "
+        f"{np.max(gap, initial=0.0):.2g} ({'same' if ok else 'DIFFERENT'}); not finite: numpy "
+        f"{np.size(want) - np.count_nonzero(finite)}, rg.jit "
+        f"{np.size(got) - np.count_nonzero(np.isfinite(got))}"
+    )
+    return 0 if ok else 1
+
+
+def _text(program) -> str:
+    return ", ".join(rg.pprint(p) for p in _results(program))
 
 
 def _random_inputs(symbols: dict[str, rg.Symbol], size: int) -> dict[rg.Symbol, np.ndarray]:

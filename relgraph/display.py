@@ -27,6 +27,7 @@ from typing import Any
 import graphviz
 
 from relgraph.explore import Derivation, RewriteSpace
+from relgraph.jit import JitFunction, Specialization
 from relgraph.printing import brief, pprint
 from relgraph.report import RewriteReport
 from relgraph.term import Term
@@ -41,6 +42,8 @@ __all__ = [
     "space_html",
     "derivation_html",
     "report_html",
+    "specialization_html",
+    "jit_html",
 ]
 
 BEST_COLOR = "#c6efce"
@@ -241,6 +244,58 @@ def report_html(report: RewriteReport) -> str:
     return "".join(parts)
 
 
+# -- jitted functions ----------------------------------------------------------------
+
+
+def specialization_html(spec: Specialization) -> str:
+    """One signature of a jitted function: its program traced and rewritten, the cost
+    of each, where the time went, and the rewrite report."""
+    names = _inputs_text(spec)
+    times = ", ".join(f"{k} {v:.3f} s" for k, v in spec.seconds.items())
+    source = " (rewrite read from the disk cache)" if spec.from_disk else ""
+    parts = [
+        f"<p><b>({html.escape(names)})</b>: cost {spec.cost_before:g} &rarr; "
+        f"{spec.cost_after:g}; {times}{source}</p>",
+        "<p>traced</p>",
+        *map(term_html, _leaves(spec.traced)),
+        "<p>rewritten</p>",
+        *map(term_html, _leaves(spec.rewritten)),
+    ]
+    if spec.report is not None:
+        parts.append(report_html(spec.report))
+    return "".join(parts)
+
+
+def jit_html(fn: JitFunction) -> str:
+    """A jitted function: a table of its signatures, then the latest one in full."""
+    name = html.escape(getattr(fn, "__qualname__", "function"))
+    if not fn.specializations:
+        return f"<p><b>rg.jit {name}</b>: not called yet</p>"
+    rows = "".join(
+        f"<tr><td>{html.escape(_inputs_text(sp))}</td>"
+        f"<td>{sp.cost_before:g} &rarr; {sp.cost_after:g}</td>"
+        f"<td><code>{html.escape(_brief(sp.rewritten))}</code></td></tr>"
+        for sp in fn.specializations.values()
+    )
+    head = f"<p><b>rg.jit {name}</b>: {len(fn.specializations)} signature(s)</p>"
+    table = _table(["inputs", "cost", "rewritten"], rows)
+    return head + table + (specialization_html(fn.last) if fn.last is not None else "")
+
+
+def _inputs_text(spec: Specialization) -> str:
+    return ", ".join(f"{s.name}: {s.type.dtype} {s.type.ndim}-d" for s in spec.inputs)
+
+
+def _leaves(program: Any) -> list[Any]:
+    if isinstance(program, (tuple, list)):
+        return [leaf for item in program for leaf in _leaves(item)]
+    return [program]
+
+
+def _brief(program: Any) -> str:
+    return ", ".join(brief(p, 80) for p in _leaves(program))
+
+
 def _inline(svg_text: str) -> str:
     """SVG for inside an HTML page: without the XML declaration and doctype."""
     return svg_text[svg_text.find("<svg") :]
@@ -259,6 +314,8 @@ def _register() -> None:
     RewriteSpace._repr_svg_ = lambda self: svg(space_graph(self))
     Derivation._repr_html_ = derivation_html
     RewriteReport._repr_html_ = report_html
+    Specialization._repr_html_ = specialization_html
+    JitFunction._repr_html_ = jit_html
 
 
 _register()

@@ -17,6 +17,8 @@ __all__ = [
     "EquilibriumLimitError",
     "OscillationError",
     "SearchTimeout",
+    "UnsupportedError",
+    "TraceError",
 ]
 
 
@@ -30,6 +32,18 @@ class TypeCheckError(RelgraphError, TypeError):
 
 class ParseError(RelgraphError, ValueError):
     """Text given to :func:`relgraph.parse` is not an accepted expression."""
+
+
+class UnsupportedError(RelgraphError, TypeError):
+    """A numpy function, argument or value that terms cannot stand for.
+
+    The message names it and, for a function, the nearest supported ones.
+    """
+
+
+class TraceError(RelgraphError, TypeError):
+    """A traced Python function did something a term cannot follow: took the truth
+    value of an array, read a size not known when tracing, wrote into an array."""
 
 
 class RegistrationError(RelgraphError, ValueError):

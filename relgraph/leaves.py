@@ -20,9 +20,26 @@ class TermOps:
     """Python operators that build terms: ``A @ (x + y)``, ``2.0 * x``, ``A.T``."""
 
     __slots__ = ()
-    # numpy defers to these operators (``np.ones(3) * x`` is ``x.__rmul__``) instead of
-    # treating a term as an object to compute with elementwise.
-    __array_ufunc__ = None
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy's ufuncs on terms build terms: ``np.exp(x)``, ``np.add.reduce(x)``."""
+        from relgraph import numpy_api
+
+        if ufunc in (np.equal, np.not_equal) and _from_scalar_comparison(inputs):
+            # ``np.float64(1) == x`` reaches here as np.equal(array(1.), x): == on
+            # terms is structural equality, whichever side the term is on.
+            return ufunc is np.not_equal
+        if any(hasattr(type(x), "__term__") for x in inputs):
+            return NotImplemented  # a traced value builds the term, and wraps it
+        return numpy_api.ufunc_term(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """numpy's functions on terms build terms: ``np.sum(M, axis=1)``, ``np.where``."""
+        from relgraph import numpy_api
+
+        if any(hasattr(t, "__term__") for t in types):
+            return NotImplemented
+        return numpy_api.function_term(func, args, kwargs)
 
     def __add__(self, other):
         return _ops().add(self, other)
@@ -91,6 +108,86 @@ class TermOps:
     def astype(self, dtype):
         """``astype(self, dtype)``."""
         return _ops().astype(self, dtype)
+
+    # numpy's array methods, built as numpy's functions are (relgraph.numpy_api).
+    def sum(self, axis=None, dtype=None, out=None, keepdims=False):
+        """``np.sum(self, ...)``."""
+        return np.sum(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, out=None, keepdims=False):
+        """``np.mean(self, ...)``."""
+        return np.mean(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def max(self, axis=None, out=None, keepdims=False):
+        """``np.max(self, ...)``."""
+        return np.max(self, axis=axis, out=out, keepdims=keepdims)
+
+    def min(self, axis=None, out=None, keepdims=False):
+        """``np.min(self, ...)``."""
+        return np.min(self, axis=axis, out=out, keepdims=keepdims)
+
+    def prod(self, axis=None, dtype=None, out=None, keepdims=False):
+        """``np.prod(self, ...)``."""
+        return np.prod(self, axis=axis, dtype=dtype, out=out, keepdims=keepdims)
+
+    def var(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """``np.var(self, ...)``."""
+        return np.var(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+        """``np.std(self, ...)``."""
+        return np.std(self, axis=axis, dtype=dtype, out=out, ddof=ddof, keepdims=keepdims)
+
+    def reshape(self, *shape, order="C"):
+        """``np.reshape(self, shape)``; the shape as one tuple or as integers."""
+        one = len(shape) == 1 and not isinstance(shape[0], (int, np.integer))
+        return np.reshape(self, shape[0] if one else shape, order=order)
+
+    def transpose(self, *axes):
+        """``np.transpose(self, axes)``; the axes as one tuple or as integers."""
+        one = len(axes) == 1 and not isinstance(axes[0], (int, np.integer))
+        return np.transpose(self, (axes[0] if one else axes) or None)
+
+    def squeeze(self, axis=None):
+        """``np.squeeze(self, axis)``."""
+        return np.squeeze(self, axis)
+
+    def ravel(self, order="C"):
+        """``np.ravel(self)``."""
+        return np.ravel(self, order)
+
+    def clip(self, min=None, max=None):
+        """``np.clip(self, min, max)``."""
+        return np.clip(self, min, max)
+
+    def dot(self, other):
+        """``np.dot(self, other)``."""
+        return np.dot(self, other)
+
+    @property
+    def ndim(self) -> int:
+        """The number of dimensions."""
+        return _infer().typeof(self).ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The dtype of the values."""
+        return _infer().typeof(self).dtype
+
+    @property
+    def shape(self) -> tuple:
+        """The shape, None for a size not known."""
+        return _infer().typeof(self).shape
+
+
+def _from_scalar_comparison(inputs: tuple) -> bool:
+    return any(type(x) is np.ndarray and x.ndim == 0 for x in inputs)
+
+
+def _infer():
+    from relgraph import infer
+
+    return infer
 
 
 def _ops():

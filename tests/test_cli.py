@@ -53,6 +53,49 @@ def test_compile_runs_the_whole_pipeline(capsys, tmp_path, monkeypatch):
     assert lines[4].startswith("compile + first call") and "numpy on the input" in lines[4]
 
 
+def test_jit_runs_a_numpy_function_from_a_file(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    target = "docs/examples/logistic.py:log_likelihood"
+    argv = ["jit", target, "--args", "X:50x3,w:3,y:50", "--scale", "30"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "traced:    sum((y * (X @ w)) - log(1 + exp(X @ w)))"
+    assert lines[1] == "rewritten: sum((y * (X @ w)) - softplus(X @ w))"
+    assert lines[2].startswith("cost 15 (traced 23); trace")
+    assert lines[3].startswith("output 0: numpy -inf, rg.jit -") and lines[3].endswith("(same)")
+    assert lines[4].startswith("per call: rg.jit")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["jit", "nofile.py:f", "--args", "x:3"], "no Python file nofile.py"),
+        (["jit", "docs/examples/logistic.py", "--args", "x:3"], "expected FILE.py:FUNCTION"),
+        (["jit", "docs/examples/logistic.py:g", "--args", "x:3"], "defines no function 'g'"),
+        (["jit", "docs/examples/logistic.py:log_likelihood", "--args", "X:3x"], "bad --args"),
+        (["jit", "docs/examples/logistic.py:log_likelihood", "--args", "X:3:f9"], "no dtype"),
+        (
+            ["jit", "docs/examples/logistic.py:log_likelihood", "--args", "X:3x2,w:2"],
+            "missing a required argument: 'y'",
+        ),
+        (
+            [
+                "jit",
+                "docs/examples/logistic.py:log_likelihood",
+                "--args",
+                "X:3x2",
+                "--include",
+                "nope",
+            ],
+            "'nope'",
+        ),  # fmt: skip
+    ],
+)
+def test_jit_bad_input_exits_2(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [

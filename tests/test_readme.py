@@ -13,7 +13,7 @@ def readme_commands():
 
 def test_readme_opens_with_the_main_job_and_the_tests():
     main_job, tests = readme_commands()[:2]
-    assert "relgraph rewrite" in main_job and "--compile" in main_job
+    assert "relgraph jit" in main_job and "--args" in main_job
     assert "pytest" in tests and '".[test]"' in tests
 
 

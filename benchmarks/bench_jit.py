@@ -1,0 +1,212 @@
+"""rg.jit side by side with numpy, numba.njit and jax.jit on numpy code as people write it.
+
+Run from the repository root after ``pip install -e ".[bench]"``::
+
+    python benchmarks/bench_jit.py [--size 1000000] [--repeat 5]
+
+The functions are in ``jit_cases.py``, written once against an array namespace:
+numpy runs them as they are, ``rg.jit`` and ``numba.njit(parallel=True)`` compile
+the very same numpy function, ``jax.jit`` (CPU, float64) compiles its ``jax.numpy``
+twin.  numba cannot compile most of them (``np.max(a, axis=1)``, ``keepdims``),
+so it also gets the loop version a numba user would write instead.
+
+Per function: the best time of ``--repeat`` calls, the ratio peer / rg.jit (above 1:
+rg.jit is faster), the first-call time (trace, rewrite and compile; relgraph's caches
+in a fresh directory), and accuracy: the largest relative difference from numpy
+where numpy is finite, and how many results are not finite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("RELGRAPH_CACHE_DIR", tempfile.mkdtemp(prefix="bench-jit-"))
+os.environ.setdefault("RELGRAPH_AOT", "0")
+
+import relgraph as rg  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).parent))
+from jit_cases import functions, inputs  # noqa: E402
+
+
+def best(fn, args, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def first_call(fn, args):
+    start = time.perf_counter()
+    out = fn(*args)
+    return out, time.perf_counter() - start
+
+
+def numba_loops():
+    """What a numba user writes when njit refuses the numpy version."""
+    import numba
+    from numba import njit, prange
+
+    erf = numba.vectorize(["float64(float64)"])(math.erf)
+
+    @njit(parallel=True)
+    def logsumexp(a):
+        out = np.empty((a.shape[0], 1))
+        for i in prange(a.shape[0]):
+            m = a[i].max()
+            out[i, 0] = math.log(np.exp(a[i] - m).sum()) + m
+        return out
+
+    @njit(parallel=True)
+    def softmax(x):
+        out = np.empty_like(x)
+        for i in prange(x.shape[0]):
+            e = np.exp(x[i] - x[i].max())
+            out[i] = e / e.sum()
+        return out
+
+    @njit(parallel=True)
+    def log_softmax(x):
+        out = np.empty_like(x)
+        for i in prange(x.shape[0]):
+            s = x[i] - x[i].max()
+            out[i] = s - math.log(np.exp(s).sum())
+        return out
+
+    @njit(parallel=True)
+    def layer_norm(x):
+        out = np.empty_like(x)
+        for i in prange(x.shape[0]):
+            mean = x[i].mean()
+            d = x[i] - mean
+            out[i] = d / math.sqrt((d * d).mean() + 1e-5)
+        return out
+
+    same = functions(np, erf)
+    return {
+        "logsumexp rows": logsumexp,
+        "softmax rows": softmax,
+        "log-softmax rows": log_softmax,
+        "layer norm rows": layer_norm,
+        "black-scholes (erf)": njit(parallel=True)(same["black-scholes (erf)"]),
+    }
+
+
+def jax_functions():
+    try:
+        import jax
+        import jax.numpy as jnp
+        from jax.scipy.special import erf
+    except ImportError:
+        return {}
+    jax.config.update("jax_enable_x64", True)
+    out = {}
+    for name, fn in functions(jnp, erf).items():
+        jitted = jax.jit(fn)
+        out[name] = lambda *a, _f=jitted: _f(*a).block_until_ready()
+    return out
+
+
+def accuracy(got, want):
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    finite = np.isfinite(want) & np.isfinite(got)
+    scale = np.maximum(np.abs(want[finite]), 1e-300)
+    err = np.max(np.abs(got[finite] - want[finite]) / scale, initial=0.0)
+    return err, int(np.size(got) - np.count_nonzero(np.isfinite(got)))
+
+
+def run(size, repeat):
+    import scipy.special
+    from numba import njit
+
+    rng = np.random.default_rng(0)
+    data = inputs(size, rng)
+    plain = functions(np, scipy.special.erf)
+    loops, jaxed = numba_loops(), jax_functions()
+    rows = []
+    for name, fn in plain.items():
+        args = data[name]
+        with np.errstate(all="ignore"):
+            want = fn(*args)
+        row = {"name": name, "numpy": best(fn, args, repeat)}
+        jitted = rg.jit(fn)
+        got, row["rg first"] = first_call(jitted, args)
+        row["rg"] = best(jitted, args, repeat)
+        row["rg err"], row["rg nonfinite"] = accuracy(got, want)
+        row["numpy nonfinite"] = accuracy(want, want)[1]
+        row["rewritten"] = rg.pprint(jitted.rewritten)
+        try:
+            same = njit(parallel=True)(fn)
+            _, row["numba first"] = first_call(same, args)
+            row["numba"], row["numba kind"] = best(same, args, repeat), "same function"
+        except Exception:
+            if name in loops:
+                _, row["numba first"] = first_call(loops[name], args)
+                row["numba"], row["numba kind"] = best(loops[name], args, repeat), "loops"
+        if name in jaxed:
+            _, row["jax first"] = first_call(jaxed[name], args)
+            row["jax"] = best(jaxed[name], args, repeat)
+        rows.append(row)
+    return rows
+
+
+def fmt(t):
+    return "-" if t is None else f"{t * 1e3:.2f}"
+
+
+def ratio(peer, ours):
+    return "-" if peer is None else f"{peer / ours:.2f}x"
+
+
+def report(rows, size):
+    print(f"\n## rg.jit against numpy, numba.njit and jax.jit ({size:.0e} elements, ms)\n")
+    print("| function | rg.jit | numpy | numba | jax | numpy/rg | numba/rg | jax/rg | numba |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        ours = r["rg"]
+        print(
+            f"| {r['name']} | {fmt(ours)} | {fmt(r['numpy'])} | {fmt(r.get('numba'))} | "
+            f"{fmt(r.get('jax'))} | {ratio(r['numpy'], ours)} | "
+            f"{ratio(r.get('numba'), ours)} | {ratio(r.get('jax'), ours)} | "
+            f"{r.get('numba kind', 'cannot compile')} |"
+        )
+    print("\n## First call (trace, rewrite, compile), s\n")
+    print("| function | rg.jit | numba.njit | jax.jit |")
+    print("|---|---|---|---|")
+    for r in rows:
+        firsts = [r.get(k) for k in ("rg first", "numba first", "jax first")]
+        print(f"| {r['name']} | " + " | ".join("-" if t is None else f"{t:.2f}" for t in firsts))
+    print("\n## Accuracy against numpy\n")
+    print("| function | max rel. diff where numpy is finite | non-finite: numpy | rg.jit |")
+    print("|---|---|---|---|")
+    for r in rows:
+        print(
+            f"| {r['name']} | {r['rg err']:.1e} | {r['numpy nonfinite']} | {r['rg nonfinite']} |"
+        )
+    print("\n## What rg.jit compiled\n")
+    for r in rows:
+        print(f"- {r['name']}: `{r['rewritten']}`")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=float, default=1e6, help="elements per array")
+    parser.add_argument("--repeat", type=int, default=5, help="calls timed per case")
+    args = parser.parse_args(argv)
+    if args.size < 1 or args.repeat < 1:
+        parser.error("--size and --repeat must be positive")
+    report(run(int(args.size), args.repeat), args.size)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,392 @@
+"""``rg.jit``: a numpy function traced, rewritten and compiled once per signature.
+
+The first call with a new signature (the dtype and ndim of each array argument, the
+values of static arguments) traces the function (:mod:`relgraph.tracing`),
+rewrites the term with the default pipeline or the query given, and compiles it
+with :func:`relgraph.function`.  The rewritten term is kept in memory and on disk
+(:mod:`relgraph.rewrite_cache`), the kernel too (:mod:`relgraph.kernel_cache`), so
+a new process neither rewrites nor compiles again.  Later calls look the signature
+up and run the kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from relgraph import rewrite_cache
+from relgraph.compiler import MAX_NODES, Function, function
+from relgraph.cost import op_cost
+from relgraph.exceptions import TraceError
+from relgraph.leaves import Symbol
+from relgraph.printing import brief
+from relgraph.report import RewriteReport
+from relgraph.tracing import MAX_CONSTANT_BYTES, Traced, outputs_of, symbols_for
+from relgraph.types import TensorType
+
+__all__ = ["jit", "JitFunction", "Specialization"]
+
+
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    include: Iterable[str] = ("fast_run",),
+    exclude: Iterable[str] = (),
+    require: Iterable[str] = (),
+    static_argnames: Iterable[str] = (),
+    max_constant_bytes: int = MAX_CONSTANT_BYTES,
+    max_nodes: int = MAX_NODES,
+    disk_cache: bool = True,
+) -> Any:
+    """Trace, rewrite and compile ``fn`` on its first call with each new signature.
+
+    Use as ``@rg.jit``, ``@rg.jit(include=[...])`` or ``rg.jit(fn, ...)``.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of arrays written with numpy, returning an array or a (nested)
+        tuple or list of them.
+    include, exclude, require : iterable of str
+        The query on ``relations.optdb`` that rewrites the traced term (default:
+        the ``fast_run`` pipeline, safe rewrites only); ``include=()`` skips rewriting.
+    static_argnames : iterable of str
+        Parameters whose values (hashable) the function is specialised on, such as
+        an axis, instead of becoming inputs.
+    max_constant_bytes : int
+        The largest array the function may close over (it becomes a constant).
+    max_nodes : int
+        Passed to :func:`relgraph.function`.
+    disk_cache : bool
+        Keep rewritten terms on disk for other processes.
+
+    Examples
+    --------
+    >>> import numpy as np, relgraph as rg
+    >>> @rg.jit
+    ... def softplus(z):
+    ...     return np.log(1 + np.exp(z))
+    >>> softplus(np.array([0.0, 800.0])).tolist()  # numpy: inf at 800
+    [0.6931471805599453, 800.0]
+    >>> rg.pprint(softplus.traced), rg.pprint(softplus.rewritten)
+    ('log(1 + exp(z))', 'softplus(z)')
+    """
+    if fn is None:
+        return functools.partial(
+            jit,
+            include=include,
+            exclude=exclude,
+            require=require,
+            static_argnames=static_argnames,
+            max_constant_bytes=max_constant_bytes,
+            max_nodes=max_nodes,
+            disk_cache=disk_cache,
+        )
+    return JitFunction(
+        fn,
+        query=(tuple(sorted(include)), tuple(sorted(exclude)), tuple(sorted(require))),
+        static_argnames=tuple(static_argnames),
+        max_constant_bytes=max_constant_bytes,
+        max_nodes=max_nodes,
+        disk_cache=disk_cache,
+    )
+
+
+@dataclass
+class Specialization:
+    """What :func:`jit` made of a function for one signature.
+
+    Attributes
+    ----------
+    signature : tuple
+        ``(dtype, ndim)`` per argument, then the static arguments' values.
+    inputs : tuple of Symbol
+    traced, rewritten : Term or a (nested) tuple or list of terms
+        The program as traced and as rewritten.
+    report : RewriteReport or None
+        None when the rewrite was read from the disk cache or skipped.
+    function : Function
+        The compiled kernel.
+    cost_before, cost_after : float
+        :func:`relgraph.op_cost` of the traced and the rewritten program.
+    seconds : dict
+        Time spent tracing, rewriting and compiling.
+    """
+
+    signature: tuple
+    inputs: tuple[Symbol, ...]
+    traced: Any
+    rewritten: Any
+    report: RewriteReport | None
+    function: Function
+    cost_before: float
+    cost_after: float
+    seconds: dict[str, float] = field(default_factory=dict)
+    from_disk: bool = False
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{s.name}: {_type_text(s.type)}" for s in self.inputs)
+        return (
+            f"Specialization(({names}) -> {_brief(self.rewritten)}, cost "
+            f"{self.cost_before:g} -> {self.cost_after:g})"
+        )
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call's arguments as the tracer sees them."""
+
+    key: tuple  # the signature the specialization is kept under
+    values: tuple  # the arguments the kernel takes, in order
+    names: tuple[str, ...]  # the input symbols' names
+    invoke: Callable[..., Any]  # calls the function with traced values in their place
+
+
+class JitFunction:
+    """A function compiled per signature by :func:`jit`; call it as the function."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        query: tuple,
+        static_argnames: tuple[str, ...],
+        max_constant_bytes: int,
+        max_nodes: int,
+        disk_cache: bool,
+    ):
+        if not callable(fn):
+            raise TypeError(f"rg.jit needs a function, got {fn!r}")
+        self.fn = fn
+        self.query = query
+        self.rewriter = _rewriter(query)  # a bad query fails here, not at the first call
+        self.signature = inspect.signature(fn)
+        unknown = set(static_argnames) - set(self.signature.parameters)
+        if unknown:
+            raise TypeError(f"static_argnames: {_name(fn)} has no parameter {sorted(unknown)}")
+        self.static_argnames = static_argnames
+        self.max_constant_bytes, self.max_nodes = max_constant_bytes, max_nodes
+        self.disk_cache = disk_cache
+        self.specializations: dict[tuple, Specialization] = {}
+        self.last: Specialization | None = None
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or self.static_argnames:
+            call = self._bind(args, kwargs)
+            args, key = call.values, call.key
+        else:  # the common case: positional arrays, keyed by dtype and ndim
+            call = None
+            key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else _key_of(a) for a in args])
+        spec = self.specializations.get(key)
+        if spec is None:
+            spec = self._specialize(call or self._positional(args))
+        self.last = spec
+        result = spec.function(*args)
+        return result if spec.function.single else _rebuild(spec.rewritten, iter(result))
+
+    def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
+        """Trace, rewrite and compile for these arguments' signature, without running."""
+        call = self._bind(args, kwargs) if kwargs or self.static_argnames else None
+        call = call or self._positional(args)
+        return self.specializations.get(call.key) or self._specialize(call)
+
+    def _positional(self, args: tuple) -> _Call:
+        names = [s.name for s in symbols_for(self.fn, tuple(_signature_type(a) for a in args))]
+        key = tuple(_key_of(a) for a in args)
+        return _Call(key, tuple(args), tuple(names), self.fn)
+
+    def _bind(self, args: tuple, kwargs: dict) -> _Call:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{_name(self.fn)}: {exc}") from None
+        static = []
+        for name in self.static_argnames:
+            value = bound.arguments.get(name, self.signature.parameters[name].default)
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"static argument {name}={value!r} is not hashable") from None
+            static.append((name, value))
+        names, values = [], []
+        for name, value in bound.arguments.items():
+            kind = self.signature.parameters[name].kind
+            if name in self.static_argnames:
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                raise TypeError(f"{_name(self.fn)}: **{name} cannot be traced")
+            items = value if kind is inspect.Parameter.VAR_POSITIONAL else (value,)
+            suffixes = range(len(items)) if kind is inspect.Parameter.VAR_POSITIONAL else [""]
+            names += [f"{name}{i}" for i in suffixes]
+            values += items
+        key = (*((n, *_key_of(v)) for n, v in zip(names, values)), *static)
+
+        @functools.wraps(self.fn)
+        def invoke(*traced: Any) -> Any:
+            arguments, it = dict(bound.arguments), iter(traced)
+            for name, value in arguments.items():
+                kind = self.signature.parameters[name].kind
+                if name in self.static_argnames:
+                    continue
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    arguments[name] = tuple(next(it) for _ in value)
+                else:
+                    arguments[name] = next(it)
+            call = inspect.BoundArguments(self.signature, arguments)
+            return self.fn(*call.args, **call.kwargs)
+
+        return _Call(key, tuple(values), tuple(names), invoke)
+
+    def _specialize(self, call: _Call) -> Specialization:
+        with self._lock:
+            found = self.specializations.get(call.key)
+            if found is None:
+                found = self.specializations[call.key] = self._build(call)
+            return found
+
+    def _build(self, call: _Call) -> Specialization:
+        t0 = time.perf_counter()
+        symbols = [Symbol(n, _signature_type(v)) for n, v in zip(call.names, call.values)]
+        traced = outputs_of(call.invoke, [Traced(s) for s in symbols], self.max_constant_bytes)
+        t1 = time.perf_counter()
+        rewritten, report, from_disk = self._rewrite(traced)
+        t2 = time.perf_counter()
+        outputs = _flatten(rewritten)
+        single = not isinstance(rewritten, (tuple, list))
+        compiled = function(symbols, outputs[0] if single else outputs, max_nodes=self.max_nodes)
+        t3 = time.perf_counter()
+        return Specialization(
+            signature=call.key,
+            inputs=tuple(symbols),
+            traced=traced,
+            rewritten=rewritten,
+            report=report,
+            function=compiled,
+            cost_before=_cost(traced),
+            cost_after=_cost(rewritten),
+            seconds={"trace": t1 - t0, "rewrite": t2 - t1, "compile": t3 - t2},
+            from_disk=from_disk,
+        )
+
+    def _rewrite(self, traced: Any) -> tuple[Any, RewriteReport | None, bool]:
+        if self.rewriter is None:
+            return traced, None, False
+        digest = rewrite_cache.key(traced, self.query) if self.disk_cache else ""
+        if digest:
+            found = rewrite_cache.load(digest, traced)
+            if found is not None:
+                return found[0], found[1], True
+        outs = _flatten(traced)
+        done = [self.rewriter.apply(o) if _is_term(o) else (o, None) for o in outs]
+        rewritten = _rebuild(traced, iter([d[0] for d in done]))
+        reports = tuple(d[1] for d in done if d[1] is not None)
+        report = reports[0] if len(reports) == 1 else _joined(reports)
+        if digest:
+            rewrite_cache.store(digest, traced, rewritten, report)
+        return rewritten, report, False
+
+    # -- what it did -------------------------------------------------------------------
+
+    def _latest(self) -> Specialization:
+        if self.last is None:
+            raise TraceError(
+                f"{_name(self.fn)} has not been called yet: call it, or use .specialize(...)"
+            )
+        return self.last
+
+    @property
+    def traced(self) -> Any:
+        """The traced program of the latest call's signature."""
+        return self._latest().traced
+
+    @property
+    def rewritten(self) -> Any:
+        """The rewritten program of the latest call's signature."""
+        return self._latest().rewritten
+
+    @property
+    def report(self) -> RewriteReport | None:
+        """The rewrite report of the latest call's signature."""
+        return self._latest().report
+
+    def __repr__(self) -> str:
+        return f"<rg.jit {_name(self.fn)}: {len(self.specializations)} signature(s)>"
+
+
+def _rewriter(query: tuple) -> Any:
+    include, exclude, require = query
+    if not include:
+        return None
+    from relations import optdb  # the standard library of relations, built on relgraph
+
+    return optdb.query(include=include, exclude=exclude, require=require)
+
+
+def _key_of(a: Any) -> tuple:
+    arr = np.asarray(a)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"rg.jit: cannot pass a {type(a).__name__} as an array: {a!r:.60}")
+    return (arr.dtype, arr.ndim)
+
+
+def _signature_type(a: Any) -> TensorType:
+    dtype, ndim = _key_of(a)
+    return TensorType(dtype, ndim)
+
+
+def _is_term(x: Any) -> bool:
+    from relgraph.term import Term
+
+    return type(x) is Term
+
+
+def _flatten(structure: Any) -> list:
+    if isinstance(structure, (tuple, list)):
+        return [leaf for item in structure for leaf in _flatten(item)]
+    return [structure]
+
+
+def _rebuild(structure: Any, leaves: Any) -> Any:
+    if isinstance(structure, (tuple, list)):
+        return type(structure)(_rebuild(item, leaves) for item in structure)
+    return next(leaves)
+
+
+def _joined(reports: tuple[RewriteReport, ...]) -> RewriteReport | None:
+    if not reports:
+        return None
+    return RewriteReport(
+        name="outputs",
+        passes=max(r.passes for r in reports),
+        time=sum(r.time for r in reports),
+        nodes_before=sum(r.nodes_before for r in reports),
+        nodes_after=sum(r.nodes_after for r in reports),
+        children=reports,
+    )
+
+
+def _cost(program: Any) -> float:
+    return float(sum(op_cost(o) for o in _flatten(program) if _is_term(o)))
+
+
+def _brief(program: Any) -> str:
+    if isinstance(program, (tuple, list)):
+        return "(" + ", ".join(_brief(p) for p in program) + ")"
+    return brief(program, 60)
+
+
+def _type_text(t: TensorType) -> str:
+    return f"{t.dtype}[{t.ndim}-d]"
+
+
+def _name(fn: Callable[..., Any]) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)

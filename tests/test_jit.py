@@ -1,0 +1,308 @@
+"""rg.trace and rg.jit: numpy functions as people write them, traced, rewritten and
+compiled, giving numpy's values (or closer ones where numpy overflows)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+
+import numpy as np
+import pytest
+import scipy.special
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import relgraph as rg
+from relgraph.exact import agrees, exact_evaluate
+
+pytestmark = pytest.mark.usefixtures("kernel_cache")
+
+SPECIAL = [-np.inf, -1e308, -745.5, -710.0, -30.0, -1.0, -1e-20, -5e-324, -0.0, 0.0, 5e-324,
+           1e-20, 0.5, 1.0, 30.0, 709.0, 710.0, 1e308, np.inf, np.nan]  # fmt: skip
+
+
+def softplus_loglik(z, y):
+    return np.sum(y * z - np.log(1 + np.exp(z)))
+
+
+def logsumexp_rows(a):
+    a_max = np.max(a, axis=1, keepdims=True)
+    return np.log(np.sum(np.exp(a - a_max), axis=1, keepdims=True)) + a_max
+
+
+def log_softmax(x):
+    return x - np.log(np.sum(np.exp(x), axis=1, keepdims=True))
+
+
+def gelu(x):
+    return 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+
+
+def layer_norm(x):
+    mean = x.mean(axis=1, keepdims=True)
+    return (x - mean) / np.sqrt(x.var(axis=1, keepdims=True) + 1e-5)
+
+
+def black_scholes(s, k, t):
+    d1 = (np.log(s / k) + 0.5 * 0.04 * t) / (0.2 * np.sqrt(t))
+    d2 = d1 - 0.2 * np.sqrt(t)
+    cdf = lambda d: 0.5 * (1 + scipy.special.erf(d / np.sqrt(2)))  # noqa: E731
+    return s * cdf(d1) - k * np.exp(-0.02 * t) * cdf(d2)
+
+
+def pairwise(x, y):
+    return np.sum(x**2, 1)[:, None] + np.sum(y**2, 1)[None, :] - 2 * x @ y.T
+
+
+def values(shape):
+    special = st.sampled_from(SPECIAL)
+    elements = st.one_of(special, st.floats(-50, 50), st.floats(-1e3, 1e3))
+    return hnp.arrays(np.float64, shape, elements=elements)
+
+
+def check_against_numpy(fn, *args):
+    """The jitted function gives numpy's dtype and shape, and values that agree
+    with numpy's (or are closer to the exact ones)."""
+    jitted = rg.jit(fn)
+    got = jitted(*args)
+    with np.errstate(all="ignore"):
+        want = fn(*args)
+    assert np.result_type(got) == np.result_type(want) and np.shape(got) == np.shape(want)
+    inputs = dict(zip(jitted.last.inputs, args))
+    exact = exact_evaluate(jitted.traced, inputs)
+    ok = agrees(want, got, exact)
+    assert ok.all(), (args, got, want)
+    return jitted
+
+
+@settings(max_examples=40)
+@given(values(5), values(5))
+def test_log_likelihood_agrees_with_numpy(z, y):
+    check_against_numpy(softplus_loglik, z, y)
+
+
+@settings(max_examples=40)
+@given(values((2, 3)))
+def test_logsumexp_and_log_softmax_agree_with_numpy(a):
+    check_against_numpy(logsumexp_rows, a)
+    check_against_numpy(log_softmax, a)
+
+
+@settings(max_examples=40)
+@given(values(6))
+def test_gelu_agrees_with_numpy(x):
+    check_against_numpy(gelu, x)
+
+
+@settings(max_examples=40)
+@given(values((2, 3)), values((3, 3)))
+def test_layer_norm_and_distances_agree_with_numpy(x, y):
+    check_against_numpy(layer_norm, x)
+    check_against_numpy(pairwise, x, y)
+
+
+@settings(max_examples=40)
+@given(st.floats(1, 200), st.floats(1, 200), st.floats(0.01, 5))
+def test_black_scholes_agrees_with_numpy(s, k, t):
+    args = [np.full(3, v) for v in (s, k, t)]
+    check_against_numpy(black_scholes, *args)
+
+
+def test_the_rewrite_makes_numpy_overflow_finite():
+    loglik = rg.jit(softplus_loglik)
+    z, y = np.array([800.0, -800.0, 0.0]), np.array([1.0, 0.0, 1.0])
+    with np.errstate(over="ignore"):
+        assert np.isneginf(softplus_loglik(z, y))  # numpy: exp(800) overflows
+    assert loglik(z, y) == pytest.approx(-np.log(2))
+    assert "softplus" in rg.pprint(loglik.rewritten)
+    assert loglik.last.cost_after < loglik.last.cost_before
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "bool", "float32"])
+def test_small_dtypes_wrap_and_promote_as_numpy_does(dtype, rng):
+    def fn(a, b):
+        return a * b + a - 3
+
+    a = rng.integers(0, 120, 16).astype(dtype)
+    b = rng.integers(0, 120, 16).astype(dtype)
+    with np.errstate(all="ignore"):
+        want = fn(a, b)
+    got = rg.jit(fn)(a, b)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+def test_one_jitted_function_serves_each_signature(rng):
+    f = rg.jit(lambda x: np.exp(x).sum(axis=-1))
+    m, v32 = rng.normal(size=(3, 4)), rng.normal(size=4).astype("float32")
+    np.testing.assert_allclose(f(m), np.exp(m).sum(-1))
+    assert f(v32).dtype == np.float32
+    np.testing.assert_allclose(f(v32), np.exp(v32).sum(-1), rtol=1e-6)
+    assert len(f.specializations) == 2 and f.last.inputs[0].type.dtype == np.float32
+    f(m + 1)
+    assert len(f.specializations) == 2  # the same signature: traced once
+
+
+def test_several_results_keep_their_structure(rng):
+    @rg.jit
+    def stats(x, y):
+        return x + y, (x * y, [x - y, np.float64(2.0)])
+
+    x, y = rng.normal(size=3), rng.normal(size=3)
+    s, (p, [d, two]) = stats(x, y)
+    np.testing.assert_allclose(s, x + y)
+    np.testing.assert_allclose(p, x * y)
+    np.testing.assert_allclose(d, x - y)
+    assert two == 2.0
+
+
+def test_static_keyword_and_default_arguments(rng):
+    @rg.jit(static_argnames=["axis"])
+    def softmax(x, axis=-1, shift=True):
+        e = np.exp(x - x.max(axis=axis, keepdims=True)) if shift else np.exp(x)
+        return e / e.sum(axis=axis, keepdims=True)
+
+    x = rng.normal(size=(3, 4))
+    np.testing.assert_allclose(softmax(x, axis=0).sum(0), 1.0)
+    np.testing.assert_allclose(softmax(x).sum(1), 1.0)
+    np.testing.assert_allclose(softmax(x=x, axis=1).sum(1), 1.0)
+    assert len(softmax.specializations) == 3  # axis=0, -1 and 1: one each
+    with pytest.raises(TypeError, match="has no parameter"):
+        rg.jit(softmax.fn, static_argnames=["axes"])
+    with pytest.raises(TypeError, match="not hashable"):
+        softmax(x, axis=[0])
+
+
+def test_a_result_the_caller_holds_never_changes(rng):
+    f = rg.jit(lambda x: x * 2.0)
+    x = rng.normal(size=5)
+    first = f(x)
+    kept = first.copy()
+    second = f(x + 1)
+    assert first is not second and first is not x
+    np.testing.assert_array_equal(first, kept)
+    np.testing.assert_array_equal(x * 2.0, first)
+
+
+def test_closed_over_arrays_are_constants_up_to_a_limit(rng):
+    weights = rng.normal(size=(4, 4))
+    f = rg.jit(lambda x: np.tanh(weights @ x))
+    x = rng.normal(size=4)
+    np.testing.assert_allclose(f(x), np.tanh(weights @ x))
+    big = np.zeros(300_000)
+    g = rg.jit(lambda x: x + big)
+    with pytest.raises(rg.UnsupportedError, match=r"\(2,400,000 bytes\) would become a const"):
+        g(np.zeros(300_000))
+    h = rg.jit(lambda x: x + big, max_constant_bytes=10**7)
+    np.testing.assert_array_equal(h(np.ones(300_000)), np.ones(300_000))
+
+
+@pytest.mark.parametrize(
+    "fn, message",
+    [
+        (lambda x: x if x.sum() > 0 else -x, "the truth value of (sum(x) > 0) is not known"),
+        (lambda x: x.reshape(len(x), 1), "len() of x: the size of axis 0 is not known"),
+        (lambda x: x[x > 0], "with an array index: only basic indexing"),
+        (lambda x: np.asarray(x) + 1, "was converted to a numpy array"),
+        (lambda x: float(x.sum()), "float() of sum(x)"),
+        (lambda x: np.cumsum(x), "numpy.cumsum is not supported on relgraph terms"),
+        (lambda x: x // 2, "numpy.floor_divide is not supported"),
+        (lambda x: "text", "returned a str"),
+    ],
+)
+def test_what_a_term_cannot_follow_is_a_clear_error(fn, message):
+    with pytest.raises((rg.TraceError, rg.UnsupportedError)) as info:
+        rg.jit(fn)(np.ones(3))
+    assert message in str(info.value)
+
+
+def test_writing_into_a_traced_array_is_an_error():
+    def fn(x):
+        x[0] = 1.0
+        return x
+
+    with pytest.raises(rg.TraceError, match="cannot be written to"):
+        rg.trace(fn, rg.vector("x"))
+
+
+def test_trace_names_symbols_after_parameters():
+    def fn(a, b, *rest):
+        return a @ b + rest[0]
+
+    t = rg.trace(fn, rg.TensorType("float32", 2), np.ones(3, "float32"), rg.vector("c", "float32"))
+    assert rg.pprint(t) == "((a @ b) + c)"
+    assert rg.typeof(t).dtype == np.float32 and rg.typeof(t).shape == (None,)
+    assert rg.pprint(rg.trace(lambda z: z.T @ z, np.ones((3, 2)))) == "(z.T @ z)"
+    with pytest.raises(rg.TraceError, match="takes 1 positional arguments, given 2"):
+        rg.trace(lambda z: z, rg.vector("x"), rg.vector("y"))
+    with pytest.raises(rg.TraceError, match="must be a symbol, a TensorType"):
+        rg.trace(lambda z: z, "float64")
+
+
+def test_a_bad_query_fails_when_jitting():
+    with pytest.raises(rg.QueryError, match="no entry has the tag"):
+        rg.jit(lambda x: x, include=["fastrun"])
+    no_rewrite = rg.jit(lambda x: np.log(1 + x), include=())
+    no_rewrite(np.ones(2))
+    assert no_rewrite.rewritten == no_rewrite.traced and no_rewrite.report is None
+    with pytest.raises(rg.TraceError, match="has not been called yet"):
+        _ = rg.jit(lambda x: x).traced
+
+
+def test_threads_share_one_specialization(rng):
+    f = rg.jit(lambda x: np.exp(x) + 1)
+    x = rng.normal(size=100)
+    results, errors = [], []
+
+    def call():
+        try:
+            results.append(f(x))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(f.specializations) == 1
+    for r in results:
+        np.testing.assert_allclose(r, np.exp(x) + 1)
+
+
+def test_display_shows_what_jit_did(rng):
+    f = rg.jit(softplus_loglik)
+    assert "not called yet" in f._repr_html_()
+    f(rng.normal(size=3), rng.normal(size=3))
+    page = f._repr_html_()
+    assert "softplus" in page and "cost" in page and "log(1 + exp(z))" in page
+    assert "cost" in repr(f.last) and "1 signature" in repr(f)
+
+
+PROGRAM = textwrap.dedent(
+    """
+    import numpy as np, relgraph as rg
+
+    @rg.jit
+    def f(z):
+        return np.log(1 + np.exp(z)) * 2
+
+    print(f(np.array([0.0, 800.0])).tolist(), f.last.from_disk, rg.pprint(f.rewritten))
+    """
+)
+
+
+def test_cache_hits_across_processes(tmp_path):
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    run = [sys.executable, "-c", PROGRAM]
+    first = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    later = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    expected = "[1.3862943611198906, 1600.0]"
+    assert first.startswith(expected + " False") and later.startswith(expected + " True")
+    assert "softplus(z)" in later
+    for entry in (tmp_path / "rewrites").iterdir():  # a damaged entry is not trusted
+        entry.write_bytes(b"not a pickle")
+    again = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
+    assert again == first
