@@ -57,7 +57,9 @@ def numba_loops():
     import numba
     from numba import njit, prange
 
-    erf = numba.vectorize(["float64(float64)"])(math.erf)
+    @numba.vectorize(["float64(float64)"])
+    def erf(x):
+        return math.erf(x)
 
     @njit(parallel=True)
     def logsumexp(a):

@@ -34,7 +34,9 @@ _FUNCTIONS: weakref.WeakValueDictionary[tuple, Function] = weakref.WeakValueDict
 MAX_NODES = 4_000  # Numba compiles about 300 nodes a second, in one function
 
 
-def function(inputs: Sequence[Symbol], outputs: Any, *, max_nodes: int = MAX_NODES) -> Function:
+def function(
+    inputs: Sequence[Symbol], outputs: Any, *, max_nodes: int = MAX_NODES, lazy: bool = False
+) -> Function:
     """Compile ``outputs`` (a term or a list of terms) as a function of ``inputs``.
 
     Parameters
@@ -45,6 +47,10 @@ def function(inputs: Sequence[Symbol], outputs: Any, *, max_nodes: int = MAX_NOD
         Graphs with more distinct nodes are refused with :class:`LoweringError`:
         Numba compiles the whole graph as one function, at about 300 nodes a second.
         Raise it to compile a larger graph anyway.
+    lazy : bool
+        Compile each kernel on the first call that needs it, rather than the serial
+        kernel now: a first call with large inputs then compiles only the parallel
+        kernel (Numba compile errors then surface at that call).
 
     Examples
     --------
@@ -76,21 +82,24 @@ def function(inputs: Sequence[Symbol], outputs: Any, *, max_nodes: int = MAX_NOD
                 f"would compile it as one function for about {nodes // 300} s; pass "
                 "rg.function(..., max_nodes=...) to compile it anyway"
             )
-        found = _FUNCTIONS[key] = Function(ins, outs, single)
+        found = _FUNCTIONS[key] = Function(ins, outs, single, lazy)
     return found
 
 
 class Function:
     """A compiled function of some symbols; call it with numpy arrays."""
 
-    def __init__(self, inputs: tuple[Symbol, ...], outputs: tuple[Any, ...], single: bool):
+    def __init__(
+        self, inputs: tuple[Symbol, ...], outputs: tuple[Any, ...], single: bool, lazy: bool
+    ):
         missing = _free_symbols(outputs) - set(inputs)
         if missing:
             names = ", ".join(sorted(s.name for s in missing))
             raise TypeCheckError(f"the outputs use symbols that are not inputs: {names}")
         self.inputs, self.outputs, self.single = inputs, outputs, single
         # The first kernel has flat loops only (half the compile time); calls whose
-        # shapes broadcast fall back to general_kernel, built on first need.
+        # shapes broadcast fall back to general_kernel, built on first need.  BLAS
+        # called from an ahead-of-time module ran 2x slower: those stay JIT-only.
         lowered = lower(inputs, outputs, broadcast=False)
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
         # Outputs the kernel can write into a caller's ``out=`` array; the others are
@@ -105,11 +114,12 @@ class Function:
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
-        # BLAS called from an ahead-of-time module ran 2x slower: those stay JIT-only.
         self.signature = aot.signature(inputs, outputs, self.out_slots)
-        blas = "kernels.dot(" in self.source
-        self.kernel = compile_kernel(self.source, self.signature, aot_ok=not blas)
-        self.kernel_is_aot = not hasattr(self.kernel, "py_func")  # a Numba dispatcher has it
+        self._aot_ok = "kernels.dot(" not in self.source
+        self._kernel: Callable | None = None
+        self.kernel_is_aot = False
+        if not lazy:
+            _ = self.kernel
         self._parallel: Callable | None = None  # built when a large input first arrives
         self._general: Callable | None = None  # built when shapes first broadcast
         self.groups, self.equalities = _shape_checks(inputs, outputs)
@@ -124,6 +134,15 @@ class Function:
             )
             for s in inputs
         ]
+
+    @property
+    def kernel(self) -> Callable:
+        """The serial kernel with flat loops (compiled on first need when ``lazy``)."""
+        if self._kernel is None:
+            kernel = compile_kernel(self.source, self.signature, aot_ok=self._aot_ok)
+            self.kernel_is_aot = not hasattr(kernel, "py_func")  # a Numba dispatcher has it
+            self._kernel = kernel
+        return self._kernel
 
     @property
     def general_kernel(self) -> Callable:
@@ -173,12 +192,13 @@ class Function:
         if large:
             results = self.parallel_kernel(*values)
         else:
+            kernel = self._kernel or self.kernel
             if self.kernel_is_aot:  # built for C-contiguous arrays
                 for i, v in enumerate(values):
                     if type(v) is np.ndarray and not v.flags.c_contiguous:
                         values[i] = np.ascontiguousarray(v)
             try:
-                results = self.kernel(*values)
+                results = kernel(*values)
             except ValueError as exc:
                 if exc.args != (BROADCAST,):
                     raise

@@ -18,8 +18,8 @@ from relgraph.op import Op, dtype_key, result_dtype
 from relgraph.types import TensorType, broadcast_shapes
 
 __all__ = [
-    "Elemwise", "Cast", "add", "sub", "mul", "true_div", "neg", "pow", "exp", "log", "log1p",
-    "expm1", "sqrt", "abs", "maximum", "minimum", "tanh", "sin", "cos", "sign", "square",
+    "Elemwise", "Power", "Cast", "add", "sub", "mul", "true_div", "neg", "pow", "exp", "log",
+    "log1p", "expm1", "sqrt", "abs", "maximum", "minimum", "tanh", "sin", "cos", "sign", "square",
     "reciprocal", "log2", "log10", "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp",
     "logaddexp", "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "logical_and", "logical_or", "logical_not", "where", "clip", "astype",
@@ -65,7 +65,7 @@ class Elemwise(Op):
         # form (numpy's integer reciprocal of 0 is platform-defined).
         self.code_int = code_int
 
-    def scalar_code(self, dtype: np.dtype) -> str | None:
+    def scalar_code(self, dtype: np.dtype, operands: Sequence[Any] = ()) -> str | None:
         """The lowering template for a result of ``dtype`` (None: not compiled)."""
         if self.code_f64 and dtype == np.float64:
             return self.code_f64
@@ -106,6 +106,27 @@ class Elemwise(Op):
         return TensorType(dtype, len(shape), shape)
 
 
+class Power(Elemwise):
+    """``pow``: a float to a constant power 2, 3 or 4 is lowered as products, as
+    ``x * x * x`` (within an ulp of ``pow``, which is a libm call that blocks
+    vectorisation and costs ~30x more).
+
+    >>> import numpy as np
+    >>> pow.scalar_code(np.dtype("float64"), ("x", 3)), pow.scalar_code(np.dtype("int8"))
+    ('({0} * {0} * {0})', 'kernels.ipow({0}, {1})')
+    """
+
+    PRODUCTS = {2: "({0} * {0})", 3: "({0} * {0} * {0})", 4: "(({0} * {0}) * ({0} * {0}))"}
+
+    def scalar_code(self, dtype: np.dtype, operands: Sequence[Any] = ()) -> str | None:
+        if dtype.kind == "f" and len(operands) == 2:
+            n = operands[1]
+            if isinstance(n, (int, float, np.integer, np.floating)) and not isinstance(n, bool):
+                if n in self.PRODUCTS:
+                    return self.PRODUCTS[int(n)]
+        return super().scalar_code(dtype, operands)
+
+
 class Cast(Op):
     """``astype(x, dtype)``: numpy's ``x.astype(dtype)``, elementwise.
 
@@ -142,7 +163,7 @@ class Cast(Op):
     def perform(self, x: Any, dtype: str) -> Any:
         return np.asarray(x).astype(dtype)[()]
 
-    def scalar_code(self, dtype: np.dtype) -> str:
+    def scalar_code(self, dtype: np.dtype, operands: Sequence[Any] = ()) -> str:
         return "({0} != 0)" if dtype == np.bool_ else f"np.{dtype.name}({{0}})"
 
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
@@ -157,10 +178,10 @@ add = Elemwise("add", np.add, None, "+", code="({0} + {1})")
 sub = Elemwise("sub", np.subtract, 2, "-", code="({0} - {1})")
 mul = Elemwise("mul", np.multiply, None, "*", code="({0} * {1})")
 true_div = Elemwise("true_div", np.true_divide, 2, "/", code="({0} / {1})")
-pow = Elemwise("pow", np.power, 2, "**", code="({0} ** {1})", code_int="kernels.ipow({0}, {1})")
+pow = Power("pow", np.power, 2, "**", code="({0} ** {1})", code_int="kernels.ipow({0}, {1})")
 neg = Elemwise("neg", np.negative, 1, "-", code="(-{0})")
 exp = Elemwise("exp", np.exp, 1, code="np.exp({0})", code_f64="vecmath.exp(np.float64({0}))")
-log = Elemwise("log", np.log, 1, code="np.log({0})")
+log = Elemwise("log", np.log, 1, code="np.log({0})", code_f64="vecmath.log(np.float64({0}))")
 log1p = Elemwise(
     "log1p", np.log1p, 1, code="np.log1p({0})", code_f64="vecmath.log1p(np.float64({0}))"
 )
@@ -169,7 +190,7 @@ sqrt = Elemwise("sqrt", np.sqrt, 1, code="np.sqrt({0})")
 abs = Elemwise("abs", np.absolute, 1, code="np.abs({0})")
 maximum = Elemwise("maximum", np.maximum, 2, code="np.maximum({0}, {1})")
 minimum = Elemwise("minimum", np.minimum, 2, code="np.minimum({0}, {1})")
-tanh = Elemwise("tanh", np.tanh, 1, code="np.tanh({0})")
+tanh = Elemwise("tanh", np.tanh, 1, code="np.tanh({0})", code_f64="vecmath.tanh(np.float64({0}))")
 sin = Elemwise("sin", np.sin, 1, code="np.sin({0})")
 cos = Elemwise("cos", np.cos, 1, code="np.cos({0})")
 sign = Elemwise("sign", np.sign, 1, code="np.sign({0})")
@@ -198,7 +219,9 @@ log1mexp = Elemwise(
     "log1mexp", special.log1mexp, 1, code="kernels.scalar_log1mexp(np.float64({0}))"
 )
 logaddexp = Elemwise("logaddexp", np.logaddexp, 2, code="np.logaddexp({0}, {1})")
-erf = Elemwise("erf", special.erf, 1, code="math.erf({0})")
+erf = Elemwise(
+    "erf", special.erf, 1, code="math.erf({0})", code_f64="vecmath.erf(np.float64({0}))"
+)
 # Comparisons and logic give bool results; ``x > y`` on terms builds them (``==`` and
 # ``!=`` stay structural equality of terms: use ``rg.equal``, ``rg.not_equal``).
 less = Elemwise("less", np.less, 2, "<", code="({0} < {1})")

@@ -262,7 +262,10 @@ class JitFunction:
         t2 = time.perf_counter()
         outputs = _flatten(rewritten)
         single = not isinstance(rewritten, (tuple, list))
-        compiled = function(symbols, outputs[0] if single else outputs, max_nodes=self.max_nodes)
+        compiled = function(
+            symbols, outputs[0] if single else outputs, max_nodes=self.max_nodes, lazy=True
+        )
+        compiled(*call.values)  # compiles the kernel these arguments need, and only it
         t3 = time.perf_counter()
         return Specialization(
             signature=call.key,

@@ -483,7 +483,7 @@ class _Generator:
         for node in region:
             op = node.op
             dtype = typeof(node).dtype
-            code = op.scalar_code(dtype)
+            code = op.scalar_code(dtype, op.operands(node.args))
             if code is None:
                 raise LoweringError(
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"

@@ -1,5 +1,5 @@
-"""Branch-free float64 ``exp``, ``log1p``, ``sigmoid`` and ``softplus`` that LLVM can
-vectorise inside Numba loops.
+"""Branch-free float64 ``exp``, ``log``, ``log1p``, ``sigmoid``, ``softplus``, ``tanh``
+and ``erf`` that LLVM can vectorise inside Numba loops.
 
 PyPI's llvmlite has no SVML, so ``np.exp`` in a Numba loop is a scalar libm call
 per element and blocks vectorisation: a fused loop ends up slower than numpy's own
@@ -15,8 +15,11 @@ with a correction term for the rounding of ``1 + x``, and the Remez polynomial i
 ``s = f / (2 + f)``.  ``sigmoid`` and ``softplus`` are the stable forms of
 :mod:`relgraph.special` over these two.
 
-``tanh`` and ``log1mexp`` (and float32 results) call libm through Numba: they
-are exact to numpy's accuracy, but their loops do not vectorise.
+``log``: the same polynomial as ``log1p`` on ``x = 2^k (1 + f)``.  ``erf``: fdlibm's
+rational functions below 1.25, Cephes' ``1 - exp(-x*x) P/Q`` above.  ``tanh``:
+Cephes' rational function below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above.
+``log1mexp`` (and float32 results) call libm through Numba: exact to numpy's accuracy,
+but their loops do not vectorise.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-__all__ = ["exp", "log1p", "sigmoid", "softplus"]
+__all__ = ["exp", "log", "log1p", "sigmoid", "softplus", "tanh", "erf"]
 
 
 @intrinsic
@@ -100,6 +103,35 @@ _ONE_BITS = 0x3FF0000000000000
 
 
 @njit(inline="always", cache=True, error_model="numpy")
+def _log_of(f, k, c):
+    """``log(2^k (1 + f)) + c`` for ``1 + f`` in [sqrt(2)/2, sqrt(2)): fdlibm's Remez
+    polynomial in ``s = f / (2 + f)``."""
+    hfsq = 0.5 * f * f
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    return s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def log(x):
+    """``np.log`` for one float64, vectorisable: ``x = 2^k (1 + f)``, then fdlibm's
+    polynomial (subnormals scaled by 2^54 first)."""
+    sub = x < 2.2250738585072014e-308
+    xs = x * 18014398509481984.0 if sub else x
+    bits = _bits_from_f64(xs) + (_ONE_BITS - _SQRT2_HALF_BITS)
+    k = np.float64((bits >> 52) - 1023) - (54.0 if sub else 0.0)
+    f = _f64_from_bits((bits & 0x000FFFFFFFFFFFFF) + _SQRT2_HALF_BITS) - 1.0
+    res = _log_of(f, k, 0.0)
+    res = np.inf if x == np.inf else res
+    res = -np.inf if x == 0.0 else res
+    res = np.nan if x < 0.0 else res
+    return x if x != x else res
+
+
+@njit(inline="always", cache=True, error_model="numpy")
 def log1p(x):
     """``np.log1p`` for one float64, vectorisable (fdlibm's method)."""
     u = 1.0 + x
@@ -118,13 +150,7 @@ def log1p(x):
     # each underflow costs a microcode assist (~100 cycles): compute with 0 instead.
     tiny = abs(x) < 1e-20
     f = 0.0 if tiny else f
-    hfsq = 0.5 * f * f
-    s = f / (2.0 + f)
-    z = s * s
-    w = z * z
-    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
-    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
-    res = s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
+    res = _log_of(f, k, c)
     res = x if tiny else res
     res = np.inf if x == np.inf else res
     res = -np.inf if x == -1.0 else res
@@ -144,3 +170,84 @@ def sigmoid(x):
 def softplus(x):
     """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``."""
     return (x if x > 0.0 else 0.0) + log1p(exp(-abs(x)))
+
+
+_TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
+_TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def tanh(x):
+    """``np.tanh`` for one float64, vectorisable (Cephes' method): a rational function
+    of ``x*x`` below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above (1 beyond 22)."""
+    z = abs(x)
+    e = exp(2.0 * (z if z < 22.0 else 22.0))
+    big = 1.0 - 2.0 / (e + 1.0)
+    big = big if x > 0.0 else -big
+    xs = x if z < 0.625 else 0.0  # the small branch only where it is used: no overflow
+    s = xs * xs
+    p = (_TANH_P[0] * s + _TANH_P[1]) * s + _TANH_P[2]
+    q = ((s + _TANH_Q[0]) * s + _TANH_Q[1]) * s + _TANH_Q[2]
+    res = (xs + xs * s * (p / q)) if z < 0.625 else big
+    return x if x != x else res
+
+
+# fdlibm's erf below 1.25: x + x R(x*x) below 0.84375, erf(1) + P(s)/Q(s) in s = |x| - 1
+_ERF_PP = (1.28379167095512558561e-01, -3.25042107247001499370e-01,
+           -2.84817495755985104766e-02, -5.77027029648944159157e-03,
+           -2.37630166566501626084e-05)  # fmt: skip
+_ERF_QQ = (3.97917223959155352819e-01, 6.50222499887672944485e-02, 5.08130628187576562776e-03,
+           1.32494738004321644526e-04, -3.96022827877536812320e-06)  # fmt: skip
+_ERF_PA = (-2.36211856075265944077e-03, 4.14856118683748331666e-01,
+           -3.72207876035701323847e-01, 3.18346619901161753674e-01,
+           -1.10894694282396677476e-01, 3.54783043256182359371e-02,
+           -2.16637559486879084300e-03)  # fmt: skip
+_ERF_QA = (1.06420880400844228286e-01, 5.40397917702171048937e-01,
+           7.18286544141962662868e-02, 1.26171219808761642112e-01,
+           1.36370839120290507362e-02, 1.19844998467991074170e-02)  # fmt: skip
+_ERX = 8.45062911510467529297e-01
+# Cephes' erfc from 1.25: exp(-x*x) P(x) / Q(x)
+_ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.46321056442269912687e0,
+           4.86371970985681366614e1, 1.96520832956077098242e2, 5.26445194995477358631e2,
+           9.34528527171957607540e2, 1.02755188689515710272e3,
+           5.57535335369399327526e2)  # fmt: skip
+_ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
+           9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
+           1.65666309194161350182e3, 5.57535340817727675546e2)  # fmt: skip
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def _poly(coefficients, x):
+    p = coefficients[0]
+    for c in coefficients[1:]:
+        p = p * x + c
+    return p
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def _poly1(coefficients, x):
+    """The polynomial with a leading 1 before ``coefficients``."""
+    p = x + coefficients[0]
+    for c in coefficients[1:]:
+        p = p * x + c
+    return p
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def erf(x):
+    """``erf`` for one float64, vectorisable: fdlibm's rational functions below 1.25,
+    Cephes' ``1 - exp(-x*x) P(|x|)/Q(|x|)`` above (1 from 6 on)."""
+    a = abs(x)
+    xs = x if a < 0.84375 else 0.0
+    z = xs * xs
+    y = _poly(_ERF_PP[::-1], z) / (1.0 + z * _poly(_ERF_QQ[::-1], z))
+    small = xs + xs * y
+    m = (a if a < 1.25 else 1.0) - 1.0
+    mid = _ERX + _poly(_ERF_PA[::-1], m) / (1.0 + m * _poly(_ERF_QA[::-1], m))
+    xl = a if a >= 1.25 else 2.0
+    xl = xl if xl < 6.0 else 6.0
+    large = 1.0 - exp(-xl * xl) * _poly(_ERFC_P, xl) / _poly1(_ERFC_Q, xl)
+    res = large if a >= 1.25 else mid
+    res = res if x > 0.0 else -res
+    res = small if a < 0.84375 else res
+    return x if x != x else res

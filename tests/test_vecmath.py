@@ -1,5 +1,7 @@
 """relgraph.vecmath: within 2 ulp of numpy everywhere, and numpy's special values."""
 
+import math
+
 import numpy as np
 import pytest
 from numba import njit
@@ -28,6 +30,9 @@ _exp_all = _over_array(vecmath.exp)
 _log1p_all = _over_array(vecmath.log1p)
 _sigmoid_all = _over_array(vecmath.sigmoid)
 _softplus_all = _over_array(vecmath.softplus)
+_tanh_all = _over_array(vecmath.tanh)
+_log_all = _over_array(vecmath.log)
+_erf_all = _over_array(vecmath.erf)
 
 
 def _reference(fn):
@@ -57,8 +62,17 @@ def ulp_error(got, ref):
             rng.uniform(-750, 750, 10**6), rng.uniform(-40, 40, 10**5), SPECIAL])),
         (_softplus_all, _reference(lambda v: np.logaddexp(0, v)), lambda rng: np.concatenate([
             rng.uniform(-750, 750, 10**6), rng.uniform(-40, 40, 10**5), SPECIAL])),
+        (_tanh_all, np.tanh, lambda rng: np.concatenate([
+            rng.uniform(-30, 30, 10**6), rng.uniform(-1, 1, 10**5), rng.uniform(0.6, 0.65, 10**5),
+            np.exp(rng.uniform(-700, 0, 10**4)), SPECIAL])),
+        (_log_all, np.log, lambda rng: np.concatenate([
+            np.exp(rng.uniform(-745, 709, 10**6)), rng.uniform(0.5, 2, 10**5),
+            rng.uniform(-1, 1, 10**4), SPECIAL])),
+        (_erf_all, np.vectorize(math.erf, otypes=[float]), lambda rng: np.concatenate([
+            rng.uniform(-7, 7, 10**5), rng.uniform(-1.1, 1.1, 10**5),
+            np.exp(rng.uniform(-700, 0, 10**4)), SPECIAL])),
     ],
-    ids=["exp", "log1p", "sigmoid", "softplus"],
+    ids=["exp", "log1p", "sigmoid", "softplus", "tanh", "log", "erf"],
 )  # fmt: skip
 def test_within_two_ulp_of_numpy(run, ref, make):
     x = make(np.random.default_rng(7))
