@@ -107,6 +107,7 @@ STABILIZE_RELATIONS = [
     ("sqrt_squareo", stabilize.sqrt_squareo, (S, F), (sqrt,)),
     ("exp_logo", explog.exp_logo, (S, UNSAFE), (exp,)),
     ("log_divo", stabilize.log_divo, (S, UNSAFE), (log,)),
+    ("logsumexp_shifto", stabilize.logsumexp_shifto, (S, UNSAFE), (add,)),
     ("log_mulo", explog.log_mulo, (S, UNSAFE, EXPAND), (log,)),
 ]
 # Specialize replaces subterms of sorted sums and products: it keeps the AC normal form.

@@ -53,12 +53,13 @@ from relgraph.ops import (
     true_div,
     where,
 )
+from relgraph.ops import max as max_
 from relgraph.relation import forward_only
 from relgraph.term import Term
 
 __all__ = [
-    "log1po", "expm1o", "logsumexpo", "log_add_expo", "log_diff_expo", "log1mexpo",
-    "softpluso", "log_sigmoido", "log1m_sigmoido", "sigmoido", "one_minus_sigmoido",
+    "log1po", "expm1o", "logsumexpo", "logsumexp_shifto", "log_add_expo", "log_diff_expo",
+    "log1mexpo", "softpluso", "log_sigmoido", "log1m_sigmoido", "sigmoido", "one_minus_sigmoido",
     "log1p_expm1o", "sqrt_squareo", "log_divo",
 ]  # fmt: skip
 
@@ -130,6 +131,77 @@ def logsumexpo(in_lv, out_lv):
             eq(out_lv, cons(transpose, cons(stable, axes))),
         ],
     )
+
+
+def _shift_of(t: Any) -> Any:
+    """``m`` if ``t`` is ``logsumexp(x - m, axis, True)`` with ``m = max(x, axis, True)``."""
+    if not has_head(t, logsumexp) or len(t._tuple) != 4 or t._tuple[3] is not True:
+        return None
+    inner = t._tuple[1]
+    if has_head(inner, sub):
+        x, m = inner._tuple[1], inner._tuple[2]
+    elif has_head(inner, add) and len(inner._tuple) == 3:  # x + -m, as canonicalize has it
+        first, second = inner._tuple[1:]
+        if has_head(second, neg):
+            x, m = first, second._tuple[1]
+        elif has_head(first, neg):
+            x, m = second, first._tuple[1]
+        else:
+            return None
+    else:
+        return None
+    return m if m == Term((max_, x, *t._tuple[2:])) else None
+
+
+def _unshifted(t: Any) -> Any:
+    """``t`` with a shifted logsumexp and its shift (added, or subtracted after it)
+    replaced by the logsumexp of the unshifted values; None if there is none."""
+    if has_head(t, sub):  # (y - logsumexp(x - m)) - m
+        first, m = t._tuple[1], t._tuple[2]
+        if has_head(first, sub) and _shift_of(first._tuple[2]) == m and m is not None:
+            shifted = first._tuple[2]
+            return Term((sub, first._tuple[1], _stable(shifted)))
+        return None
+    if not has_head(t, add):
+        return None
+    args = list(t._tuple[1:])
+    for i, arg in enumerate(args):
+        negated = has_head(arg, neg)
+        shift = _shift_of(arg._tuple[1] if negated else arg)
+        if shift is None:
+            continue
+        shift = Term((neg, shift)) if negated else shift  # -lse(x - m) - m: both negated
+        rest = args[:i] + args[i + 1 :]
+        if shift in rest:
+            rest.remove(shift)
+            stable = _stable(arg._tuple[1] if negated else arg)
+            stable = Term((neg, stable)) if negated else stable
+            return Term((add, stable, *rest)) if rest else stable
+    return None
+
+
+def _stable(shifted: Any) -> Term:
+    return Term((logsumexp, shifted._tuple[1]._tuple[1], *shifted._tuple[2:]))
+
+
+def logsumexp_shifto(in_lv, out_lv):
+    """``logsumexp(x - m, axis, keepdims=True) + m -> logsumexp(x, axis, keepdims=True)``
+    where ``m = max(x, axis, keepdims=True)``; also ``(y - logsumexp(x - m, ...)) - m
+    -> y - logsumexp(x, ...)``.
+
+    The shift by the maximum that scipy's formula writes out is the one ``logsumexp``
+    makes itself: the same operations where the maximum is finite.  Unsafe: where it
+    is infinite (a row of ``-inf``, or one ``+inf``) the written-out form is NaN
+    (``inf - inf``) and ``logsumexp`` gives ``-inf`` or ``inf``, the value scipy's
+    own ``logsumexp`` returns.
+    """
+    x, axis = lvars(2)
+    m = etuple(max_, x, axis, True)
+    backward = lall(
+        eq(out_lv, etuple(logsumexp, x, axis, True)),
+        eq(in_lv, etuple(add, etuple(logsumexp, etuple(sub, x, m), axis, True), m)),
+    )
+    return ifgroundo(in_lv, computeo(_unshifted, [in_lv], out_lv), backward)
 
 
 def _exp_args(t: Any) -> list | None:

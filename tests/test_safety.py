@@ -42,7 +42,11 @@ def assert_safe(term, values):
     ok = agrees(before, after, exact)
     if not ok.all():
         i = np.argwhere(~ok)[0]
-        point = {s.name: np.broadcast_to(v, before.shape)[tuple(i)] for s, v in values.items()}
+        point = {
+            s.name: np.broadcast_to(v, before.shape)[tuple(i)] if np.ndim(v) else v
+            for s, v in values.items()
+            if np.broadcast_shapes(np.shape(v), before.shape) == before.shape
+        } or {s.name: v for s, v in values.items()}  # a reduction: all its inputs
         pytest.fail(
             f"{rg.pprint(term)} -> {rg.pprint(out)} at {point}: {before[tuple(i)]} became "
             f"{after[tuple(i)]} (exact {exact[tuple(i)]})"
@@ -72,6 +76,25 @@ def test_log_sum_exp_is_right_at_infinities(row):
     M = rg.matrix("M")
     out = assert_safe(rg.log(rg.sum(rg.exp(M), axis=1)), {M: np.array([row, row[::-1]])})
     assert rg.pprint(out) == "logsumexp(M, axis=1)"
+
+
+def test_scipys_logsumexp_formula_keeps_its_nan_unless_unsafe_is_asked_for():
+    # scipy.special.logsumexp's formula, and the log-softmax written with it: NaN where
+    # the row maximum is infinite (inf - inf), which only the unsafe rewrite changes.
+    M = rg.matrix("M")
+    m = rg.max(M, axis=1, keepdims=True)
+    lse = rg.log(rg.sum(rg.exp(M - m), axis=1, keepdims=True)) + m
+    log_softmax = (M - m) - rg.log(rg.sum(rg.exp(M - m), axis=1, keepdims=True))
+    rows = np.array([[-np.inf, -np.inf], [np.inf, 1.0], [1000.0, 1000.0], [-745.5, 5e-324]])
+    for term in (lse, log_softmax):
+        assert "max" in rg.pprint(assert_safe(term, {M: rows}))
+    unsafe = optdb.query(include=["fast_run", "unsafe"])
+    assert rg.pprint(rg.rewrite(lse, unsafe)) == "logsumexp(M, axis=1, keepdims=True)"
+    out = rg.rewrite(log_softmax, unsafe)
+    assert rg.pprint(out) == "(M - logsumexp(M, axis=1, keepdims=True))"
+    first = computes(out, {M: rows})[:, 0]
+    assert np.isnan(first[:2]).all()
+    np.testing.assert_allclose(first[2:], [-np.log(2), -745.5], rtol=1e-12)
 
 
 @pytest.mark.parametrize(
