@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -176,22 +177,35 @@ class JitFunction:
         self.disk_cache = disk_cache
         self.specializations: dict[tuple, Specialization] = {}
         self.last: Specialization | None = None
+        # The fast path's (specialization, how to call it) by the arguments' keys.
+        self._runs: dict[tuple, tuple[Specialization, Callable[..., Any]]] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or self.static_argnames:
             call = self._bind(args, kwargs)
-            args, key = call.values, call.key
-        else:  # the common case: positional arrays, keyed by dtype and ndim
-            call = None
-            key = tuple([(a.dtype, a.ndim) if type(a) is np.ndarray else _key_of(a) for a in args])
-        spec = self.specializations.get(key)
-        if spec is None:
-            spec = self._specialize(call or self._positional(args))
-        self.last = spec
-        result = spec.function(*args)
-        return result if spec.function.single else _rebuild(spec.rewritten, iter(result))
+            self.last = spec = self.specializations.get(call.key) or self._specialize(call)
+            result = spec.function(*call.values)
+            return result if spec.function.single else _rebuild(spec.rewritten, iter(result))
+        # The common case: positional arrays, keyed by (type, dtype, ndim) in C.
+        try:
+            key = tuple(map(_SIGNATURE_OF, args))
+        except AttributeError:  # a Python scalar
+            key = tuple(map(_loose_key, args))
+        found = self._runs.get(key)
+        if found is None:
+            found = self._runs[key] = self._runner(args)
+        self.last, run = found
+        return run(*args)
+
+    def _runner(self, args: tuple) -> tuple[Specialization, Callable[..., Any]]:
+        call = self._positional(args)
+        spec = self.specializations.get(call.key) or self._specialize(call)
+        f = spec.function
+        if not f.single:
+            return spec, lambda *a: _rebuild(spec.rewritten, iter(f(*a)))
+        return spec, f.__call__
 
     def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
         """Trace, rewrite and compile for these arguments' signature, without running."""
@@ -339,6 +353,13 @@ def _key_of(a: Any) -> tuple:
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"rg.jit: cannot pass a {type(a).__name__} as an array: {a!r:.60}")
     return (arr.dtype, arr.ndim)
+
+
+_SIGNATURE_OF = operator.attrgetter("__class__", "dtype", "ndim")
+
+
+def _loose_key(a: Any) -> tuple:
+    return (type(a), *_key_of(a))
 
 
 def _signature_type(a: Any) -> TensorType:
