@@ -217,36 +217,30 @@ _ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.549377788878198
 
 
 @njit(inline="always", cache=True, error_model="numpy")
-def _poly(coefficients, x):
-    p = coefficients[0]
-    for c in coefficients[1:]:
-        p = p * x + c
-    return p
-
-
-@njit(inline="always", cache=True, error_model="numpy")
-def _poly1(coefficients, x):
-    """The polynomial with a leading 1 before ``coefficients``."""
-    p = x + coefficients[0]
-    for c in coefficients[1:]:
-        p = p * x + c
-    return p
-
-
-@njit(inline="always", cache=True, error_model="numpy")
 def erf(x):
     """``erf`` for one float64, vectorisable: fdlibm's rational functions below 1.25,
-    Cephes' ``1 - exp(-x*x) P(|x|)/Q(|x|)`` above (1 from 6 on)."""
+    Cephes' ``1 - exp(-x*x) P(|x|)/Q(|x|)`` above (1 from 6 on).  Straight-line
+    Horner forms: Numba's parallel compiler is slow on loops over tuples."""
     a = abs(x)
     xs = x if a < 0.84375 else 0.0
     z = xs * xs
-    y = _poly(_ERF_PP[::-1], z) / (1.0 + z * _poly(_ERF_QQ[::-1], z))
-    small = xs + xs * y
+    pp, qq = _ERF_PP, _ERF_QQ
+    r = pp[0] + z * (pp[1] + z * (pp[2] + z * (pp[3] + z * pp[4])))
+    s = 1.0 + z * (qq[0] + z * (qq[1] + z * (qq[2] + z * (qq[3] + z * qq[4]))))
+    small = xs + xs * (r / s)
     m = (a if a < 1.25 else 1.0) - 1.0
-    mid = _ERX + _poly(_ERF_PA[::-1], m) / (1.0 + m * _poly(_ERF_QA[::-1], m))
+    pa, qa = _ERF_PA, _ERF_QA
+    p = pa[0] + m * (pa[1] + m * (pa[2] + m * (pa[3] + m * (pa[4] + m * (pa[5] + m * pa[6])))))
+    q = 1.0 + m * (qa[0] + m * (qa[1] + m * (qa[2] + m * (qa[3] + m * (qa[4] + m * qa[5])))))
+    mid = _ERX + p / q
     xl = a if a >= 1.25 else 2.0
     xl = xl if xl < 6.0 else 6.0
-    large = 1.0 - exp(-xl * xl) * _poly(_ERFC_P, xl) / _poly1(_ERFC_Q, xl)
+    cp, cq = _ERFC_P, _ERFC_Q
+    p = ((((((((cp[0] * xl + cp[1]) * xl + cp[2]) * xl + cp[3]) * xl + cp[4]) * xl + cp[5])
+           * xl + cp[6]) * xl + cp[7]) * xl + cp[8])  # fmt: skip
+    q = ((((((((xl + cq[0]) * xl + cq[1]) * xl + cq[2]) * xl + cq[3]) * xl + cq[4]) * xl
+           + cq[5]) * xl + cq[6]) * xl + cq[7])  # fmt: skip
+    large = 1.0 - exp(-xl * xl) * p / q
     res = large if a >= 1.25 else mid
     res = res if x > 0.0 else -res
     res = small if a < 0.84375 else res
