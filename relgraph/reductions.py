@@ -102,6 +102,8 @@ class Reduce(Op):
             return None
         if dtype != x.dtype or dtype not in (np.float32, np.float64):
             return None
+        if dtype == np.float64 and self.name == "logsumexp":
+            return _LOGSUMEXP_F64  # exp from relgraph.vecmath: the loop vectorises
         return _ROW_LOOPS[self.name]
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
@@ -147,6 +149,13 @@ _ROW_LOOPS = {
         None,
     ),
 }  # fmt: skip
+_LOGSUMEXP_F64 = (
+    [
+        _ROW_LOOPS["logsumexp"][0][0],
+        (_ROW_LOOPS["logsumexp"][0][1][0], "vecmath.exp({v} - {shift})", "{acc} += {v}"),
+    ],
+    *_ROW_LOOPS["logsumexp"][1:],
+)
 
 sum = Reduce("sum", np.sum)
 max = Reduce("max", np.max)
