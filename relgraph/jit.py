@@ -186,8 +186,7 @@ class JitFunction:
         if kwargs or self.static_argnames:
             call = self._bind(args, kwargs)
             self.last = spec = self.specializations.get(call.key) or self._specialize(call)
-            result = spec.function(*call.values)
-            return result if spec.function.single else _rebuild(spec.rewritten, iter(result))
+            return _caller(spec)(*call.values)
         # The common case: positional arrays, keyed by (type, dtype, ndim) in C.
         try:
             key = tuple(map(_SIGNATURE_OF, args))
@@ -202,10 +201,7 @@ class JitFunction:
     def _runner(self, args: tuple) -> tuple[Specialization, Callable[..., Any]]:
         call = self._positional(args)
         spec = self.specializations.get(call.key) or self._specialize(call)
-        f = spec.function
-        if not f.single:
-            return spec, lambda *a: _rebuild(spec.rewritten, iter(f(*a)))
-        return spec, f.__call__
+        return spec, _caller(spec)
 
     def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
         """Trace, rewrite and compile for these arguments' signature, without running."""
@@ -337,6 +333,14 @@ class JitFunction:
 
     def __repr__(self) -> str:
         return f"<rg.jit {_name(self.fn)}: {len(self.specializations)} signature(s)>"
+
+
+def _caller(spec: Specialization) -> Callable[..., Any]:
+    """Runs the kernel and gives the results in the structure the function returned."""
+    f = spec.function
+    if f.single:
+        return f.__call__
+    return lambda *args: _rebuild(spec.rewritten, iter(f(*args)))
 
 
 def _rewriter(query: tuple) -> Any:
