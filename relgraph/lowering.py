@@ -30,6 +30,11 @@ __all__ = ["LoweringError", "Lowered", "lower"]
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
 CHUNK = 4096  # elements per parallel chunk of a vector's reduction
 LANES = 8  # partial sums per row loop, so that a sum vectorises
+# The row loops' max and min updates (relgraph.reductions), by their comparison.
+_EXTREMES = {
+    "if {v} > {acc} or {v} != {v}: {acc} = {v}": ">",
+    "if {v} < {acc} or {v} != {v}: {acc} = {v}": "<",
+}
 BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
 
 
@@ -371,6 +376,9 @@ class _Generator:
             if update == "{acc} += {v}":  # a sum: eight partial sums, which vectorise
                 self._lane_sum(names["acc"], buf, length, k, indent)
                 continue
+            if update in _EXTREMES:  # max or min: eight lanes of selects, which vectorise
+                self._lane_extreme(names["acc"], buf, length, k, indent, _EXTREMES[update])
+                continue
             self.lines.append(f"{indent}for {k} in range({length}):")
             self.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
 
@@ -389,6 +397,25 @@ class _Generator:
         lines.append(f"{indent}{acc} += {pairs[0]}")
         lines.append(f"{indent}for {k} in range({top}, {length}):")
         lines.append(f"{indent}    {acc} += {buf}[{k}]")
+
+    def _lane_extreme(self, acc: str, buf: str, length: str, k: str, indent: str, cmp: str):
+        """``acc = max(acc, *buf)`` (or min) over eight lanes; NaN wins and stays, as in
+        numpy.  Exact, so the lanes give the result a single loop does."""
+        lanes = [f"{acc}_{lane}" for lane in range(LANES)]
+        lines, top = self.lines, f"{acc}_top"
+
+        def pick(into: str, v: str) -> str:
+            return f"{into} = {v} if ({v} {cmp} {into}) | ({v} != {v}) else {into}"
+
+        lines.append(f"{indent}{' = '.join(lanes)} = {acc}")
+        lines.append(f"{indent}{top} = ({length}) - ({length}) % {LANES}")
+        lines.append(f"{indent}for {k} in range(0, {top}, {LANES}):")
+        lines.extend(
+            f"{indent}    {pick(lane, f'{buf}[{k} + {n}]')}" for n, lane in enumerate(lanes)
+        )
+        lines.extend(f"{indent}{pick(acc, lane)}" for lane in lanes)
+        lines.append(f"{indent}for {k} in range({top}, {length}):")
+        lines.append(f"{indent}    {pick(acc, f'{buf}[{k}]')}")
 
     def _leaf(self, x: Any) -> list[tuple[str, int]]:
         """A leaf operand read as the only "region" value."""
