@@ -25,6 +25,7 @@ import numpy as np
 
 import relgraph as rg
 from relgraph.exceptions import RelgraphError
+from relgraph.tracing import flatten
 
 __all__ = ["main", "parse_symbols"]
 
@@ -293,7 +294,7 @@ def _jit(args: argparse.Namespace) -> int:
     got = f(**data)
     ours = _best_of(lambda: f(**data), 5)
     status = 0
-    for k, (w, g) in enumerate(zip(_results(want), _results(got))):
+    for k, (w, g) in enumerate(zip(flatten(want), flatten(got))):
         status |= _agreement(k, np.asarray(w, np.float64), np.asarray(g, np.float64))
     print(
         f"per call: rg.jit {ours * 1e3:.3f} ms, numpy {reference * 1e3:.3f} ms "
@@ -338,12 +339,6 @@ def _arrays(spec: str, scale: float) -> dict[str, np.ndarray]:
     return arrays
 
 
-def _results(value) -> list:
-    if isinstance(value, (tuple, list)):
-        return [leaf for item in value for leaf in _results(item)]
-    return [value]
-
-
 def _agreement(k: int, want: np.ndarray, got: np.ndarray) -> int:
     """Print how output ``k`` compares with numpy's; 1 if it differs where numpy is finite."""
     finite = np.isfinite(want)
@@ -364,7 +359,7 @@ def _agreement(k: int, want: np.ndarray, got: np.ndarray) -> int:
 
 
 def _text(program) -> str:
-    return ", ".join(rg.pprint(p) for p in _results(program))
+    return ", ".join(rg.pprint(p) for p in flatten(program))
 
 
 def _random_inputs(symbols: dict[str, rg.Symbol], size: int) -> dict[rg.Symbol, np.ndarray]:

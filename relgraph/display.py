@@ -31,6 +31,7 @@ from relgraph.jit import JitFunction, Specialization
 from relgraph.printing import brief, pprint
 from relgraph.report import RewriteReport
 from relgraph.term import Term
+from relgraph.tracing import flatten
 from relgraph.traverse import subterms
 
 __all__ = [
@@ -257,9 +258,9 @@ def specialization_html(spec: Specialization) -> str:
         f"<p><b>({html.escape(names)})</b>: cost {spec.cost_before:g} &rarr; "
         f"{spec.cost_after:g}; {times}{source}</p>",
         "<p>traced</p>",
-        *map(term_html, _leaves(spec.traced)),
+        *map(term_html, flatten(spec.traced)),
         "<p>rewritten</p>",
-        *map(term_html, _leaves(spec.rewritten)),
+        *map(term_html, flatten(spec.rewritten)),
     ]
     if spec.report is not None:
         parts.append(report_html(spec.report))
@@ -286,14 +287,8 @@ def _inputs_text(spec: Specialization) -> str:
     return ", ".join(f"{s.name}: {s.type.dtype} {s.type.ndim}-d" for s in spec.inputs)
 
 
-def _leaves(program: Any) -> list[Any]:
-    if isinstance(program, (tuple, list)):
-        return [leaf for item in program for leaf in _leaves(item)]
-    return [program]
-
-
 def _brief(program: Any) -> str:
-    return ", ".join(brief(p, 80) for p in _leaves(program))
+    return ", ".join(brief(p, 80) for p in flatten(program))
 
 
 def _inline(svg_text: str) -> str:

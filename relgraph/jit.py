@@ -29,7 +29,16 @@ from relgraph.exceptions import TraceError
 from relgraph.leaves import Symbol
 from relgraph.printing import brief
 from relgraph.report import RewriteReport
-from relgraph.tracing import MAX_CONSTANT_BYTES, Traced, outputs_of, symbols_for
+from relgraph.term import Term
+from relgraph.tracing import (
+    MAX_CONSTANT_BYTES,
+    Traced,
+    flatten,
+    name_of,
+    outputs_of,
+    rebuild,
+    symbols_for,
+)
 from relgraph.types import TensorType
 
 __all__ = ["jit", "JitFunction", "Specialization"]
@@ -171,7 +180,7 @@ class JitFunction:
         self.signature = inspect.signature(fn)
         unknown = set(static_argnames) - set(self.signature.parameters)
         if unknown:
-            raise TypeError(f"static_argnames: {_name(fn)} has no parameter {sorted(unknown)}")
+            raise TypeError(f"static_argnames: {name_of(fn)} has no parameter {sorted(unknown)}")
         self.static_argnames = static_argnames
         self.max_constant_bytes, self.max_nodes = max_constant_bytes, max_nodes
         self.disk_cache = disk_cache
@@ -218,7 +227,7 @@ class JitFunction:
         try:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as exc:
-            raise TypeError(f"{_name(self.fn)}: {exc}") from None
+            raise TypeError(f"{name_of(self.fn)}: {exc}") from None
         static = []
         for name in self.static_argnames:
             value = bound.arguments.get(name, self.signature.parameters[name].default)
@@ -233,7 +242,7 @@ class JitFunction:
             if name in self.static_argnames:
                 continue
             if kind is inspect.Parameter.VAR_KEYWORD:
-                raise TypeError(f"{_name(self.fn)}: **{name} cannot be traced")
+                raise TypeError(f"{name_of(self.fn)}: **{name} cannot be traced")
             items = value if kind is inspect.Parameter.VAR_POSITIONAL else (value,)
             suffixes = range(len(items)) if kind is inspect.Parameter.VAR_POSITIONAL else [""]
             names += [f"{name}{i}" for i in suffixes]
@@ -270,7 +279,7 @@ class JitFunction:
         t1 = time.perf_counter()
         rewritten, report, from_disk = self._rewrite(traced)
         t2 = time.perf_counter()
-        outputs = _flatten(rewritten)
+        outputs = flatten(rewritten)
         single = not isinstance(rewritten, (tuple, list))
         compiled = function(
             symbols, outputs[0] if single else outputs, max_nodes=self.max_nodes, lazy=True
@@ -298,9 +307,9 @@ class JitFunction:
             found = rewrite_cache.load(digest, traced)
             if found is not None:
                 return found[0], found[1], True
-        outs = _flatten(traced)
-        done = [self.rewriter.apply(o) if _is_term(o) else (o, None) for o in outs]
-        rewritten = _rebuild(traced, iter([d[0] for d in done]))
+        outs = flatten(traced)
+        done = [self.rewriter.apply(o) if type(o) is Term else (o, None) for o in outs]
+        rewritten = rebuild(traced, iter([d[0] for d in done]))
         reports = tuple(d[1] for d in done if d[1] is not None)
         report = reports[0] if len(reports) == 1 else _joined(reports)
         if digest:
@@ -312,7 +321,7 @@ class JitFunction:
     def _latest(self) -> Specialization:
         if self.last is None:
             raise TraceError(
-                f"{_name(self.fn)} has not been called yet: call it, or use .specialize(...)"
+                f"{name_of(self.fn)} has not been called yet: call it, or use .specialize(...)"
             )
         return self.last
 
@@ -332,7 +341,7 @@ class JitFunction:
         return self._latest().report
 
     def __repr__(self) -> str:
-        return f"<rg.jit {_name(self.fn)}: {len(self.specializations)} signature(s)>"
+        return f"<rg.jit {name_of(self.fn)}: {len(self.specializations)} signature(s)>"
 
 
 def _caller(spec: Specialization) -> Callable[..., Any]:
@@ -340,7 +349,7 @@ def _caller(spec: Specialization) -> Callable[..., Any]:
     f = spec.function
     if f.single:
         return f.__call__
-    return lambda *args: _rebuild(spec.rewritten, iter(f(*args)))
+    return lambda *args: rebuild(spec.rewritten, iter(f(*args)))
 
 
 def _rewriter(query: tuple) -> Any:
@@ -371,24 +380,6 @@ def _signature_type(a: Any) -> TensorType:
     return TensorType(dtype, ndim)
 
 
-def _is_term(x: Any) -> bool:
-    from relgraph.term import Term
-
-    return type(x) is Term
-
-
-def _flatten(structure: Any) -> list:
-    if isinstance(structure, (tuple, list)):
-        return [leaf for item in structure for leaf in _flatten(item)]
-    return [structure]
-
-
-def _rebuild(structure: Any, leaves: Any) -> Any:
-    if isinstance(structure, (tuple, list)):
-        return type(structure)(_rebuild(item, leaves) for item in structure)
-    return next(leaves)
-
-
 def _joined(reports: tuple[RewriteReport, ...]) -> RewriteReport | None:
     if not reports:
         return None
@@ -403,7 +394,7 @@ def _joined(reports: tuple[RewriteReport, ...]) -> RewriteReport | None:
 
 
 def _cost(program: Any) -> float:
-    return float(sum(op_cost(o) for o in _flatten(program) if _is_term(o)))
+    return float(sum(op_cost(o) for o in flatten(program) if type(o) is Term))
 
 
 def _brief(program: Any) -> str:
@@ -414,7 +405,3 @@ def _brief(program: Any) -> str:
 
 def _type_text(t: TensorType) -> str:
     return f"{t.dtype}[{t.ndim}-d]"
-
-
-def _name(fn: Callable[..., Any]) -> str:
-    return getattr(fn, "__qualname__", None) or repr(fn)

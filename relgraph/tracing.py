@@ -25,7 +25,7 @@ from relgraph.infer import typeof
 from relgraph.leaves import Symbol, TermOps
 from relgraph.types import TensorType
 
-__all__ = ["trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for"]
+__all__ = ["trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for", "flatten", "rebuild", "name_of"]
 
 #: The largest closed-over array (in bytes) a traced function may bake into its term.
 MAX_CONSTANT_BYTES = 1 << 20
@@ -82,7 +82,7 @@ def _terms(result: Any, fn: Callable[..., Any]) -> Any:
         return numpy_api.term_of(result)
     except UnsupportedError:
         raise TraceError(
-            f"{_name(fn)} returned a {type(result).__name__}: a traced function returns "
+            f"{name_of(fn)} returned a {type(result).__name__}: a traced function returns "
             "arrays, or tuples and lists of them"
         ) from None
 
@@ -94,7 +94,7 @@ def symbols_for(fn: Callable[..., Any], types: tuple) -> list[Symbol]:
     seen: dict[str, Symbol] = {}
     for s in symbols:
         if s.name in seen and seen[s.name] != s:
-            raise TraceError(f"two inputs of {_name(fn)} are named {s.name!r}")
+            raise TraceError(f"two inputs of {name_of(fn)} are named {s.name!r}")
         seen[s.name] = s
     return symbols
 
@@ -111,11 +111,11 @@ def _parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
         elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             names.append(p.name)
     if len(names) < n:
-        raise TraceError(f"{_name(fn)} takes {len(names)} positional arguments, given {n}")
+        raise TraceError(f"{name_of(fn)} takes {len(names)} positional arguments, given {n}")
     required = [p.name for p in params[n:] if p.default is p.empty and p.kind != p.VAR_KEYWORD]
     required = [r for r in required if r not in names[:n]]
     if required and not any(p.kind is p.VAR_POSITIONAL for p in params):
-        raise TraceError(f"{_name(fn)} needs a type for {', '.join(required)}")
+        raise TraceError(f"{name_of(fn)} needs a type for {', '.join(required)}")
     return names[:n]
 
 
@@ -133,8 +133,31 @@ def _symbol(name: str, t: Any) -> Symbol:
     )
 
 
-def _name(fn: Callable[..., Any]) -> str:
+def name_of(fn: Callable[..., Any]) -> str:
+    """How messages name a traced function."""
     return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def flatten(structure: Any) -> list:
+    """The leaves of a function's result: nested tuples and lists, in order.
+
+    >>> flatten((1, [2, (3,)], 4))
+    [1, 2, 3, 4]
+    """
+    if isinstance(structure, (tuple, list)):
+        return [leaf for item in structure for leaf in flatten(item)]
+    return [structure]
+
+
+def rebuild(structure: Any, leaves: Any) -> Any:
+    """``structure`` with its leaves taken in order from the iterator ``leaves``.
+
+    >>> rebuild((0, [0, (0,)]), iter("abc"))
+    ('a', ['b', ('c',)])
+    """
+    if isinstance(structure, (tuple, list)):
+        return type(structure)(rebuild(item, leaves) for item in structure)
+    return next(leaves)
 
 
 def _binary(ufunc: np.ufunc) -> tuple[Callable, Callable]:
