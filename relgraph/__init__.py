@@ -30,6 +30,7 @@ from relgraph.explore import Derivation, Edge, RewriteSpace, explore
 from relgraph.infer import typeof
 from relgraph.jit import JitFunction, Specialization, jit
 from relgraph.leaves import Constant, Symbol, matrix, scalar, tensor, vector
+from relgraph.lvars import LVar, Rest, lvar, lvars, rest
 from relgraph.ops import (
     Op,
     abs,
@@ -96,6 +97,7 @@ from relgraph.printing import pprint
 from relgraph.relation import Rule, directions_of, forward_only, reverse, rewrites
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
+from relgraph.rules import PatternRelation, rule
 from relgraph.term import Term
 from relgraph.tracing import Traced, trace
 from relgraph.traverse import as_term, count_nodes
@@ -107,7 +109,8 @@ __all__ = [
     "weighted",
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
     "forward_only", "directions_of", "trace", "Traced", "jit", "JitFunction", "Specialization",
-    "TraceError", "UnsupportedError",
+    "TraceError", "UnsupportedError", "LVar", "Rest", "lvar", "lvars", "rest", "rule",
+    "PatternRelation",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "SearchTimeout", "Symbol",
     "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",

@@ -155,7 +155,7 @@ class RelationDB:
         *tags: str,
         position: float | None = None,
         tracks: Iterable[Any] | None = None,
-        windows: bool = True,
+        windows: bool | None = None,
         overwrite: bool = False,
         use_db_name_as_tag: bool = True,
     ) -> Any:
@@ -170,10 +170,11 @@ class RelationDB:
         position : float, optional
             Order in a :class:`SequenceDB`; defaults to after the last entry.
         tracks : iterable of Op, optional
-            For a relation: the head Ops it can rewrite.
-        windows : bool
+            For a relation: the head Ops it can rewrite (a rule knows its own).
+        windows : bool, optional
             For a relation: also try it on runs of arguments of associative
-            Ops (see :class:`~relgraph.relation.Rule`).
+            Ops (see :class:`~relgraph.relation.Rule`); by default yes, except for
+            a rule whose pattern takes any number of arguments itself.
         overwrite : bool
             Replace an entry of the same name (for re-run notebook cells).
         use_db_name_as_tag : bool
@@ -198,7 +199,9 @@ class RelationDB:
         )
         return entry
 
-    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
+    def _accept(
+        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool | None
+    ) -> Any:
         raise NotImplementedError
 
     def all_tags(self) -> set[str]:
@@ -268,7 +271,9 @@ class EquilibriumDB(RelationDB):
         EquilibriumRewriter([], **options)  # validate the options now
         self.options = options
 
-    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
+    def _accept(
+        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool | None
+    ) -> Any:
         if isinstance(entry, EquilibriumDB):
             return entry
         if isinstance(entry, RelationDB) or hasattr(entry, "apply"):
@@ -317,7 +322,9 @@ class SequenceDB(RelationDB):
     query leaves out what lies between, it runs once.
     """
 
-    def _accept(self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool) -> Any:
+    def _accept(
+        self, name: str, entry: Any, tracks: Iterable[Any] | None, windows: bool | None
+    ) -> Any:
         if isinstance(entry, RelationDB) or hasattr(entry, "apply"):
             return entry
         try:

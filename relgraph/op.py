@@ -25,6 +25,7 @@ from unification.variable import Var
 from relgraph.exceptions import TypeCheckError
 from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
+from relgraph.lvars import Rest
 from relgraph.printing import Bare
 from relgraph.term import Term
 from relgraph.types import TensorType
@@ -108,8 +109,14 @@ class Op:
         return params
 
     def make_term(self, *args: Any) -> Term:
-        """Build ``(self, *args)``; ground terms are type-checked at once."""
-        self.check_arity(len(self.operands(args)))
+        """Build ``(self, *args)``; ground terms are type-checked at once.
+
+        A pattern's rest variable stands for any number of arguments, so a term
+        holding one is not held to the arity (``rg.add(xs)``).
+        """
+        operands = self.operands(args)
+        if not any(isinstance(a, (Rest, Term)) and _holds_rest(a) for a in operands):
+            self.check_arity(len(operands))
         term = Term((self, *args))
         if term._ground:
             typeof(term)
@@ -180,6 +187,12 @@ class Op:
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
+
+
+def _holds_rest(a: Any) -> bool:
+    if type(a) is Rest:
+        return True
+    return type(a) is Term and not a._ground and any(_holds_rest(b) for b in a._tuple[1:])
 
 
 def dtype_key(arg: Any, tp: TensorType) -> Any:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from kanren.assoccomm import associative
+from kanren.assoccomm import associative, commutative
 from unification import reify, var
 
 import relgraph.unify_hooks  # noqa: F401  (kanren sees terms through these hooks)
@@ -98,8 +98,12 @@ def as_rule(
     if not callable(relation):
         raise TypeError(f"a relation must be a goal constructor rel(a, b), got {relation!r}")
     name = name or getattr(relation, "__name__", None) or repr(relation)
+    # A rule (rg.rule) knows the head it matches, and whether it takes any number of
+    # arguments itself.
+    tracks = tracks if tracks is not None else getattr(relation, "tracks", None)
+    windows = windows if windows is not None else getattr(relation, "windows", True)
     tracked = None if tracks is None else frozenset(tracks)
-    return Rule(relation, name, tracked, True if windows is None else windows)
+    return Rule(relation, name, tracked, windows)
 
 
 def reverse(relation: Rule | Relation) -> Relation:
@@ -112,6 +116,8 @@ def reverse(relation: Rule | Relation) -> Relation:
     'reverse(dot_distributeo)'
     """
     rule = as_rule(relation)
+    if hasattr(rule.relation, "reversed"):  # a pattern rule: its sides swapped
+        return rule.relation.reversed()
 
     def reversed_relation(a, b):
         return rule.relation(b, a)
@@ -174,6 +180,9 @@ class Matcher:
         self.in_var, self.out_var = var(), var()
         # Answers refused, by reason, over this matcher's life (reports take differences).
         self.dropped: Counter[str] = Counter()
+        self.direct = getattr(rule.relation, "answers", None)
+        if not callable(self.direct):
+            self.direct = None
         try:
             self.goal = rule.relation(self.in_var, self.out_var)
         except Exception as exc:
@@ -196,11 +205,16 @@ class Matcher:
         An exception inside the goal is raised as :class:`RelationError` naming the
         relation and ``term``; an ill-typed term built by the goal means the relation
         does not apply (numpy has no such program).  Refused answers are counted in
-        ``dropped`` by reason.
+        ``dropped`` by reason.  A rule (:func:`relgraph.rule`) is matched directly,
+        without running its goal.
         """
         try:
-            stream = self.goal(initial_state({self.in_var: term}))
-            yield from self._ground_answers(term, stream)
+            if self.direct is not None:
+                yield from self._checked(term, self.direct(term))
+            else:
+                stream = self.goal(initial_state({self.in_var: term}))
+                out = self.out_var
+                yield from self._checked(term, (as_term(reify(out, s)) for s in stream))
         except TypeCheckError:
             self.dropped["builds an ill-typed term"] += 1
         except (RelationError, KeyboardInterrupt):
@@ -212,9 +226,8 @@ class Matcher:
                 term,
             ) from exc
 
-    def _ground_answers(self, term: Term, stream: Iterator) -> Iterator[Term]:
-        for count, state in enumerate(stream, 1):
-            result = as_term(reify(self.out_var, state))
+    def _checked(self, term: Term, results: Iterator[Any]) -> Iterator[Term]:
+        for count, result in enumerate(results, 1):
             reason = refusal(term, result)
             if reason is None:
                 yield result
@@ -318,6 +331,14 @@ def is_associative(op: Any) -> bool:
     """Whether kanren's fact store says ``op`` is associative."""
     try:
         return (op,) in associative.facts
+    except TypeError:
+        return False
+
+
+def is_commutative(op: Any) -> bool:
+    """Whether kanren's fact store says ``op`` is commutative."""
+    try:
+        return (op,) in commutative.facts
     except TypeError:
         return False
 
