@@ -28,7 +28,7 @@ from unification.variable import Var
 
 from relgraph.leaves import TermOps
 
-__all__ = ["LVar", "Rest", "lvar", "lvars", "rest", "is_rest"]
+__all__ = ["LVar", "Rest", "lvar", "lvars", "rest", "is_lvar", "is_rest"]
 
 _ids = itertools.count()
 _ABSTRACT = {
@@ -207,6 +207,12 @@ def rest(name: str, **constraint: Any) -> Rest:
     '(?x + ?xs...)'
     """
     return Rest(name, **constraint)
+
+
+def is_lvar(x: Any) -> bool:
+    """Whether ``x`` is a pattern variable (``isinstance`` says so of every kanren Var:
+    unification's metaclass answers for its subclasses)."""
+    return issubclass(type(x), LVar)
 
 
 def is_rest(x: Any) -> bool:

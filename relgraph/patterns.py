@@ -34,7 +34,7 @@ from typing import Any
 
 from unification.variable import Var
 
-from relgraph.lvars import LVar, Rest
+from relgraph.lvars import LVar, Rest, is_lvar
 from relgraph.printing import brief
 from relgraph.term import Term
 
@@ -313,7 +313,7 @@ def compile_pattern(pattern: Any, *, inside: frozenset = frozenset()) -> Any:
             f"rest variable {pattern} must be an argument of a variadic Op such as "
             "rg.add or rg.mul (rg.add(x, xs)), or inside one (rg.add(A @ xs))"
         )
-    if isinstance(pattern, LVar):
+    if is_lvar(pattern):
         return PVar(pattern)
     if isinstance(pattern, Var):
         raise PatternError(
@@ -328,7 +328,10 @@ def compile_pattern(pattern: Any, *, inside: frozenset = frozenset()) -> Any:
         return PApp(op, args, None, 0, False, False)
     if getattr(op, "nin", 0) is not None:
         names = ", ".join(sorted(str(v) for a in raw for v in _rests(a)))
-        raise PatternError(f"{op.name} takes a fixed number of arguments: {names} cannot be one")
+        raise PatternError(
+            f"{op.name} takes a fixed number of arguments, so the rest variable {names} "
+            "cannot be one of them (rest variables go in rg.add, rg.mul, ...)"
+        )
     if len(rest_at) > 1:
         raise PatternError(f"{brief(pattern)} has two rest parts; one argument list takes one")
     k = rest_at[0]
@@ -352,7 +355,7 @@ def _rests(x: Any) -> frozenset:
 
 def variables(pattern: Any) -> set[LVar]:
     """The pattern variables (rest variables included) of a pattern."""
-    if isinstance(pattern, LVar):
+    if is_lvar(pattern):
         return {pattern}
     if type(pattern) is Term and not pattern._ground:
         return set().union(*(variables(a) for a in pattern._tuple[1:]))

@@ -35,7 +35,7 @@ from unification import reify, unify, var
 from unification.core import isground
 from unification.variable import Var
 
-from relgraph.lvars import LVar
+from relgraph.lvars import LVar, is_lvar
 from relgraph.patterns import PApp, PLit, PVar, compile_pattern, quick_test, variables
 from relgraph.printing import pprint
 from relgraph.term import Term
@@ -51,8 +51,8 @@ class Condition:
     def __init__(self, when: Any, names: dict[str, LVar], rule_name: str):
         self.source = when
         params = _parameters(when)
-        self.goal = params is None or not set(params) <= set(names)
-        if self.goal and params is not None and len(params) != 1:
+        self.goal = params is None or _is_goal(when, params)
+        if not self.goal and not set(params) <= set(names):
             raise ValueError(
                 f"rule {rule_name!r}: when={when!r} names {params}, which are not all "
                 f"variables of the rule ({sorted(names)}); a predicate's parameters are "
@@ -77,11 +77,17 @@ class Condition:
                 "parameters must be named after the rule's variables, a goal must yield states"
             )
         for state in stream:
-            yield {**b, **{v: reify(v, state) for v in state if isinstance(v, LVar)}}
+            yield {**b, **{v: reify(v, state) for v in state if is_lvar(v)}}
 
     def missing(self, b: dict) -> list[LVar]:
         """The variables the predicate reads that ``b`` leaves unbound."""
         return [v for v in self.vars if v not in b]
+
+
+def _is_goal(fn: Any, params: list[str]) -> bool:
+    """A kanren goal: a function of the search state (``eq(x, 0)``, ``testo(...)``)."""
+    named = "goal" in getattr(fn, "__qualname__", "")
+    return len(params) == 1 and (named or params[0] in ("S", "s", "state"))
 
 
 def _parameters(fn: Any) -> list[str] | None:
@@ -223,7 +229,7 @@ def _with_fresh(target: Any, b: dict) -> Any:
 
 
 def _substitute(pattern: Any, fresh: dict) -> Any:
-    if isinstance(pattern, LVar):
+    if is_lvar(pattern):
         return fresh[pattern]
     if type(pattern) is Term and not pattern._ground:
         return Term(tuple(_substitute(a, fresh) for a in pattern._tuple))
