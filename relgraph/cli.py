@@ -95,6 +95,11 @@ def _parser() -> argparse.ArgumentParser:
     _add_query(rw)
     rw.add_argument("--profile", action="store_true", help="print the rewrite report")
     rw.add_argument(
+        "--trace",
+        action="store_true",
+        help="print every rewrite in order: pass, position, relation, before -> after",
+    )
+    rw.add_argument(
         "--check",
         action="store_true",
         help="evaluate input and result on random data and compare (numpy)",
@@ -258,7 +263,10 @@ def _explore(args: argparse.Namespace) -> int:
 
 def _rewrite(args: argparse.Namespace) -> int:
     symbols, term, rewriter = _query(args)
-    result, report = rg.rewrite(term, rewriter, report=True)
+    result, report = rg.rewrite(term, rewriter, report=True, trace=args.trace)
+    if args.trace:
+        for step in report.applied:
+            print(step)
     print(rg.pprint(result))
     cost, before = rg.op_cost(result), rg.op_cost(term)
     print(f"cost {cost:g} (input {before:g}); rewritten in {report.time:.3f} s")

@@ -241,6 +241,15 @@ def report_html(report: RewriteReport) -> str:
             for r in report.rules
         )
         parts.append(_table(["relation", "time (s)", "tried", "applied", "created"], rows))
+    if report.trace:
+        rows = "".join(
+            f"<tr><td>{a.pass_number}</td><td>{html.escape(a.relation)}</td>"
+            f"<td>{'run' if a.position is None else list(a.position)}</td>"
+            f"<td><code>{html.escape(brief(a.before, 80))}</code></td>"
+            f"<td><code>{html.escape(brief(a.after, 80))}</code></td></tr>"
+            for a in report.trace
+        )
+        parts.append(_table(["pass", "relation", "position", "before", "after"], rows))
     parts += [f"<div style='margin-left:2em'>{report_html(c)}</div>" for c in report.children]
     return "".join(parts)
 

@@ -3,8 +3,45 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["RuleStats", "RewriteReport"]
+__all__ = ["RuleStats", "RewriteReport", "Application"]
+
+
+@dataclass(frozen=True)
+class Application:
+    """One rewrite the driver made (``rewrite(..., trace=True)``).
+
+    Attributes
+    ----------
+    relation : str
+    pass_number : int
+        The pass it happened in (from 1).
+    position : tuple of int, or None
+        Where the rewrite happened in the term the pass started from: the argument
+        indices from the root (``()`` is the root, ``(1, 0)`` the first argument
+        of the second).  ``before`` is the subterm there as the pass had rebuilt
+        it by then (its arguments rewritten first).  ``None`` inside a run of
+        arguments of an associative Op.
+    before, after : Term
+        The subterm (or, for an associative Op, the run of arguments) and what
+        replaced it.
+    """
+
+    relation: str
+    pass_number: int
+    position: tuple[int, ...] | None
+    before: Any
+    after: Any
+
+    def __str__(self) -> str:
+        from relgraph.printing import brief
+
+        where = "in a run of arguments" if self.position is None else f"at {list(self.position)}"
+        return (
+            f"pass {self.pass_number}, {where}: {self.relation}: "
+            f"{brief(self.before)} -> {brief(self.after)}"
+        )
 
 
 @dataclass(frozen=True)
@@ -39,6 +76,9 @@ class RewriteReport:
     pass_log : tuple
         For each pass, ``((relation name, applications), ...)``.
     children : tuple of RewriteReport
+    trace : tuple of Application
+        Every rewrite in order, when asked for (``trace=True``); children's
+        traces are in theirs.
     """
 
     name: str
@@ -49,6 +89,12 @@ class RewriteReport:
     rules: tuple[RuleStats, ...] = ()
     pass_log: tuple[tuple[tuple[str, int], ...], ...] = ()
     children: tuple[RewriteReport, ...] = ()
+    trace: tuple[Application, ...] = ()
+
+    @property
+    def applied(self) -> tuple[Application, ...]:
+        """The trace of this run and its children, in order."""
+        return self.trace + tuple(a for child in self.children for a in child.applied)
 
     @property
     def applications(self) -> dict[str, int]:
@@ -85,6 +131,7 @@ class RewriteReport:
         for r in self.rules:
             for reason, n in r.dropped:
                 lines.append(f"{indent}  {r.name}: dropped {n} answer(s): {reason}")
+        lines.extend(f"{indent}  {step}" for step in self.trace)
         for child in self.children:
             lines.extend(child._lines(indent + "  "))
         return lines

@@ -31,7 +31,7 @@ from relgraph.relation import (
     is_associative,
     keeps_type,
 )
-from relgraph.report import RewriteReport, RuleStats
+from relgraph.report import Application, RewriteReport, RuleStats
 from relgraph.term import Term
 from relgraph.traverse import checked_term, count_nodes
 from relgraph.worker import check_cancelled, run_deep
@@ -109,17 +109,31 @@ class EquilibriumRewriter:
             self._matchers = tuple(Matcher(r, self.max_answers) for r in self.rules)
         return self._matchers
 
-    def apply(self, term: Any) -> tuple[Any, RewriteReport]:
-        """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`."""
-        term = checked_term(term, "rewrite")
-        return run_deep(self._apply, term, timeout=self.timeout)
+    def apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
+        """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`.
 
-    def _apply(self, term: Any) -> tuple[Any, RewriteReport]:
+        With ``trace=True`` the report's ``trace`` lists every rewrite in order
+        (relation, pass, position, before, after).
+
+        Examples
+        --------
+        >>> import relgraph as rg
+        >>> from relations.linalg import dot_distributeo
+        >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+        >>> out, report = rg.EquilibriumRewriter([dot_distributeo]).apply(A @ (x + y), trace=True)
+        >>> print(report.trace[0])
+        pass 1, at []: dot_distributeo: (A @ (x + y)) -> ((A @ x) + (A @ y))
+        """
+        term = checked_term(term, "rewrite")
+        return run_deep(self._apply, term, trace, timeout=self.timeout)
+
+    def _apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
         start = time.perf_counter()
-        run = _Run(self, term)
+        run = _Run(self, term, trace)
         root = term
         seen = {root: 0}
         for passes in range(1, self.max_passes + 1):
+            run.pass_roots.append(root)
             new_root = run.sweep(root)
             if root == new_root:  # identity, except after the first pass made it canonical
                 root = new_root
@@ -153,8 +167,9 @@ class SequenceRewriter:
     def __repr__(self) -> str:
         return f"SequenceRewriter({self.name!r}: {', '.join(n for n, _ in self.steps)})"
 
-    def apply(self, term: Any) -> tuple[Any, RewriteReport]:
-        """Apply each step in order; the report nests the steps' reports."""
+    def apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
+        """Apply each step in order; the report nests the steps' reports (and, with
+        ``trace=True``, their traces: ``report.applied`` lists them all in order)."""
         term = checked_term(term, "rewrite")
         start, before = time.perf_counter(), count_nodes(term)
         children, outputs = [], {}
@@ -165,7 +180,7 @@ class SequenceRewriter:
                 size = count_nodes(term)
                 children.append(RewriteReport(name, 0, 0.0, size, size))
                 continue
-            term, child = step.apply(term)
+            term, child = step.apply(term, trace=trace) if trace else step.apply(term)
             outputs[id(step)] = term
             children.append(child)
         elapsed = time.perf_counter() - start
@@ -174,7 +189,7 @@ class SequenceRewriter:
         )
 
 
-def rewrite(term: Any, rewriter: Any, *, report: bool = False) -> Any:
+def rewrite(term: Any, rewriter: Any, *, report: bool = False, trace: bool = False) -> Any:
     """Rewrite ``term`` with a rewriter, a database query result, or relations.
 
     Parameters
@@ -183,6 +198,9 @@ def rewrite(term: Any, rewriter: Any, *, report: bool = False) -> Any:
     rewriter : EquilibriumRewriter, SequenceRewriter, a relation, or a list of them
     report : bool
         Also return the :class:`RewriteReport`.
+    trace : bool
+        Record every rewrite in order in the report (``report.applied``); implies
+        ``report=True``.
 
     Examples
     --------
@@ -196,8 +214,8 @@ def rewrite(term: Any, rewriter: Any, *, report: bool = False) -> Any:
     if not hasattr(rewriter, "apply"):
         relations = rewriter if isinstance(rewriter, (list, tuple)) else [rewriter]
         rewriter = EquilibriumRewriter(relations)
-    result, rep = rewriter.apply(term)
-    return (result, rep) if report else result
+    result, rep = rewriter.apply(term, trace=True) if trace else rewriter.apply(term)
+    return (result, rep) if report or trace else result
 
 
 # Rewrites in a row at one node within a pass, before the rest waits for the next
@@ -258,8 +276,12 @@ class _Run:
     nodes, and ``canon`` keeps those ids alive and unique for the whole run.
     """
 
-    def __init__(self, rewriter: EquilibriumRewriter, term: Any):
+    def __init__(self, rewriter: EquilibriumRewriter, term: Any, trace: bool = False):
         self.rewriter = rewriter
+        # With a trace: (relation, pass, before, after) per rewrite, and each pass's input.
+        self.trace: list[tuple[str, int, Term, Term, Any]] | None = [] if trace else None
+        self.pass_roots: list[Any] = []
+        self.stands_for: dict[int, Term] = {}  # a node built in a pass -> the one it replaces
         self.matchers = rewriter.matchers
         self.canon: dict[Term, Term] = {}
         self.normal: set[int] = set()  # irreducible, and so is every subterm
@@ -329,7 +351,9 @@ class _Run:
                     a = b
                 new_args.append(a)
             if changed:
-                node = self.canonical(Term(new_args))
+                original, node = node, self.canonical(Term(new_args))
+                if self.trace is not None:
+                    self.stands_for[id(node)] = original
             elif first:
                 node = canon.setdefault(node, node)
             node_key = id(node)
@@ -355,6 +379,8 @@ class _Run:
             # Sweep the replacement now; this node takes its value when it is done.
             steps[id(result)] = n
             made_by[id(result)] = tuple(self.applied)
+            if self.trace is not None:
+                self.stands_for[id(result)] = node
             waiting.setdefault(id(result), []).append(key)
             stack.append(result)
         return done[id(root)]
@@ -420,7 +446,7 @@ class _Run:
         key = id(node)
         if key in self.rewritten:
             index, result = self.rewritten[key]
-            self.record(index, self.matchers[index].rule.name)
+            self.record(index, self.matchers[index].rule.name, node, result)
             return result
         for index in candidates:
             result = self.attempt(index, node)
@@ -463,7 +489,7 @@ class _Run:
         before = len(self.canon)
         result = self.canonical(result)
         self.created[index] += len(self.canon) - before
-        self.record(index, matcher.rule.name)
+        self.record(index, matcher.rule.name, node, result)
         return result
 
     def relation_failed(self, exc: RelationError) -> None:
@@ -472,7 +498,12 @@ class _Run:
         warnings.warn(str(exc), RuntimeWarning, stacklevel=4)
         return None
 
-    def record(self, index: int, name: str) -> None:
+    def record(self, index: int, name: str, before: Term, after: Any) -> None:
+        if self.trace is not None:
+            origin = before
+            while id(origin) in self.stands_for:
+                origin = self.stands_for[id(origin)]
+            self.trace.append((name, len(self.pass_log), origin, before, after))
         self.applications[index] += 1
         self.applied.append(name)
         log = self.pass_log[-1]
@@ -569,7 +600,30 @@ class _Run:
             nodes_after=self.nodes_after(root),
             rules=tuple(stats),
             pass_log=tuple(tuple(log.items()) for log in self.pass_log),
+            trace=self.applications_in_order(),
         )
+
+    def applications_in_order(self) -> tuple[Application, ...]:
+        if not self.trace:
+            return ()
+        where: dict[int, dict[Term, tuple[int, ...]]] = {}
+        out = []
+        for name, number, origin, before, after in self.trace:
+            if number not in where:
+                where[number] = _positions(self.pass_roots[number - 1])
+            out.append(Application(name, number, where[number].get(origin), before, after))
+        return tuple(out)
+
+
+def _positions(root: Any) -> dict[Term, tuple[int, ...]]:
+    """The first position (argument path from the root, breadth first) of each subterm."""
+    found: dict[Term, tuple[int, ...]] = {}
+    queue = [(root, ())] if type(root) is Term else []
+    for node, path in queue:  # the list grows as it is walked
+        if node not in found:
+            found[node] = path
+            queue.extend((a, (*path, i)) for i, a in enumerate(node._tuple[1:]) if type(a) is Term)
+    return found
 
 
 def _count_canonical(root: Any) -> int:

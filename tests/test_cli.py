@@ -225,3 +225,11 @@ def test_console_script_entry_point():
         check=False,
     )
     assert proc.returncode == 2
+
+
+def test_trace_prints_every_rewrite_in_order(capsys):
+    argv = ["rewrite", "A @ (x + y)", "--include", "linalg", "--symbols", SEED, "--trace"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "pass 1, at []: dot_distributeo: (A @ (x + y)) -> ((A @ x) + (A @ y))"
+    assert lines[1] == "((A @ x) + (A @ y))"

@@ -425,3 +425,29 @@ class TestNamedErrors:
         assert out == x * (x * y)
         (stats,) = report.rules
         assert dict(stats.dropped) == {"changes values: moves arithmetic across dtypes": 1}
+
+
+def test_a_trace_lists_every_rewrite_in_order_with_its_position():
+    from relations.explog import log_expo
+    from relations.linalg import dot_distributeo
+
+    x, y = rg.vector("x"), rg.vector("y")
+    A = rg.matrix("A")
+    term = rg.exp(rg.log(rg.exp(A @ (x + y))))
+    inner = rg.EquilibriumRewriter([log_expo, dot_distributeo])
+    out, report = rg.rewrite(term, rg.SequenceRewriter([("inner", inner)]), trace=True)
+    steps = report.applied
+    assert [s.relation for s in steps] == ["dot_distributeo", "log_expo"]
+    assert len(steps) == sum(report.applications.values())
+    positions = [s.position for s in steps]
+    assert positions == [(0, 0, 0), (0,)]  # where each happened, in the pass's input
+    assert steps[0].before == A @ (x + y)
+    # Replaying the steps (before -> after) in order on the input gives the output.
+    replay = term
+    for s in steps:
+        replay = rg.relation.replace_at(replay, s.before, None, s.after)
+    assert replay == out == rg.exp(A @ x + A @ y)
+    assert "dot_distributeo: (A @ (x + y))" in str(report)
+    assert "<td>log_expo</td>" in rg.display.report_html(report)
+    _, untraced = rg.rewrite(term, inner, report=True)
+    assert untraced.trace == ()
