@@ -32,6 +32,7 @@ from relgraph.printing import brief, pprint
 from relgraph.report import RewriteReport
 from relgraph.term import Term
 from relgraph.tracing import flatten
+from relgraph.why import Why
 from relgraph.traverse import subterms
 
 __all__ = [
@@ -254,6 +255,20 @@ def report_html(report: RewriteReport) -> str:
     return "".join(parts)
 
 
+def why_html(result: Why) -> str:
+    """``rg.why``'s answer as a table: position, subterm, outcome, what failed."""
+    rows = "".join(
+        f"<tr><td>{list(a.position)}</td><td><code>{html.escape(brief(a.term, 80))}</code></td>"
+        f"<td>{a.outcome}</td><td>{html.escape(str(a) if a.outcome == 'rewrote' else a.reason)}"
+        "</td></tr>"
+        for a in result.attempts
+    )
+    head = f"<p><b>{html.escape(result.relation)}</b> on <code>"
+    head += f"{html.escape(brief(result.term, 120))}</code></p>"
+    note = f"<p>{html.escape(result.note)}</p>" if result.note else ""
+    return head + _table(["position", "subterm", "outcome", "why"], rows) + note
+
+
 # -- jitted functions ----------------------------------------------------------------
 
 
@@ -320,6 +335,7 @@ def _register() -> None:
     RewriteReport._repr_html_ = report_html
     Specialization._repr_html_ = specialization_html
     JitFunction._repr_html_ = jit_html
+    Why._repr_html_ = why_html
 
 
 _register()

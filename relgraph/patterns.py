@@ -325,7 +325,7 @@ def compile_pattern(pattern: Any, *, inside: frozenset = frozenset()) -> Any:
     rest_at = [i for i, a in enumerate(raw) if _rests(a) - inside]
     if not rest_at:
         args = [compile_pattern(a, inside=inside) for a in raw]
-        return PApp(op, args, None, 0, False, False)
+        return PApp(op, args, None, 0, is_commutative(op), is_associative(op))
     if getattr(op, "nin", 0) is not None:
         names = ", ".join(sorted(str(v) for a in raw for v in _rests(a)))
         raise PatternError(
