@@ -98,11 +98,11 @@ from relgraph.relation import Rule, directions_of, forward_only, reverse, rewrit
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
 from relgraph.rules import PatternRelation, rule
-from relgraph.why import Why, why
 from relgraph.term import Term
 from relgraph.tracing import Traced, trace
 from relgraph.traverse import as_term, count_nodes
 from relgraph.types import TensorType
+from relgraph.why import Why, why
 
 __all__ = [
     "Derivation", "Edge", "EquilibriumDB", "EquilibriumRewriter", "Function", "function",

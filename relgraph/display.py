@@ -32,8 +32,8 @@ from relgraph.printing import brief, pprint
 from relgraph.report import RewriteReport
 from relgraph.term import Term
 from relgraph.tracing import flatten
-from relgraph.why import Why
 from relgraph.traverse import subterms
+from relgraph.why import Why
 
 __all__ = [
     "has_dot",

@@ -263,7 +263,7 @@ class PApp:
             if len(targs) != len(self.args):
                 hint = ""
                 if len(targs) > len(self.args) and self.assoc:
-                    hint = " (a rest variable, rg.rest('xs'), matches any number)"
+                    hint = " (use a rest variable, rg.rest)"
                 return (
                     f"{self.op.name} has {len(targs)} arguments in {_show(t)}, the pattern "
                     f"{len(self.args)}{hint}"

@@ -19,7 +19,7 @@ Examples
 >>> a, b, c = rg.vector("a"), rg.vector("b"), rg.vector("c")
 >>> print(rg.why(pair, rg.sum(rg.Term((rg.add, a, b, c)))))
 sum_addo on sum(a + b + c):
-  at []: no match: add has 3 arguments in (a + b + c), the pattern 2 (a rest variable, rg.rest('xs'), matches any number)
+  at []: no match: add has 3 arguments in (a + b + c), the pattern 2 (use a rest variable, rg.rest)
 """
 
 from __future__ import annotations
@@ -198,7 +198,7 @@ def _rule_failure(rel: PatternRelation, node: Term) -> str:
         if next(condition.states(bindings), None) is None:
             missing = condition.missing(bindings)
             if missing:
-                return f"condition {condition!r} reads {missing}, which this direction leaves unbound"
+                return f"condition {condition!r} reads {missing}, unbound in this direction"
             seen = ", ".join(f"{v}={brief(bindings[v])}" for v in condition.vars)
             return f"condition {condition!r} is false" + (f" for {seen}" if seen else "")
         bindings = next(condition.states(bindings))
@@ -324,8 +324,11 @@ def _value(value: Any, state: Any, names: dict) -> str:
 
 def _readable(x: Any) -> Any:
     """A reified value as a term where it is one (variables and all), else as is."""
-    if isinstance(x, ExpressionTuple) and not isinstance(x, Term) and len(x) and isinstance(
-        x[0], Op
+    if (
+        isinstance(x, ExpressionTuple)
+        and not isinstance(x, Term)
+        and len(x)
+        and isinstance(x[0], Op)
     ):
         return Term(tuple(_readable(a) for a in x))
     if issubclass(type(x), ConsPair) and not isinstance(x, (ExpressionTuple, list, tuple)):
