@@ -27,7 +27,7 @@ from unification import var
 from unification import vars as lvars
 
 from relations.arith import _zero_like, commo, negated, nego
-from relations.goals import computeo, eacho, has_head, ifgroundo, is_number
+from relations.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relations.order import sorted_args
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
 from relgraph.relation import forward_only
@@ -290,7 +290,8 @@ def reciprocal_reciprocalo(in_lv, out_lv):
     """``1 / (1 / x) -> x`` (also ``reciprocal(reciprocal(x))``).
 
     Where ``1 / x`` overflows (a subnormal ``x``) the right side keeps ``x``; at 0,
-    +-0.0 and the infinities both sides agree.
+    +-0.0 and the infinities both sides agree.  Floats only: numpy's reciprocal of
+    an integer is an integer (``reciprocal(2) == 0``).
     """
     x = var()
     return lall(
@@ -299,6 +300,7 @@ def reciprocal_reciprocalo(in_lv, out_lv):
             [eq(in_lv, etuple(reciprocal, etuple(reciprocal, x)))],
         ),
         eq(out_lv, x),
+        testo(is_float, x),
     )
 
 

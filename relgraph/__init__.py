@@ -98,6 +98,7 @@ from relgraph.relation import Rule, directions_of, forward_only, reverse, rewrit
 from relgraph.report import RewriteReport, RuleStats
 from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
 from relgraph.rules import PatternRelation, rule
+from relgraph.soundness import CheckResult, Counterexample, check
 from relgraph.term import Term
 from relgraph.tracing import Traced, trace
 from relgraph.traverse import as_term, count_nodes
@@ -111,7 +112,7 @@ __all__ = [
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
     "forward_only", "directions_of", "trace", "Traced", "jit", "JitFunction", "Specialization",
     "TraceError", "UnsupportedError", "LVar", "Rest", "lvar", "lvars", "rest", "rule",
-    "PatternRelation", "why", "Why",
+    "PatternRelation", "why", "Why", "check", "CheckResult", "Counterexample",
     "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
     "QueryError", "RegistrationError", "RelationError", "RelgraphError", "SearchTimeout", "Symbol",
     "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",

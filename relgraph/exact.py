@@ -140,6 +140,12 @@ def _exact_leaf(x: Any, inputs: Mapping[Any, Any]) -> Any:
 def _apply(op: Any, vals: list, params: tuple) -> Any:
     if isinstance(op, Elemwise) and op.name in _ELEMENTWISE:
         fn = _guarded(_ELEMENTWISE[op.name], op.name)
+        if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
+            step = np.frompyfunc(fn, 2, 1)
+            out = vals[0]
+            for v in vals[1:]:
+                out = step(out, v)
+            return out
         return np.frompyfunc(fn, len(vals), 1)(*vals)
     if isinstance(op, Reduce) and op.name in _REDUCTIONS:
         p = op.param_values((None, *params))
