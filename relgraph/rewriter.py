@@ -97,6 +97,7 @@ class EquilibriumRewriter:
         self.on_error = on_error
         self.max_answers = max_answers
         self._matchers: tuple[Matcher, ...] | None = None
+        self._checked = False
 
     def __repr__(self) -> str:
         names = ", ".join(r.name for r in self.rules)
@@ -108,6 +109,27 @@ class EquilibriumRewriter:
         if self._matchers is None:
             self._matchers = tuple(Matcher(r, self.max_answers) for r in self.rules)
         return self._matchers
+
+    def check(self, *, strict: bool = False) -> list:
+        """Relations here that undo themselves or each other (``x*y -> y*x``, a
+        relation next to its reverse): a :class:`~relgraph.cycles.CycleWarning` for
+        each, naming them and the one to drop; with ``strict``, a ``QueryError``.
+
+        Examples
+        --------
+        >>> import relgraph as rg
+        >>> x = rg.lvar("x")
+        >>> neg = rg.rule(-x, -1.0 * x, name="neg_to_mul")
+        >>> back = rg.rule(-1.0 * x, -x, name="mul_to_neg")
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True):
+        ...     (fight,) = rg.EquilibriumRewriter([neg, back]).check()
+        >>> fight.names, fight.drop
+        (('neg_to_mul', 'mul_to_neg'), "drop 'neg_to_mul' (it makes terms bigger)")
+        """
+        from relgraph.cycles import check_relations
+
+        return check_relations(self.rules, name=self.name, strict=strict)
 
     def apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
         """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`.
@@ -125,6 +147,11 @@ class EquilibriumRewriter:
         pass 1, at []: dot_distributeo: (A @ (x + y)) -> ((A @ x) + (A @ y))
         """
         term = checked_term(term, "rewrite")
+        if not self._checked:  # rules' patterns are known: a cheap check, once
+            from relgraph.cycles import check_relations
+
+            self._checked = True
+            check_relations(self.rules, name=self.name, probe=False)
         return run_deep(self._apply, term, trace, timeout=self.timeout)
 
     def _apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
@@ -166,6 +193,15 @@ class SequenceRewriter:
 
     def __repr__(self) -> str:
         return f"SequenceRewriter({self.name!r}: {', '.join(n for n, _ in self.steps)})"
+
+    def check(self, *, strict: bool = False) -> list:
+        """The static check of each step (see :meth:`EquilibriumRewriter.check`)."""
+        return [
+            f
+            for _, step in self.steps
+            if hasattr(step, "check")
+            for f in step.check(strict=strict)
+        ]
 
     def apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
         """Apply each step in order; the report nests the steps' reports (and, with
