@@ -12,7 +12,9 @@ Cases (all peers get the same term shape: sums built with ``+``, nested binary):
 * gather: ``A @ v0 + ... + A @ v{n-1}`` gathered back by the reversed relation;
 * scan:   a 10,000-node elementwise program and 20 registered relations that never
   apply (their heads do not occur), and the same with 20 relations whose heads do
-  occur but whose patterns never match.
+  occur but whose patterns never match;
+* the chain, the gather and the second scan again with the relations written as rules
+  (``rg.rule(A @ rg.add(xs), rg.add(A @ xs))``), which the driver matches directly.
 
 Peers: PyTensor 3.0.x ``KanrenRelationSub`` in ``EquilibriumGraphRewriter(max_use_ratio=10)``
 with default settings and tuned (``ignore_newtrees=False, tracks_on_change_inputs=True``),
@@ -133,6 +135,41 @@ def scan_term(nodes):
 def rg_scan(nodes, ops):
     term = scan_term(nodes)
     rewriter = rg.EquilibriumRewriter(scan_relations(ops))
+    return lambda: rg.rewrite(term, rewriter)
+
+
+# The same relations written as rules: patterns the driver matches without kanren.
+_A, _XS, _X, _Y, _Z = rg.lvar("A"), rg.rest("xs"), *rg.lvars("x y z")
+DIST_RULE = rg.rule(_A @ rg.add(_XS), rg.add(_A @ _XS), name="dot_distributeo")
+FORWARD_RULE = rg.EquilibriumRewriter([DIST_RULE])
+GATHER_RULE = rg.EquilibriumRewriter([rg.reverse(DIST_RULE)])
+
+
+def rg_chain_rule(n):
+    A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(n)]
+    term = A @ nested_sum(vs)
+    return lambda: rg.rewrite(term, FORWARD_RULE)
+
+
+def rg_gather_rule(n):
+    A = rg.matrix("A")
+    term = nested_sum(A @ rg.vector(f"v{i}") for i in range(n))
+    return lambda: rg.rewrite(term, GATHER_RULE)
+
+
+def never_rule(op, i):
+    """``op(op(x)) -> op(x)`` (``op(op(x, y), op(z, x))`` for a binary Op): never in the
+    scanned program, though ``op`` is."""
+    if op.nin == 1:
+        lhs = rg.Term((op, rg.Term((op, _X))))
+    else:
+        lhs = rg.Term((op, rg.Term((op, _X, _Y)), rg.Term((op, _Z, _X))))
+    return rg.rule(lhs, _X, name=f"never_{op.name}_{i}")
+
+
+def rg_scan_rules(nodes):
+    term = scan_term(nodes)
+    rewriter = rg.EquilibriumRewriter([never_rule(PRESENT_OPS[i % 5], i) for i in range(20)])
     return lambda: rg.rewrite(term, rewriter)
 
 
@@ -369,8 +406,20 @@ def main(argv=None):
         {},
         args.repeat,
     )
+    eg_only = {"egglog": (eg["chain"], unlimited)} if eg else {}
+    rule_chain = table("chain, as a rule", chain_sizes, rg_chain_rule, eg_only, args.repeat)
+    eg_gather = {"egglog": (eg["gather"], unlimited)} if eg else {}
+    rule_gather = table("gather, as a rule", chain_sizes, rg_gather_rule, eg_gather, args.repeat)
+    rule_scan = table(
+        "scan: 20 rules whose heads occur but never match (n = nodes)",
+        [scan_nodes],
+        rg_scan_rules,
+        {},
+        args.repeat,
+    )
     if not args.quick:
         summary(chain, sites, gather, absent[scan_nodes][0], present[scan_nodes][0])
+        rule_summary(rule_chain, rule_gather, rule_scan[scan_nodes][0])
 
 
 def summary(chain, sites, gather, t_absent, t_present):
@@ -390,6 +439,16 @@ def summary(chain, sites, gather, t_absent, t_present):
     print(
         f"- scan of 10,000 nodes, heads absent: {t_absent * 1e3:.1f} ms (target <= 20 ms); "
         f"heads present: {t_present * 1e3:.1f} ms"
+    )
+
+
+def rule_summary(chain, gather, t_scan):
+    print("\n## targets for rules\n")
+    for name, results in (("chain", chain), ("gather", gather)):
+        ours, egg = results[256][0], results[256][1][-1]
+        print(f"- {name} n=256 as a rule: {ours:.4f} s (target <= egglog's {fmt(egg)} s)")
+    print(
+        f"- scan of 10,000 nodes, 20 rules never matching: {t_scan * 1e3:.1f} ms (target <= 20 ms)"
     )
 
 

@@ -148,7 +148,7 @@ class PEach:
         self.rests = rests
         self.depth = template.depth
 
-    def match_many(self, items: list, b: Bindings) -> Iterator[Bindings]:
+    def match_many(self, items: Any, b: Bindings) -> Iterator[Bindings]:
         before = {v: b[v] for v in self.rests if v in b}
         cur = {k: w for k, w in b.items() if k not in before}
         got: dict[Rest, list] = {v: [] for v in self.rests}
@@ -198,16 +198,20 @@ class PApp:
 
     def items(self, t: Term) -> list:
         """The arguments of ``t`` a rest part divides: flattened if the Op is associative."""
+        return list(self.iter_items(t))
+
+    def iter_items(self, t: Term) -> Iterator[Any]:
+        """:meth:`items`, lazily: a failed match stops before flattening a long sum."""
         if not self.assoc:
-            return list(t._tuple[1:])
-        out, op, stack = [], self.op, list(reversed(t._tuple[1:]))
+            yield from t._tuple[1:]
+            return
+        op, stack = self.op, list(reversed(t._tuple[1:]))
         while stack:
             a = stack.pop()
             if type(a) is Term and a._tuple[0] is op:
                 stack.extend(reversed(a._tuple[1:]))
             else:
-                out.append(a)
-        return out
+                yield a
 
     def match(self, t: Any, b: Bindings) -> Iterator[Bindings]:
         if type(t) is not Term or t._tuple[0] is not self.op:
@@ -216,6 +220,9 @@ class PApp:
             targs = t._tuple[1:]
             if len(targs) == len(self.args):
                 yield from _match_seq(self.args, targs, 0, b)
+            return
+        if not self.args and type(self.rest) is PEach:  # every argument alike: stream them
+            yield from self.rest.match_many(self.iter_items(t), b)
             return
         items = self.items(t)
         if len(items) <= len(self.args):
@@ -367,6 +374,25 @@ def quick_test(compiled: Any) -> Any:
     fixed head or arity differs; ``None`` when the pattern fixes nothing (a variable)."""
     if not isinstance(compiled, PApp):
         return None
+    key = _shape(compiled)
+    if key not in _QUICK:
+        _QUICK[key] = _compile_quick(compiled)
+    return _QUICK[key]
+
+
+_QUICK: dict = {}  # one filter per pattern shape: rules of one shape share it
+
+
+def _shape(p: Any) -> Any:
+    """What :func:`quick_test` tests of a pattern: heads and arities where fixed."""
+    if not isinstance(p, PApp):
+        return None
+    if p.rest is not None:
+        return (p.op,)
+    return (p.op, len(p.args), tuple(_shape(a) for a in p.args))
+
+
+def _compile_quick(compiled: PApp) -> Any:
     lines, env = ["def quick(n0):"], {"Term": Term}
     counter = iter(range(1, 10_000))
 

@@ -183,6 +183,8 @@ class Matcher:
         self.direct = getattr(rule.relation, "answers", None)
         if not callable(self.direct):
             self.direct = None
+        # A rule's filter on fixed heads and arities, run before anything else.
+        self.quick = getattr(rule.relation, "quick", None) if self.direct else None
         try:
             self.goal = rule.relation(self.in_var, self.out_var)
         except Exception as exc:

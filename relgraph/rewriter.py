@@ -484,7 +484,19 @@ class _Run:
             index, result = self.rewritten[key]
             self.record(index, self.matchers[index].rule.name, node, result)
             return result
+        # A rule's filter on fixed heads and arities first; rules of one shape share
+        # it, so it runs once per node for all of them.
+        verdicts: dict[Any, bool] = {}
+        matchers = self.matchers
         for index in candidates:
+            quick = matchers[index].quick
+            if quick is not None:
+                ok = verdicts.get(quick)
+                if ok is None:
+                    ok = verdicts[quick] = quick(node)
+                if not ok:
+                    self.attempts[index] += 1
+                    continue
             result = self.attempt(index, node)
             if result is not None:
                 if self.canon.get(node) is node:
@@ -510,9 +522,9 @@ class _Run:
     # -- one relation on one node ------------------------------------------------
 
     def attempt(self, index: int, node: Term) -> Any:
-        check_cancelled()
         matcher = self.matchers[index]
         self.attempts[index] += 1
+        check_cancelled()
         start = time.perf_counter()
         try:
             result = next(matcher.answers(node), None)

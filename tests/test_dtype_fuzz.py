@@ -125,9 +125,20 @@ def test_fast_run_computes_what_numpy_computes(term, picks):
     out = rg.rewrite(term, FAST_RUN)
     assert rg.typeof(out) == rg.typeof(term)
     after = computes(out, values)
-    assert same(before, after, rg.typeof(term).dtype), (
+    dtype = rg.typeof(term).dtype
+    # A stabilisation may give a value closer to the exact one (softplus where
+    # log(1 + exp(x)) overflows): "What safe means" in docs/relations.md.
+    assert same(before, after, dtype) or closer_to_exact(term, before, after, values, dtype), (
         f"{rg.pprint(term)} -> {rg.pprint(out)}: {before} vs {after}"
     )
+
+
+def closer_to_exact(term, before, after, values, dtype):
+    from relgraph.exact import agrees, exact_evaluate
+
+    if dtype.kind not in "fc" or np.shape(before) != np.shape(after):
+        return False
+    return bool(np.all(agrees(before, after, exact_evaluate(term, values))))
 
 
 @pytest.mark.parametrize(
