@@ -96,8 +96,9 @@ from relgraph.parse import parse
 from relgraph.printing import pprint
 from relgraph.relation import Rule, directions_of, forward_only, reverse, rewrites
 from relgraph.report import RewriteReport, RuleStats
-from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter, rewrite
+from relgraph.rewriter import EquilibriumRewriter
 from relgraph.rules import PatternRelation, rule
+from relgraph.sequence import SequenceRewriter, rewrite
 from relgraph.soundness import CheckResult, Counterexample, check
 from relgraph.term import Term
 from relgraph.tracing import Traced, trace

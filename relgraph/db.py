@@ -13,7 +13,7 @@ no entry carries (in ``include``, ``require`` or ``exclude``), is an error.
 * :class:`EquilibriumDB` holds relations (and nested equilibrium databases); its
   query is one :class:`~relgraph.rewriter.EquilibriumRewriter` over all of them.
 * :class:`SequenceDB` holds rewriters and databases; its query runs them in order
-  of ``position`` as a :class:`~relgraph.rewriter.SequenceRewriter`.
+  of ``position`` as a :class:`~relgraph.sequence.SequenceRewriter`.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from typing import Any
 
 from relgraph.exceptions import QueryError, RegistrationError
 from relgraph.relation import Rule, as_rule
-from relgraph.rewriter import EquilibriumRewriter, SequenceRewriter
+from relgraph.rewriter import EquilibriumRewriter
+from relgraph.sequence import SequenceRewriter
 
 __all__ = ["Query", "RelationDB", "EquilibriumDB", "SequenceDB"]
 

@@ -1,4 +1,4 @@
-"""Rewriters: the equilibrium driver (the one fixpoint loop) and sequences.
+"""The equilibrium driver: the one fixpoint loop.
 
 The equilibrium driver sweeps the term DAG bottom-up.  At each node it rebuilds
 the node from its already-swept children and tries the relations that track the
@@ -18,7 +18,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
@@ -33,10 +33,10 @@ from relgraph.relation import (
 )
 from relgraph.report import Application, RewriteReport, RuleStats
 from relgraph.term import Term
-from relgraph.traverse import checked_term, count_nodes
+from relgraph.traverse import checked_term, count_nodes, first_positions
 from relgraph.worker import check_cancelled, run_deep
 
-__all__ = ["EquilibriumRewriter", "SequenceRewriter", "rewrite"]
+__all__ = ["EquilibriumRewriter"]
 
 
 class EquilibriumRewriter:
@@ -176,82 +176,6 @@ class EquilibriumRewriter:
                 run.counts(),
             )
         return root, run.report(time.perf_counter() - start, passes, root)
-
-
-class SequenceRewriter:
-    """Run rewriters one after the other.
-
-    Parameters
-    ----------
-    steps : sequence of (name, rewriter)
-    name : str
-    """
-
-    def __init__(self, steps: Sequence[tuple[str, Any]], *, name: str = "sequence"):
-        self.steps = tuple(steps)
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"SequenceRewriter({self.name!r}: {', '.join(n for n, _ in self.steps)})"
-
-    def check(self, *, strict: bool = False) -> list:
-        """The static check of each step (see :meth:`EquilibriumRewriter.check`)."""
-        return [
-            f
-            for _, step in self.steps
-            if hasattr(step, "check")
-            for f in step.check(strict=strict)
-        ]
-
-    def apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
-        """Apply each step in order; the report nests the steps' reports (and, with
-        ``trace=True``, their traces: ``report.applied`` lists them all in order)."""
-        term = checked_term(term, "rewrite")
-        start, before = time.perf_counter(), count_nodes(term)
-        children, outputs = [], {}
-        for name, step in self.steps:
-            if outputs.get(id(step)) is term:
-                # A step that runs again on its own output (nothing between changed
-                # it) is at its fixpoint already.
-                size = count_nodes(term)
-                children.append(RewriteReport(name, 0, 0.0, size, size))
-                continue
-            term, child = step.apply(term, trace=trace) if trace else step.apply(term)
-            outputs[id(step)] = term
-            children.append(child)
-        elapsed = time.perf_counter() - start
-        return term, RewriteReport(
-            self.name, 1, elapsed, before, count_nodes(term), children=tuple(children)
-        )
-
-
-def rewrite(term: Any, rewriter: Any, *, report: bool = False, trace: bool = False) -> Any:
-    """Rewrite ``term`` with a rewriter, a database query result, or relations.
-
-    Parameters
-    ----------
-    term : Term
-    rewriter : EquilibriumRewriter, SequenceRewriter, a relation, or a list of them
-    report : bool
-        Also return the :class:`RewriteReport`.
-    trace : bool
-        Record every rewrite in order in the report (``report.applied``); implies
-        ``report=True``.
-
-    Examples
-    --------
-    >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
-    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
-    >>> out, rep = rg.rewrite(A @ (x + y), dot_distributeo, report=True)
-    >>> rg.pprint(out), rep.applications
-    ('((A @ x) + (A @ y))', {'dot_distributeo': 1})
-    """
-    if not hasattr(rewriter, "apply"):
-        relations = rewriter if isinstance(rewriter, (list, tuple)) else [rewriter]
-        rewriter = EquilibriumRewriter(relations)
-    result, rep = rewriter.apply(term, trace=True) if trace else rewriter.apply(term)
-    return (result, rep) if report or trace else result
 
 
 # Rewrites in a row at one node within a pass, before the rest waits for the next
@@ -658,20 +582,9 @@ class _Run:
         out = []
         for name, number, origin, before, after in self.trace:
             if number not in where:
-                where[number] = _positions(self.pass_roots[number - 1])
+                where[number] = first_positions(self.pass_roots[number - 1])
             out.append(Application(name, number, where[number].get(origin), before, after))
         return tuple(out)
-
-
-def _positions(root: Any) -> dict[Term, tuple[int, ...]]:
-    """The first position (argument path from the root, breadth first) of each subterm."""
-    found: dict[Term, tuple[int, ...]] = {}
-    queue = [(root, ())] if type(root) is Term else []
-    for node, path in queue:  # the list grows as it is walked
-        if node not in found:
-            found[node] = path
-            queue.extend((a, (*path, i)) for i, a in enumerate(node._tuple[1:]) if type(a) is Term)
-    return found
 
 
 def _count_canonical(root: Any) -> int:

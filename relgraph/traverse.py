@@ -16,7 +16,7 @@ from relgraph.exceptions import TypeCheckError
 from relgraph.infer import typeof
 from relgraph.term import Term, _is_cons, _wrap
 
-__all__ = ["as_term", "checked_term", "subterms", "count_nodes", "substitute"]
+__all__ = ["first_positions", "as_term", "checked_term", "subterms", "count_nodes", "substitute"]
 
 
 def _is_expression(x: Any) -> bool:
@@ -151,3 +151,20 @@ def substitute(term: Any, replace: Callable[[Term], Any]) -> Any:
         rebuilt = node if all(n is o for n, o in zip(new, args)) else Term(new)
         done[node] = replace(rebuilt)
     return done[term] if type(term) is Term else term
+
+
+def first_positions(root: Any) -> dict[Term, tuple[int, ...]]:
+    """The first position (argument path from the root, breadth first) of each subterm.
+
+    >>> import relgraph as rg
+    >>> x = rg.vector("x")
+    >>> first_positions(rg.exp(x + x) * (x + x))[x + x]  # the shallower one
+    (1,)
+    """
+    found: dict[Term, tuple[int, ...]] = {}
+    queue = [(root, ())] if type(root) is Term else []
+    for node, path in queue:  # the list grows as it is walked
+        if node not in found:
+            found[node] = path
+            queue.extend((a, (*path, i)) for i, a in enumerate(node._tuple[1:]) if type(a) is Term)
+    return found

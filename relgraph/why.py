@@ -44,7 +44,7 @@ from relgraph.relation import as_rule, keeps_type
 from relgraph.rules import PatternRelation
 from relgraph.state import initial_state
 from relgraph.term import Term
-from relgraph.traverse import as_term, checked_term
+from relgraph.traverse import as_term, checked_term, first_positions
 from relgraph.worker import run_deep
 
 __all__ = ["why", "Why", "Attempt"]
@@ -133,20 +133,14 @@ def why(relation: Any, term: Any, *, timeout: float = 10.0) -> Why:
 
 def _why(rule: Any, term: Any) -> Why:
     heads = rule.tracks
-    places = [(p, t) for t, p in _positions(term).items() if heads is None or t.op in heads]
+    places = [(p, t) for t, p in first_positions(term).items() if heads is None or t.op in heads]
     note = ""
     if not places:
         names = ", ".join(sorted(getattr(h, "name", str(h)) for h in heads or ()))
-        found = sorted({getattr(t.op, "name", str(t.op)) for t in _positions(term)})
+        found = sorted({getattr(t.op, "name", str(t.op)) for t in first_positions(term)})
         note = f"no subterm has the head it matches ({names}); the term's heads: {found}"
     attempts = tuple(_attempt(rule, p, t) for p, t in places)
     return Why(rule.name, term, attempts, note)
-
-
-def _positions(term: Any) -> dict[Term, tuple[int, ...]]:
-    from relgraph.rewriter import _positions as first_positions
-
-    return first_positions(term)
 
 
 def _attempt(rule: Any, position: tuple, node: Term) -> Attempt:
