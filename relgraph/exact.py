@@ -5,8 +5,8 @@ A stabilisation is right when it is at least as accurate as its input, and
 computes each node with mpmath at 1000 significant digits (no overflow, no
 cancellation at float64's scale) and rounds the result to float64 once.  Where
 the real result is undefined (``log(-1)``, ``inf - inf``, ``0 / 0``) it is NaN.
-mpmath is an optional dependency (``pip install relgraph[test]``), so this module is
-not imported by ``relgraph``: ``from relgraph.exact import exact_evaluate``.
+mpmath is imported when this module first computes (``rg.check`` uses it):
+``from relgraph.exact import exact_evaluate``.
 
 >>> import numpy as np, relgraph as rg
 >>> x = rg.vector("x")

@@ -131,10 +131,15 @@ class PatternRelation:
                 "is not in the left-hand side (nothing would bind it)"
             )
         self.directions = BOTH if lhs_vars <= rhs_vars else ("forward",)
-        self.tracks = frozenset([lhs._tuple[0]]) if isinstance(self.left, PApp) else None
-        self.windows = not (isinstance(self.left, PApp) and self.left.rest is not None)
-        self.depth = getattr(self.left, "depth", 0)
-        self.quick = quick_test(self.left)
+        self._index()
+
+    def _index(self) -> None:
+        """What the driver reads of the left-hand side: head, windows, depth, filter."""
+        left = self.left
+        self.tracks = frozenset([self.lhs._tuple[0]]) if isinstance(left, PApp) else None
+        self.windows = not (isinstance(left, PApp) and left.rest is not None)
+        self.depth = getattr(left, "depth", 0)
+        self.quick = quick_test(left)
 
     def __repr__(self) -> str:
         return f"rule({pprint(self.lhs)} -> {pprint(self.rhs)}, name={self.__name__!r})"
@@ -200,10 +205,7 @@ class PatternRelation:
         rel.__name__ = f"reverse({self.__name__})"
         swap = {"forward": "backward", "backward": "forward"}
         rel.directions = tuple(d for d in BOTH if swap[d] in self.directions)
-        rel.tracks = frozenset([self.rhs._tuple[0]]) if isinstance(self.right, PApp) else None
-        rel.windows = not (isinstance(self.right, PApp) and self.right.rest is not None)
-        rel.depth = getattr(self.right, "depth", 0)
-        rel.quick = quick_test(self.right)
+        rel._index()
         return rel
 
 
