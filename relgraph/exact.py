@@ -54,7 +54,7 @@ def exact_evaluate(term: Any, inputs: Mapping[Any, Any]) -> np.ma.MaskedArray:
     >>> exact_evaluate(1 - rg.sigmoid(x), {x: np.array([30.0, 1e300])}).mask.tolist()
     [False, True]
     """
-    import mpmath  # an optional dependency: ImportError names it
+    import mpmath
 
     if not _ELEMENTWISE:
         _ELEMENTWISE.update(_table())
