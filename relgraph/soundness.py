@@ -266,8 +266,9 @@ def _instantiate(pattern: Any, rng: Any) -> Any:
         if type(p) is not Term or p._ground:
             return p
         args: list = []
+        variadic = getattr(p._tuple[0], "nin", 0) is None
         for a in p._tuple[1:]:
-            if is_rest(a) or (type(a) is Term and _holds_rest(a)):
+            if variadic and (is_rest(a) or (type(a) is Term and _holds_rest(a))):
                 n = lengths.setdefault(id(a), int(rng.integers(1, 4)))
                 args.extend(build(a, i + 1) for i in range(n))
             else:
@@ -284,6 +285,9 @@ def _instantiate(pattern: Any, rng: Any) -> Any:
 
 
 def _holds_rest(t: Any) -> bool:
+    """Whether ``t`` holds a rest variable no variadic Op inside it takes as its own."""
+    if getattr(t._tuple[0], "nin", 0) is None:
+        return False
     return any(is_rest(a) or (type(a) is Term and _holds_rest(a)) for a in t._tuple[1:])
 
 
