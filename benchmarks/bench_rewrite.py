@@ -71,10 +71,10 @@ GATHER = rg.EquilibriumRewriter(
 )
 
 
-def rg_chain(n):
+def rg_chain(n, rewriter=FORWARD):
     A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(n)]
     term = A @ nested_sum(vs)
-    return lambda: rg.rewrite(term, FORWARD)
+    return lambda: rg.rewrite(term, rewriter)
 
 
 def rg_chain_end_to_end(n):
@@ -92,10 +92,10 @@ def rg_sites(k):
     return lambda: rg.rewrite(term, FORWARD)
 
 
-def rg_gather(n):
+def rg_gather(n, rewriter=GATHER):
     A = rg.matrix("A")
     term = nested_sum(A @ rg.vector(f"v{i}") for i in range(n))
-    return lambda: rg.rewrite(term, GATHER)
+    return lambda: rg.rewrite(term, rewriter)
 
 
 def never_applies(op, name):
@@ -143,18 +143,6 @@ _A, _XS, _X, _Y, _Z = rg.lvar("A"), rg.rest("xs"), *rg.lvars("x y z")
 DIST_RULE = rg.rule(_A @ rg.add(_XS), rg.add(_A @ _XS), name="dot_distributeo")
 FORWARD_RULE = rg.EquilibriumRewriter([DIST_RULE])
 GATHER_RULE = rg.EquilibriumRewriter([rg.reverse(DIST_RULE)])
-
-
-def rg_chain_rule(n):
-    A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(n)]
-    term = A @ nested_sum(vs)
-    return lambda: rg.rewrite(term, FORWARD_RULE)
-
-
-def rg_gather_rule(n):
-    A = rg.matrix("A")
-    term = nested_sum(A @ rg.vector(f"v{i}") for i in range(n))
-    return lambda: rg.rewrite(term, GATHER_RULE)
 
 
 def never_rule(op, i):
@@ -407,9 +395,11 @@ def main(argv=None):
         args.repeat,
     )
     eg_only = {"egglog": (eg["chain"], unlimited)} if eg else {}
-    rule_chain = table("chain, as a rule", chain_sizes, rg_chain_rule, eg_only, args.repeat)
+    as_rule = functools.partial(rg_chain, rewriter=FORWARD_RULE)
+    rule_chain = table("chain, as a rule", chain_sizes, as_rule, eg_only, args.repeat)
     eg_gather = {"egglog": (eg["gather"], unlimited)} if eg else {}
-    rule_gather = table("gather, as a rule", chain_sizes, rg_gather_rule, eg_gather, args.repeat)
+    as_rule = functools.partial(rg_gather, rewriter=GATHER_RULE)
+    rule_gather = table("gather, as a rule", chain_sizes, as_rule, eg_gather, args.repeat)
     rule_scan = table(
         "scan: 20 rules whose heads occur but never match (n = nodes)",
         [scan_nodes],

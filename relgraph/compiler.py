@@ -22,7 +22,7 @@ from relgraph.leaves import Constant, Symbol
 from relgraph.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.printing import brief
 from relgraph.term import Term
-from relgraph.traverse import checked_term, subterms
+from relgraph.traverse import checked_term, free_symbols, subterms
 
 __all__ = ["function", "Function", "cache_dir"]
 
@@ -92,7 +92,7 @@ class Function:
     def __init__(
         self, inputs: tuple[Symbol, ...], outputs: tuple[Any, ...], single: bool, lazy: bool
     ):
-        missing = _free_symbols(outputs) - set(inputs)
+        missing = free_symbols(outputs) - set(inputs)
         if missing:
             names = ", ".join(sorted(s.name for s in missing))
             raise TypeCheckError(f"the outputs use symbols that are not inputs: {names}")
@@ -265,14 +265,6 @@ def _describe(x: Any) -> str:
     if isinstance(x, np.ndarray):
         return f"a {x.ndim}-d {x.dtype} array"
     return f"{type(x).__name__}"
-
-
-def _free_symbols(outputs: Sequence[Any]) -> set[Symbol]:
-    found = {o for o in outputs if isinstance(o, Symbol)}
-    for out in outputs:
-        for node in subterms(out):
-            found.update(a for a in node.args if isinstance(a, Symbol))
-    return found
 
 
 def _checked_value(symbol: Symbol, value: Any) -> Any:

@@ -50,7 +50,7 @@ from relgraph.printing import brief
 from relgraph.relation import Matcher, as_rule, directions_of, reverse
 from relgraph.rules import PatternRelation
 from relgraph.term import Term
-from relgraph.traverse import as_term, count_nodes, substitute, subterms
+from relgraph.traverse import as_term, count_nodes, free_symbols, substitute, subterms
 from relgraph.worker import run_deep
 
 __all__ = ["check", "CheckResult", "Counterexample", "SPECIAL_FLOATS", "DTYPES"]
@@ -361,16 +361,8 @@ def _data(sym: Symbol, rng: Any, shape: tuple | None = None) -> np.ndarray:
 
 
 def _values(term: Any, after: Any, rng: Any) -> dict:
-    symbols = {s for t in (term, after) for s in _symbols(t)}
+    symbols = free_symbols([term, after])
     return {s: _data(s, rng) for s in sorted(symbols, key=lambda s: s.name)}
-
-
-def _symbols(t: Any) -> set:
-    if type(t) is Symbol:
-        return {t}
-    if type(t) is not Term:
-        return set()
-    return {a for n in subterms(t) for a in n._tuple[1:] if type(a) is Symbol}
 
 
 def _run(term: Any, values: dict) -> Any:
@@ -470,7 +462,7 @@ def _shrink(found: Counterexample) -> Counterexample:
         return found
     i = tuple(bad[0])
     small = {}
-    for sym in _symbols(found.term) | _symbols(found.rewritten):
+    for sym in free_symbols([found.term, found.rewritten]):
         value = np.asarray(found.inputs[sym.name])
         if value.ndim > len(i):  # reduced over: keep it whole
             small[sym] = value

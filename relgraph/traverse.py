@@ -5,7 +5,7 @@ Every walk is iterative (depth 100,000 is fine) and visits shared subterms once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from cons.core import ConsPair
@@ -14,9 +14,18 @@ from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.infer import typeof
+from relgraph.leaves import Symbol
 from relgraph.term import Term, _is_cons, _wrap
 
-__all__ = ["first_positions", "as_term", "checked_term", "subterms", "count_nodes", "substitute"]
+__all__ = [
+    "first_positions",
+    "free_symbols",
+    "as_term",
+    "checked_term",
+    "subterms",
+    "count_nodes",
+    "substitute",
+]
 
 
 def _is_expression(x: Any) -> bool:
@@ -167,4 +176,20 @@ def first_positions(root: Any) -> dict[Term, tuple[int, ...]]:
         if node not in found:
             found[node] = path
             queue.extend((a, (*path, i)) for i, a in enumerate(node._tuple[1:]) if type(a) is Term)
+    return found
+
+
+def free_symbols(terms: Iterable[Any]) -> set[Symbol]:
+    """The symbols the terms read.
+
+    >>> import relgraph as rg
+    >>> x, y = rg.vector("x"), rg.vector("y")
+    >>> sorted(s.name for s in free_symbols([rg.exp(x) + y, x]))
+    ['x', 'y']
+    """
+    terms = list(terms)
+    found = {t for t in terms if type(t) is Symbol}
+    for t in terms:
+        for node in subterms(t):
+            found.update(a for a in node._tuple[1:] if type(a) is Symbol)
     return found
