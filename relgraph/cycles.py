@@ -31,7 +31,7 @@ from typing import Any
 from unification import var
 from unification.variable import Var
 
-from relgraph.patterns import same
+from relgraph.patterns import same, substitute_vars
 from relgraph.printing import pprint
 from relgraph.relation import Rule, as_rule
 from relgraph.rules import PatternRelation
@@ -110,13 +110,7 @@ def _as_pattern(x: Any) -> Any:
 
 def _fresh(pattern: Any, names: dict) -> Any:
     """``pattern`` with its variables renamed apart."""
-    if isinstance(pattern, Term):
-        if pattern._ground:
-            return pattern
-        return Term(tuple(_fresh(a, names) for a in pattern._tuple))
-    if isinstance(pattern, Var):  # pattern variables and kanren's
-        return names.setdefault(pattern, var())
-    return pattern
+    return substitute_vars(pattern, lambda v: names.setdefault(v, var()))
 
 
 def _undoes(first: tuple, second: tuple) -> tuple[str, Any] | None:
@@ -236,20 +230,12 @@ def _confirmed(r1: Rule, r2: Rule, example: tuple) -> bool:
     from relgraph.relation import Matcher
 
     symbols: dict = {}
-    term = _ground(before, symbols, vector)
+    term = substitute_vars(before, lambda v: symbols.setdefault(v, vector(f"v{len(symbols)}")))
     try:
         there = next(Matcher(r1).answers(term), None)
         return there is not None and any(b == term for b in Matcher(r2).answers(there))
     except Exception:
         return False
-
-
-def _ground(p: Any, symbols: dict, vector: Any) -> Any:
-    if isinstance(p, Var):
-        return symbols.setdefault(p, vector(f"v{len(symbols)}"))
-    if type(p) is Term and not p._ground:
-        return Term(tuple(_ground(a, symbols, vector) for a in p._tuple))
-    return p
 
 
 def _fight(r1: Rule, s1: tuple, r2: Rule, s2: tuple, example: str) -> Fight:

@@ -38,7 +38,14 @@ from relgraph.lvars import LVar, Rest, is_lvar
 from relgraph.printing import brief
 from relgraph.term import Term
 
-__all__ = ["compile_pattern", "variables", "quick_test", "PatternError", "same"]
+__all__ = [
+    "compile_pattern",
+    "variables",
+    "substitute_vars",
+    "quick_test",
+    "PatternError",
+    "same",
+]
 
 Bindings = dict
 
@@ -358,6 +365,16 @@ def _rests(x: Any) -> frozenset:
     if type(x) is Term and not x._ground and getattr(x._tuple[0], "nin", 0) is not None:
         return frozenset().union(*(_rests(a) for a in x._tuple[1:]))
     return frozenset()
+
+
+def substitute_vars(pattern: Any, replace: Any) -> Any:
+    """``pattern`` with each logic variable ``v`` in it (pattern variables and kanren's)
+    replaced by ``replace(v)``."""
+    if isinstance(pattern, Var):
+        return replace(pattern)
+    if type(pattern) is Term and not pattern._ground:
+        return Term(tuple(substitute_vars(a, replace) for a in pattern._tuple))
+    return pattern
 
 
 def variables(pattern: Any) -> set[LVar]:

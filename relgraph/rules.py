@@ -36,7 +36,15 @@ from unification.core import isground
 from unification.variable import Var
 
 from relgraph.lvars import LVar, is_lvar
-from relgraph.patterns import PApp, PLit, PVar, compile_pattern, quick_test, variables
+from relgraph.patterns import (
+    PApp,
+    PLit,
+    PVar,
+    compile_pattern,
+    quick_test,
+    substitute_vars,
+    variables,
+)
 from relgraph.printing import pprint
 from relgraph.term import Term
 
@@ -169,9 +177,9 @@ class PatternRelation:
         if self.conditions or _has_rest(self.left) or _has_rest(self.right):
             return
         fresh = {v: var() for v in variables(self.lhs) | variables(self.rhs)}
-        S1 = unify(a, _substitute(self.lhs, fresh), S)
+        S1 = unify(a, substitute_vars(self.lhs, fresh.__getitem__), S)
         if S1 is not False:
-            S2 = unify(b, _substitute(self.rhs, fresh), S1)
+            S2 = unify(b, substitute_vars(self.rhs, fresh.__getitem__), S1)
             if S2 is not False:
                 yield S2
 
@@ -228,14 +236,6 @@ def _with_fresh(target: Any, b: dict) -> Any:
     if isinstance(target, PApp) and target.rest is None:
         return Term((target.op, *(_with_fresh(a, b) for a in target.args)))
     return var()
-
-
-def _substitute(pattern: Any, fresh: dict) -> Any:
-    if is_lvar(pattern):
-        return fresh[pattern]
-    if type(pattern) is Term and not pattern._ground:
-        return Term(tuple(_substitute(a, fresh) for a in pattern._tuple))
-    return pattern
 
 
 def _has_rest(p: Any) -> bool:

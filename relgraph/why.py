@@ -39,8 +39,7 @@ from relgraph.exceptions import TypeCheckError
 from relgraph.infer import typeof
 from relgraph.op import Op
 from relgraph.printing import brief
-from relgraph.purity import keeps_values
-from relgraph.relation import as_rule, keeps_type
+from relgraph.relation import as_rule, refusal
 from relgraph.rules import PatternRelation
 from relgraph.state import initial_state
 from relgraph.term import Term
@@ -164,21 +163,23 @@ def _attempt(rule: Any, position: tuple, node: Term) -> Attempt:
 
 
 def refusal_in_words(before: Term, after: Any) -> str | None:
-    """Why the driver drops ``after`` as a rewrite of ``before``, with the types."""
-    if after is None or (type(after) is Term and not after._ground):
+    """Why the driver drops ``after`` as a rewrite of ``before`` (its own test,
+    :func:`~relgraph.relation.refusal`), in words and with the types."""
+    reason = refusal(before, after)
+    if reason is None:
+        return None
+    if reason == "not ground":
         return f"the answer is not ground: {brief(after)}"
-    if before == after:
+    if reason == "same as the input":
         return "the answer is the input itself"
-    if not keeps_type(before, after):
+    if reason == "changes the type":
         try:
             return f"the answer {brief(after)} changes the type from {typeof(before)} to " + str(
                 typeof(after)
             )
         except TypeCheckError as exc:
             return f"the answer {brief(after)} is ill-typed: {exc}"
-    if not keeps_values(before, after):
-        return f"the answer {brief(after)} moves arithmetic across dtypes"
-    return None
+    return f"the answer {brief(after)} moves arithmetic across dtypes"
 
 
 # -- rules -------------------------------------------------------------------------
