@@ -10,7 +10,7 @@ Examples
 
 from relgraph import display as _display  # noqa: F401  (Jupyter display hooks)
 from relgraph.compiler import Function, function
-from relgraph.cost import op_cost, weighted
+from relgraph.cost import op_cost, per_node, shape_cost, weighted
 from relgraph.db import EquilibriumDB, Query, RelationDB, SequenceDB
 from relgraph.evaluate import evaluate
 from relgraph.exceptions import (
@@ -26,7 +26,8 @@ from relgraph.exceptions import (
     TypeCheckError,
     UnsupportedError,
 )
-from relgraph.explore import Derivation, Edge, RewriteSpace, explore
+from relgraph.bfs import Derivation, Edge, TermSpace
+from relgraph.explore import RewriteSpace, explore
 from relgraph.infer import typeof
 from relgraph.jit import JitFunction, Specialization, jit
 from relgraph.leaves import Constant, Symbol, matrix, scalar, tensor, vector
@@ -109,7 +110,7 @@ from relgraph.why import Why, why
 __all__ = [
     "Derivation", "Edge", "EquilibriumDB", "EquilibriumRewriter", "Function", "function",
     "Query", "RelationDB", "RewriteReport", "RewriteSpace", "Rule", "explore", "op_cost",
-    "weighted",
+    "weighted", "shape_cost", "per_node", "TermSpace",
     "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
     "forward_only", "directions_of", "trace", "Traced", "jit", "JitFunction", "Specialization",
     "TraceError", "UnsupportedError", "LVar", "Rest", "lvar", "lvars", "rest", "rule",

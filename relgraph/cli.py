@@ -118,12 +118,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_query(ex)
     ex.add_argument(
-        "--max-terms", type=_positive_int, default=1000, metavar="N",
-        help="stop after N distinct terms (default 1000)",
+        "--method", choices=["egraph", "bfs"], default="egraph",
+        help="equality saturation (default), or term by term breadth-first",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-nodes", type=_positive_int, default=10_000, metavar="N",
+        help="e-graph: stop at N e-nodes (default 10000)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-iterations", type=_positive_int, default=30, metavar="N",
+        help="e-graph: stop after N rounds of search and merge (default 30)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-terms", type=_positive_int, default=None, metavar="N",
+        help="bfs: stop after N distinct terms (default 1000)",
     )  # fmt: skip
     ex.add_argument(
         "--max-depth", type=int, default=None, metavar="D",
-        help="stop at D rewrite steps from the start (default: no limit)",
+        help="bfs: stop at D rewrite steps from the start (default: no limit)",
     )  # fmt: skip
     ex.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS",
@@ -231,20 +243,30 @@ def _explore(args: argparse.Namespace) -> int:
         raise RelgraphError("--max-depth must be non-negative")
     if args.timeout is not None and not args.timeout > 0:
         raise RelgraphError("--timeout must be a positive number of seconds")
+    if args.method == "egraph" and (args.max_terms is not None or args.max_depth is not None):
+        raise RelgraphError("--max-terms and --max-depth are budgets of --method bfs")
     _, term, rewriter = _query(args)
-    space = rg.explore(
-        term,
-        rewriter,
-        directions=args.directions,
-        max_terms=args.max_terms,
-        max_depth=args.max_depth,
-        timeout=args.timeout,
+    budgets = (
+        {"max_nodes": args.max_nodes, "max_iterations": args.max_iterations}
+        if args.method == "egraph"
+        else {"max_terms": args.max_terms, "max_depth": args.max_depth}
     )
+    space = rg.explore(
+        term, rewriter, directions=args.directions, timeout=args.timeout,
+        method=args.method, **budgets,
+    )  # fmt: skip
     best = space.best()
     status = "complete" if space.complete else f"cut off by {space.stopped_by}"
     print(rg.pprint(best))
     print(f"cost {space.cost(best):g} (start {space.cost(term):g})")
-    print(f"explored {len(space)} terms in {space.elapsed:.2f} s ({status})")
+    if args.method == "egraph":
+        status = "saturated" if space.saturated else f"stopped by {space.stopped_by}"
+        print(
+            f"e-graph of {len(space)} e-nodes in {space.classes} classes, "
+            f"{space.elapsed:.2f} s ({status})"
+        )
+    else:
+        print(f"explored {len(space)} terms in {space.elapsed:.2f} s ({status})")
     derivation = space.explain(best)
     print(f"derivation ({len(derivation)} steps):")
     print(derivation)

@@ -26,7 +26,9 @@ from typing import Any
 
 import graphviz
 
-from relgraph.explore import Derivation, RewriteSpace
+from relgraph.bfs import Derivation, TermSpace
+from relgraph.egraph import LEAF
+from relgraph.explore import RewriteSpace
 from relgraph.jit import JitFunction, Specialization
 from relgraph.printing import brief, pprint
 from relgraph.report import RewriteReport
@@ -153,7 +155,7 @@ def _tree_html(term: Any) -> str:
 # -- spaces ------------------------------------------------------------------------
 
 
-def _shown_terms(space: RewriteSpace, limit: int) -> list[Term]:
+def _shown_terms(space: TermSpace, limit: int) -> list[Term]:
     """The best term and the cheapest others, each with its derivation from the start,
     while they fit in ``limit`` (the best one's always does)."""
     ranked = sorted(space.terms, key=lambda t: (space.cost(t), space.depth(t)))
@@ -169,11 +171,14 @@ def _shown_terms(space: RewriteSpace, limit: int) -> list[Term]:
     return list(shown)
 
 
-def space_graph(space: RewriteSpace, limit: int = 30) -> graphviz.Digraph:
-    """A graph of (at most ``limit``) terms of ``space`` and the steps between them.
-
-    The best term is green, the start blue; each node shows its cost.
+def space_graph(space: RewriteSpace | TermSpace, limit: int = 30) -> graphviz.Digraph:
+    """A picture of ``space``: for an e-graph, (at most ``limit``) e-classes as boxes of
+    their e-nodes, each e-node pointing at its operands' classes, the start's class
+    blue and the best term's e-nodes green; for a breadth-first space, its terms and
+    the steps between them.
     """
+    if isinstance(space, RewriteSpace):
+        return _egraph_graph(space, limit)
     shown = _shown_terms(space, limit)
     ids = {t: f"t{i}" for i, t in enumerate(shown)}
     best = space.best()
@@ -191,8 +196,46 @@ def space_graph(space: RewriteSpace, limit: int = 30) -> graphviz.Digraph:
     return graph
 
 
-def space_html(space: RewriteSpace, limit: int = 30) -> str:
+def _egraph_graph(space: RewriteSpace, limit: int) -> graphviz.Digraph:
+    g, chosen = space.egraph, space.chosen()
+    root = g.find(space.root)
+    order, seen = [root], {root}
+    for cid in order:  # breadth-first from the start's class
+        for key in g.nodes(cid):
+            for child in () if key[0] is LEAF else key[1]:
+                child = g.find(child)
+                if child not in seen and len(order) < limit:
+                    seen.add(child)
+                    order.append(child)
+    graph = graphviz.Digraph(
+        graph_attr={"rankdir": "TB", "compound": "true"},
+        node_attr={"shape": "box", "fontname": "monospace"},
+    )
+    for cid in order:
+        with graph.subgraph(name=f"cluster_{cid}") as box:
+            box.attr(style="filled", fillcolor=START_COLOR if cid == root else "#f4f4f4",
+                     label=f"e{cid}", fontname="monospace")  # fmt: skip
+            for i, key in enumerate(g.nodes(cid)[:MAX_NODES_SHOWN]):
+                label = brief(key[2], 24) if key[0] is LEAF else getattr(key[0], "name", "?")
+                best = chosen.get(cid) == key
+                box.node(f"n{cid}_{i}", label, style="filled",
+                         fillcolor=BEST_COLOR if best else "white")  # fmt: skip
+    for cid in order:
+        for i, key in enumerate(g.nodes(cid)[:MAX_NODES_SHOWN]):
+            for child in () if key[0] is LEAF else key[1]:
+                child = g.find(child)
+                if child in seen:
+                    graph.edge(f"n{cid}_{i}", f"n{child}_0", lhead=f"cluster_{child}")
+    return graph
+
+
+MAX_NODES_SHOWN = 8  # e-nodes drawn per e-class
+
+
+def space_html(space: RewriteSpace | TermSpace, limit: int = 30) -> str:
     """Summary, best term, derivation, and the graph (or a table of the cheapest terms)."""
+    if isinstance(space, RewriteSpace):
+        return _egraph_html(space, limit)
     best = space.best()
     status = "complete" if space.complete else f"cut off by {space.stopped_by}"
     head = (
@@ -211,6 +254,27 @@ def space_html(space: RewriteSpace, limit: int = 30) -> str:
             for t in _shown_terms(space, min(limit, 10))
         )
         picture = _table(["cost", "depth", "term"], rows)
+    return head + derivation_html(space.explain(best)) + picture
+
+
+def _egraph_html(space: RewriteSpace, limit: int) -> str:
+    best = space.best()
+    status = "saturated" if space.saturated else f"stopped by {space.stopped_by}"
+    head = (
+        f"<p><b>RewriteSpace</b>: {len(space)} e-nodes in {space.classes} e-classes, "
+        f"{status}, {space.elapsed:.2f} s</p>"
+        f"<p>best (cost {space.cost(best):g}, was {space.cost(space.start):g}): "
+        f"<code>{html.escape(pprint(best))}</code></p>"
+    )
+    picture = svg(space_graph(space, limit))
+    if picture is not None:
+        picture = _inline(picture)
+    else:
+        rows = "".join(
+            f"<tr><td>{html.escape(name)}</td><td>{direction}</td><td>{n}</td></tr>"
+            for (name, direction), n in space.applied.most_common(12)
+        )
+        picture = _table(["relation", "direction", "e-nodes added"], rows)
     return head + derivation_html(space.explain(best)) + picture
 
 
@@ -331,6 +395,8 @@ def _register() -> None:
     Term._repr_svg_ = lambda self: svg(term_graph(self))
     RewriteSpace._repr_html_ = space_html
     RewriteSpace._repr_svg_ = lambda self: svg(space_graph(self))
+    TermSpace._repr_html_ = space_html
+    TermSpace._repr_svg_ = lambda self: svg(space_graph(self))
     Derivation._repr_html_ = derivation_html
     RewriteReport._repr_html_ = report_html
     Specialization._repr_html_ = specialization_html

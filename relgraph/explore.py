@@ -1,214 +1,121 @@
-"""Exploring a rewrite space: every term reachable by relations, run both ways.
+"""Exploring a rewrite space by equality saturation.
 
-:func:`explore` grows a :class:`RewriteSpace` breadth-first from a start term.
-Its nodes are terms (deduplicated by structure); its edges are one-step
-rewrites, each naming the relation, the direction it ran in and the position
-it rewrote.  Budgets (``max_terms``, ``max_depth``, ``timeout``) and Ctrl-C
-stop it cleanly, and the space says why it stopped.
-
-A step is what :func:`relgraph.rewrites` does: one relation, at one distinct
-subterm (all its occurrences) or one run of arguments of an associative Op, so
-every edge can be replayed with ``rg.rewrites(edge.source, edge.goal)``.  The
-answers of a relation on a subterm are computed once per exploration: most
-subterms are shared by many terms of the space.
+:func:`explore` adds the start term to an e-graph (:mod:`relgraph.egraph`) and
+runs the relations on it, both ways, until nothing new is found or a budget
+stops it (:mod:`relgraph.saturate`).  The :class:`RewriteSpace` it returns holds
+every term the relations make equal to the start, sharing what they have in
+common: :meth:`~RewriteSpace.best` extracts the cheapest under a cost model
+(:mod:`relgraph.extract`), :meth:`~RewriteSpace.explain` gives the named steps
+that lead to a term (:mod:`relgraph.derive`), and :meth:`~RewriteSpace.iter_terms`
+lists the terms.  ``method="bfs"`` explores term by term instead
+(:mod:`relgraph.bfs`).
 """
 
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from functools import cached_property
-from typing import Any, Literal
+from itertools import islice
+from typing import Any
 
-from relgraph.cost import Cost, op_cost
+from relgraph.bfs import DIRECTIONS, HARD_TIMEOUT_GRACE, Derivation, Direction
+from relgraph.bfs import explore_terms, rules_of
+from relgraph.cost import Cost, shape_cost
+from relgraph.derive import derive, flat_deep
+from relgraph.egraph import EGraph
 from relgraph.exceptions import SearchTimeout
-from relgraph.printing import brief, pprint
-from relgraph.relation import (
-    Matcher,
-    Rule,
-    as_rule,
-    directions_of,
-    positions,
-    replace_at,
-    reverse,
-)
+from relgraph.extract import NodeCosts, extract, iter_terms
+from relgraph.printing import brief
+from relgraph.saturate import Application, Budgets, runners_for, saturate
 from relgraph.term import Term
-from relgraph.traverse import checked_term, subterms
-from relgraph.worker import check_cancelled, run_deep
+from relgraph.traverse import checked_term
+from relgraph.worker import run_deep
 
-__all__ = ["explore", "RewriteSpace", "Edge", "Derivation", "Neighbours", "rules_of"]
+__all__ = ["explore", "RewriteSpace"]
 
-Direction = Literal["forward", "backward"]
-DIRECTIONS: tuple[Direction, ...] = ("forward", "backward")
-
-
-@dataclass(frozen=True)
-class Edge:
-    """One rewrite step of a space: ``source`` -> ``target``.
-
-    Attributes
-    ----------
-    source, target : Term
-    relation : str
-        The relation's name, as registered.
-    direction : {"forward", "backward"}
-        ``"backward"`` means ``relation(target, source)`` holds.
-    node : Term
-        The subterm of ``source`` that was rewritten (every occurrence).
-    window : (int, int) or None
-        For a run of arguments ``node.args[i:j]`` of an associative Op.
-    before, after : Term
-        What the relation related: ``node`` (or the run, as a term) and its
-        replacement.
-    rule : Rule
-        The relation itself, to replay the step (see :attr:`goal`).
-    """
-
-    source: Term
-    target: Term
-    relation: str
-    direction: Direction
-    node: Term
-    window: tuple[int, int] | None
-    before: Term
-    after: Term
-    rule: Rule = field(repr=False, compare=False)
-
-    @property
-    def goal(self) -> Any:
-        """The goal constructor that made this step, run forward: replay it with
-        ``rg.rewrites(edge.source, edge.goal)``."""
-        return self.rule.relation if self.direction == "forward" else reverse(self.rule)
-
-    @cached_property
-    def position(self) -> tuple[int, ...]:
-        """Argument indices from the root of ``source`` to the first occurrence of
-        ``node`` (``()`` is the root)."""
-        stack: list[tuple[Any, tuple[int, ...]]] = [(self.source, ())]
-        while stack:
-            term, path = stack.pop()
-            if term == self.node:
-                return path
-            if type(term) is Term:
-                stack.extend((a, (*path, i)) for i, a in reversed(list(enumerate(term.args))))
-        raise ValueError("edge node not found in its source")  # pragma: no cover
-
-    def __str__(self) -> str:
-        where = "" if self.window is None else f" args {self.window[0]}:{self.window[1]}"
-        arrow = "->" if self.direction == "forward" else "<-"
-        return (
-            f"{self.relation} ({self.direction}) at {list(self.position)}{where}: "
-            f"{brief(self.before, 60)} {arrow} {brief(self.after, 60)}"
-        )
-
-
-@dataclass(frozen=True)
-class Derivation:
-    """A path of steps through a space, from its start to a term.
-
-    Examples
-    --------
-    >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
-    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
-    >>> d = rg.explore(A @ x + A @ y, [dot_distributeo]).explain(A @ (x + y))
-    >>> print(d)
-    ((A @ x) + (A @ y))
-      1. dot_distributeo (backward) at []: ((A @ x) + (A @ y)) <- (A @ (x + y))
-    = (A @ (x + y))
-    """
-
-    start: Term
-    steps: tuple[Edge, ...]
-
-    @property
-    def result(self) -> Term:
-        return self.steps[-1].target if self.steps else self.start
-
-    def __len__(self) -> int:
-        return len(self.steps)
-
-    def __iter__(self) -> Iterator[Edge]:
-        return iter(self.steps)
-
-    def __getitem__(self, i: int) -> Edge:
-        return self.steps[i]
-
-    def __str__(self) -> str:
-        lines = [pprint(self.start)]
-        lines += [f"  {i}. {step}" for i, step in enumerate(self.steps, 1)]
-        lines.append(f"= {pprint(self.result)}")
-        return "\n".join(lines)
-
-
-@dataclass
-class _Entry:
-    index: int
-    depth: int
-    parent: Edge | None
+TERMS_SHOWN = 1000  # what RewriteSpace.terms lists; iter_terms() goes on
 
 
 class RewriteSpace:
-    """The terms reachable from ``start``, and the steps between them.
+    """The terms a set of relations makes equal to ``start``, as an e-graph.
 
-    Built by :func:`explore`.  ``len(space)`` counts terms; ``term in space``
-    tests membership; :attr:`complete` says whether every term's rewrites are
-    in the space, and :attr:`stopped_by` which budget cut it off.
+    ``len(space)`` counts e-nodes; ``term in space`` says whether the relations
+    make ``term`` equal to the start; :attr:`saturated` whether they found
+    everything, and :attr:`stopped_by` which budget stopped them otherwise
+    (``"max_nodes"``, ``"max_iterations"``, ``"timeout"`` or ``"interrupt"``).
     """
 
-    def __init__(self, start: Term, cost: Cost = op_cost):
+    def __init__(self, start: Term, cost: Cost, runners: list):
         self.start = start
         self.cost_model = cost
-        self._entries: dict[Term, _Entry] = {}
-        self._edges: list[Edge] = []
-        self._edge_keys: set[tuple[Term, Term, str, str]] = set()
-        self._costs: dict[Term, float] = {}
+        self.egraph = EGraph()
+        self.root = self.egraph.add_term(start)
+        self.runners = runners
+        #: Every answer the relations added, in order.
+        self.applications: list[Application] = []
         self.stopped_by: str | None = None
         self.elapsed = 0.0
-        self._add(start, 0, None)
+        self._best: dict[Any, tuple[Term, float, dict]] = {}
 
-    # -- the graph ---------------------------------------------------------------
+    # -- what it holds ------------------------------------------------------------------
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return self.egraph.node_count
+
+    @property
+    def classes(self) -> int:
+        """The number of e-classes (sets of equal subterms)."""
+        return self.egraph.class_count
 
     def __contains__(self, term: Any) -> bool:
-        return term in self._entries
+        try:
+            found = self.egraph.lookup(flat_deep(checked_term(term, "look up")))
+        except (TypeError, ValueError):
+            return False
+        return found is not None and found == self.egraph.find(self.root)
+
+    @property
+    def saturated(self) -> bool:
+        """Whether the relations found everything (no budget stopped them)."""
+        return self.stopped_by is None
+
+    complete = saturated
 
     @property
     def terms(self) -> tuple[Term, ...]:
-        """All terms, in the order they were found (the start first)."""
-        return tuple(self._entries)
+        """The first terms of the space (at most 1,000; :meth:`iter_terms` for more)."""
+        return tuple(islice(self.iter_terms(), TERMS_SHOWN))
+
+    def iter_terms(self) -> Iterator[Term]:
+        """Every term of the space without a subterm inside itself, lazily, the
+        start (flattened) first."""
+        first = flat_deep(self.start)
+        yield first
+        for term in iter_terms(self.egraph, self.root):
+            if term != first:
+                yield term
 
     @property
-    def edges(self) -> tuple[Edge, ...]:
-        """All steps found between terms of the space."""
-        return tuple(self._edges)
+    def applied(self) -> Counter:
+        """How many e-nodes each relation (and direction) added."""
+        return Counter((a.rule.name, a.direction) for a in self.applications)
 
     @property
-    def complete(self) -> bool:
-        """Whether exploration ran out of rewrites rather than budget."""
-        return self.stopped_by is None
+    def conflicts(self) -> list[tuple[Any, Any]]:
+        """Pairs of different constants some relations made equal (an unsound relation)."""
+        return self.egraph.conflicts
 
-    def depth(self, term: Any) -> int:
-        """Steps from the start to ``term`` (the shortest derivation's length)."""
-        return self._entry(term).depth
+    # -- choosing --------------------------------------------------------------------
 
     def cost(self, term: Any, cost: Cost | None = None) -> float:
         """``term``'s cost under ``cost`` (default: the space's cost model)."""
-        if cost is not None and cost is not self.cost_model:
-            return float(cost(term))
-        if term not in self._costs:
-            self._costs[term] = float(self.cost_model(term))
-        return self._costs[term]
+        return float((cost or self.cost_model)(term))
 
     def best(self, cost: Cost | None = None) -> Term:
-        """The cheapest term.
+        """The cheapest term of the space, a subterm used twice counted once.
 
-        Ties go to the term nearest the start, then to the one that keeps the
-        start's order of leaves (``A @ (x + y)`` over ``A @ (y + x)``), then to
-        the first found.
+        Ties go to the start's own subterms.
 
         Examples
         --------
@@ -218,76 +125,36 @@ class RewriteSpace:
         >>> rg.pprint(rg.explore(A @ x + A @ y, [dot_distributeo]).best())
         '(A @ (x + y))'
         """
-        costs = {t: (self.cost(t, cost), e.depth) for t, e in self._entries.items()}
-        cheapest = min(costs.values())
-        tied = [t for t, c in costs.items() if c == cheapest]
-        if len(tied) == 1:
-            return tied[0]
-        ranks = {leaf: i for i, leaf in enumerate(dict.fromkeys(_leaves(self.start)))}
-        return min(
-            tied,
-            key=lambda t: (
-                [ranks.get(leaf, len(ranks)) for leaf in _leaves(t)],
-                self._entries[t].index,
-            ),
-        )
+        return self._extracted(cost)[0]
+
+    def chosen(self, cost: Cost | None = None) -> dict[int, Any]:
+        """The e-node :meth:`best` takes in each e-class it uses."""
+        return self._extracted(cost)[2]
+
+    def _extracted(self, cost: Cost | None) -> tuple[Term, float, dict]:
+        model = cost or self.cost_model
+        if model not in self._best:
+            self._best[model] = extract(self.egraph, self.root, NodeCosts(self.egraph, model))
+        return self._best[model]
 
     def explain(self, term: Any = None) -> Derivation:
-        """The shortest derivation of ``term`` (default: :meth:`best`) from the start."""
+        """Named steps from the start to ``term`` (default: :meth:`best`), each of which
+        :func:`relgraph.rewrites` replays.  Sums and products end flattened."""
         term = self.best() if term is None else term
-        steps: list[Edge] = []
-        edge = self._entry(term).parent
-        while edge is not None:
-            steps.append(edge)
-            edge = self._entries[edge.source].parent
-        return Derivation(self.start, tuple(reversed(steps)))
+        if term not in self:
+            raise KeyError(f"{brief(term)} is not in this rewrite space")
+        return derive(self.egraph, self.applications, self.start, term)
 
-    def successors(self, term: Any) -> tuple[Edge, ...]:
-        """The steps out of ``term`` found so far."""
-        self._entry(term)
-        return tuple(e for e in self._edges if e.source == term)
-
-    def _entry(self, term: Any) -> _Entry:
-        try:
-            return self._entries[term]
-        except (KeyError, TypeError):
-            raise KeyError(f"{brief(term)} is not in this rewrite space") from None
+    def depth(self, term: Any) -> int:
+        """Steps in :meth:`explain`'s derivation of ``term``."""
+        return len(self.explain(term))
 
     def __repr__(self) -> str:
-        status = "complete" if self.complete else f"cut off by {self.stopped_by}"
+        status = "saturated" if self.saturated else f"stopped by {self.stopped_by}"
         return (
-            f"RewriteSpace({len(self)} terms, {len(self._edges)} edges, {status}, "
+            f"RewriteSpace({len(self)} e-nodes in {self.classes} classes, {status}, "
             f"start {brief(self.start, 60)})"
         )
-
-    # -- growing (by explore) ------------------------------------------------------
-
-    def _add(self, term: Term, depth: int, parent: Edge | None) -> None:
-        self._entries[term] = _Entry(len(self._entries), depth, parent)
-
-    def _link(self, edge: Edge) -> None:
-        key = (edge.source, edge.target, edge.relation, edge.direction)
-        if key not in self._edge_keys:
-            self._edge_keys.add(key)
-            self._edges.append(edge)
-
-
-def rules_of(relations: Any) -> tuple[Rule, ...]:
-    """The rules of a rewriter (a database query result), a list, or one relation.
-
-    Examples
-    --------
-    >>> from relations import optdb
-    >>> [r.name for r in rules_of(optdb.query(include=["linalg"], exclude=["canonicalize"]))]
-    ['cheaper_dot_ordero', 'dot_distributeo', 'dot_scaleo', 'transpose_doto', 'sum_doto']
-    """
-    if hasattr(relations, "rules"):
-        return tuple(relations.rules)
-    if hasattr(relations, "steps"):
-        return tuple(dict.fromkeys(r for _, step in relations.steps for r in rules_of(step)))
-    if isinstance(relations, (list, tuple)):
-        return tuple(dict.fromkeys(r for item in relations for r in rules_of(item)))
-    return (as_rule(relations),)
 
 
 def explore(
@@ -295,14 +162,17 @@ def explore(
     relations: Any,
     *,
     directions: Iterable[Direction] = DIRECTIONS,
-    max_terms: int = 1000,
-    max_depth: int | None = None,
+    max_nodes: int = 10_000,
+    max_iterations: int = 30,
     timeout: float | None = None,
-    cost: Cost = op_cost,
+    cost: Cost = shape_cost,
     max_answers: int = 8,
     progress: bool | None = None,
-) -> RewriteSpace:
-    """Explore the terms reachable from ``term``, breadth-first.
+    method: str = "egraph",
+    max_terms: int | None = None,
+    max_depth: int | None = None,
+) -> Any:
+    """Every term ``relations`` make equal to ``term``, by equality saturation.
 
     Parameters
     ----------
@@ -311,20 +181,21 @@ def explore(
         A database query result works: its relations are used, each on its own.
     directions : iterable of {"forward", "backward"}
         Run each relation forward (``rel(term, q)``), backward (``rel(q, term)``)
-        or both.
-    max_terms, max_depth, timeout : budgets
-        Stop when the space holds ``max_terms`` terms, beyond ``max_depth`` steps
-        from the start, or after ``timeout`` seconds.  Ctrl-C stops it too.  In
-        every case the space found so far is returned, with ``stopped_by`` set.
+        or both (a relation marked forward-only never runs backward).
+    max_nodes, max_iterations, timeout : budgets
+        Stop when the e-graph holds ``max_nodes`` e-nodes, after ``max_iterations``
+        rounds of search and merge, or after ``timeout`` seconds.  Ctrl-C stops it
+        too.  In every case the space found so far is returned, ``stopped_by`` set.
     cost : callable
-        The cost model: :meth:`RewriteSpace.best`'s default, and the order in
-        which the terms of one depth are expanded (cheapest first, so a budget
-        cuts off the least promising terms).
+        The cost model of :meth:`RewriteSpace.best`: :func:`relgraph.shape_cost`
+        (flops and elements moved where shapes are known) unless given.
     max_answers : int
-        Answers of a relation looked at per position.
+        Answers of a relation looked at per view.
     progress : bool, optional
-        Show a tqdm progress bar; by default it appears if the run takes more
-        than a second.
+        A tqdm bar; by default it appears if the run takes more than a second.
+    method : {"egraph", "bfs"}
+        ``"bfs"`` explores term by term, breadth-first (:mod:`relgraph.bfs`), with
+        the budgets ``max_terms`` (default 1,000) and ``max_depth``.
 
     Examples
     --------
@@ -334,149 +205,44 @@ def explore(
     >>> x, y, z, w = (rg.vector(n) for n in "xyzw")
     >>> space = rg.explore(A @ x + A @ y + A @ z + A @ w,
     ...                    optdb.query(include=["linalg", "canonicalize"]))
-    >>> len(space), space.stopped_by
-    (1000, 'max_terms')
-    >>> rg.pprint(space.best()), space.cost(space.best())
-    ('(A @ (x + y + z + w))', 11.0)
+    >>> space.saturated, rg.pprint(space.best()), space.cost(space.best())
+    (True, '(A @ (x + y + z + w))', 13.0)
     >>> [(step.relation, step.direction) for step in space.explain()]
-    [('ac_normalo', 'backward'), ('dot_distributeo', 'backward')]
+    [('flatteno', 'forward'), ('dot_distributeo', 'backward')]
     """
+    if method == "bfs":
+        return explore_terms(
+            term, relations, directions=directions,
+            max_terms=1000 if max_terms is None else max_terms, max_depth=max_depth,
+            timeout=timeout, cost=cost, max_answers=max_answers, progress=progress,
+        )  # fmt: skip
+    if method != "egraph":
+        raise ValueError(f"method must be 'egraph' or 'bfs', got {method!r}")
+    for name, value in (("max_terms", max_terms), ("max_depth", max_depth)):
+        if value is not None:
+            raise ValueError(
+                f"{name} is a budget of method='bfs'; the e-graph's budgets are "
+                "max_nodes, max_iterations and timeout"
+            )
+    if max_nodes < 1 or max_iterations < 1:
+        raise ValueError("max_nodes and max_iterations must be positive")
     term = checked_term(term, "explore")
-    if max_terms < 1 or (max_depth is not None and max_depth < 0):
-        raise ValueError("max_terms must be positive and max_depth non-negative")
-    neighbours = Neighbours(relations, directions, max_answers)
-    space = RewriteSpace(term, cost)
-    start = time.perf_counter()
-    # The search watches its own deadline between steps; the hard one stops a
-    # relation that never returns from a single application.
+    directions = tuple(dict.fromkeys(directions))
+    if not directions or any(d not in DIRECTIONS for d in directions):
+        raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
+    runners = runners_for(rules_of(relations), directions, max_answers)
+    space = RewriteSpace(term, cost, runners)
+    budgets = Budgets(max_nodes, max_iterations, timeout)
+    began = time.perf_counter()
     hard = None if timeout is None else timeout + HARD_TIMEOUT_GRACE
     try:
-        run_deep(_grow, space, neighbours, max_terms, max_depth, timeout, progress, timeout=hard)
+        space.stopped_by = run_deep(
+            saturate, space.egraph, runners, budgets, space.applications, progress, timeout=hard
+        )
     except KeyboardInterrupt:
         space.stopped_by = "interrupt"
     except SearchTimeout:
         space.stopped_by = "timeout"
-    space.elapsed = time.perf_counter() - start
+    space.egraph.rebuild()
+    space.elapsed = time.perf_counter() - began
     return space
-
-
-HARD_TIMEOUT_GRACE = 0.5  # seconds past ``timeout`` before a stuck relation is interrupted
-
-
-def _grow(space: RewriteSpace, neighbours: Neighbours, max_terms, max_depth, timeout, progress):
-    """The breadth-first loop: one depth at a time, cheapest terms first."""
-    from tqdm.auto import tqdm
-
-    deadline = None if timeout is None else time.perf_counter() + timeout
-    delay = 1.0 if progress is None else 0.0
-    with tqdm(
-        total=max_terms, unit="term", desc="explore", delay=delay, disable=progress is False
-    ) as bar:
-        bar.update(len(space))
-        level, depth = [space.start], 0
-        try:
-            while level:
-                if max_depth is not None and depth >= max_depth:
-                    space.stopped_by = "max_depth"
-                    return
-                level.sort(key=lambda t: (space.cost(t), space._entries[t].index))
-                found: list[Term] = []
-                for source in level:
-                    for edge in neighbours.steps(source, deadline):
-                        if edge.target not in space:
-                            if len(space) >= max_terms:
-                                space.stopped_by = "max_terms"
-                                return
-                            check_cancelled()
-                            space._add(edge.target, depth + 1, edge)
-                            found.append(edge.target)
-                            bar.update(1)
-                        space._link(edge)
-                level, depth = found, depth + 1
-        except _Timeout:
-            space.stopped_by = "timeout"
-
-
-class Neighbours:
-    """The one-step rewrites of terms by some relations, in some directions.
-
-    A relation's answers on a subterm are computed once and kept: the terms of
-    a space share most of their subterms.
-
-    Examples
-    --------
-    >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
-    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
-    >>> [str(e) for e in Neighbours([dot_distributeo]).steps(A @ (x + y))]
-    ['dot_distributeo (forward) at []: (A @ (x + y)) -> ((A @ x) + (A @ y))']
-    """
-
-    def __init__(
-        self,
-        relations: Any,
-        directions: Iterable[Direction] = DIRECTIONS,
-        max_answers: int = 8,
-    ):
-        directions = tuple(dict.fromkeys(directions))
-        if not directions or any(d not in DIRECTIONS for d in directions):
-            raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
-        self.matchers: list[tuple[Rule, Direction, Matcher]] = []
-        for rule in rules_of(relations):
-            for direction in (d for d in directions if d in directions_of(rule)):
-                # Backward, the input is the relation's output: any head may match.
-                run_as = rule if direction == "forward" else Rule(reverse(rule), rule.name)
-                matcher = Matcher(run_as, max_answers, label=direction)
-                self.matchers.append((rule, direction, matcher))
-        self.answers: dict[tuple[int, Term], tuple[Term, ...]] = {}
-
-    def steps(self, term: Term, deadline: float | None = None) -> Iterator[Edge]:
-        """Every one-step rewrite of ``term``, as edges, lazily.
-
-        Call it through :func:`~relgraph.worker.run_deep` for deep searches.
-        """
-        for node in subterms(term):
-            for candidate, window in positions(node):
-                head = candidate.op
-                for index, (rule, direction, matcher) in enumerate(self.matchers):
-                    if window is not None and not rule.windows:
-                        continue
-                    tracks = matcher.rule.tracks
-                    if tracks is not None and head not in tracks:
-                        continue
-                    for after in self.answers_of(index, candidate, deadline):
-                        target = replace_at(term, node, window, after)
-                        if target is not None and target != term:
-                            yield Edge(
-                                term, target, rule.name, direction, node, window,
-                                candidate, after, rule,
-                            )  # fmt: skip
-
-    def answers_of(self, index: int, candidate: Term, deadline: float | None) -> tuple:
-        key = (index, candidate)
-        found = self.answers.get(key)
-        if found is None:
-            check_cancelled()
-            if deadline is not None and time.perf_counter() > deadline:
-                raise _Timeout
-            matcher = self.matchers[index][2]
-            found = tuple(dict.fromkeys(matcher.answers(candidate)))
-            self.answers[key] = found
-        return found
-
-
-class _Timeout(Exception):
-    pass
-
-
-def _leaves(term: Any, limit: int = 256) -> list[Any]:
-    """The first ``limit`` leaves of ``term``, left to right (Ops are not leaves)."""
-    out: list[Any] = []
-    stack = [term]
-    while stack and len(out) < limit:
-        item = stack.pop()
-        if type(item) is Term:
-            stack.extend(reversed(item.args))
-        else:
-            out.append(item)
-    return out

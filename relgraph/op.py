@@ -169,6 +169,14 @@ class Op:
 
         raise LoweringError(f"Op {self!r} has no Numba lowering (in {brief(node)})")
 
+    def work(self, out: TensorType, ins: Sequence[TensorType]) -> float | None:
+        """Elements the node computes over (for cost models), None if a shape is unknown.
+
+        The default is the largest of its operands and result: one pass over them.
+        """
+        sizes = [t.size for t in (out, *ins)]
+        return None if None in sizes else float(max(sizes))
+
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         """The output type, given the operand types (then None per parameter) and the
         raw arguments."""

@@ -25,6 +25,14 @@ class _Product(Op):
     def layout(self, args: Sequence[Any]) -> list[Any]:
         return ["(", args[0], " @ ", args[1], ")"]
 
+    def work(self, out: TensorType, ins: Sequence[TensorType]) -> float | None:
+        """A multiply and an add per element of the result and of the inner dimension."""
+        a = ins[0]
+        inner = a.shape[-1] if a.ndim else 1
+        if out.size is None or inner is None:
+            return None
+        return 2.0 * out.size * inner
+
 
 class Dot(_Product):
     """Matrix/vector product ``a @ b`` (operands of ndim 1 or 2), as ``np.dot``.

@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
     ) from exc
 
 from relgraph.display import term_html
-from relgraph.explore import DIRECTIONS, Direction, Edge, Neighbours
+from relgraph.bfs import DIRECTIONS, Direction, Edge, Neighbours
 from relgraph.printing import brief
 from relgraph.term import Term
 from relgraph.traverse import checked_term

@@ -59,6 +59,17 @@ class TensorType:
             dims += ","
         return f"TensorType({self.dtype}, shape=({dims}))"
 
+    @property
+    def size(self) -> int | None:
+        """The number of elements, or None if a dimension is unknown.
+
+        >>> TensorType("float64", 2, (3, 4)).size, TensorType("float64", 1).size
+        (12, None)
+        """
+        if None in self.shape:
+            return None
+        return int(np.prod(self.shape, dtype=np.int64))
+
     def accepts(self, value: np.ndarray) -> bool:
         """Whether an array has this type's ndim, and its known shape."""
         return value.ndim == self.ndim and all(
