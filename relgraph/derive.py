@@ -22,9 +22,9 @@ from relgraph.egraph import EGraph, Hole, flat_form, flatteno
 from relgraph.relation import as_rule, directions_of, replace_at
 from relgraph.saturate import Application
 from relgraph.term import Term
-from relgraph.traverse import substitute, subterms
+from relgraph.traverse import substitute
 
-__all__ = ["derive", "DerivationError", "flat_deep"]
+__all__ = ["derive", "DerivationError"]
 
 FLATTEN = as_rule(flatteno)
 MAX_MOVES = 64  # steps at one position before giving up
@@ -34,11 +34,6 @@ FLIP = {"forward": "backward", "backward": "forward"}
 
 class DerivationError(RuntimeError):
     """No replayable derivation was found (the e-graph still holds the term)."""
-
-
-def flat_deep(term: Any) -> Any:
-    """``term`` with every left-nested sum and product flattened (the e-graph's form)."""
-    return substitute(term, flat_form)
 
 
 class _Graph:
@@ -109,8 +104,8 @@ def derive(egraph: EGraph, applications: list[Application], start: Term, target:
     """The steps from ``start`` to ``target`` (both in the e-graph's root class)."""
     deriver = _Deriver(_Graph(egraph, applications))
     steps: list[Edge] = []
-    goal = flat_deep(target)
-    cur = deriver.normalize(start, steps)
+    goal = egraph.spelled(target)
+    cur = start
     for _ in range(4):
         if cur == goal:
             return Derivation(start, tuple(steps))
@@ -122,16 +117,12 @@ class _Deriver:
     def __init__(self, graph: _Graph):
         self.graph, self.g = graph, graph.g
 
-    def normalize(self, cur: Any, steps: list[Edge]) -> Any:
-        """Flatten every left-nested sum and product, outermost first: flatteno steps."""
-        while True:
-            node = next((n for n in reversed(list(subterms(cur))) if flat_form(n) is not n), None)
-            if node is None:
-                return cur
-            flat = flat_form(node)
-            after = replace_at(cur, node, None, flat)
-            steps.append(Edge(cur, after, "flatteno", "forward", node, None, node, flat, FLATTEN))
-            cur = after
+    def flatten(self, cur: Any, node: Term, steps: list[Edge]) -> Any:
+        """The flatteno step that spells ``node`` as the graph holds it."""
+        flat = flat_form(node)
+        after = replace_at(cur, node, None, flat)
+        steps.append(Edge(cur, after, "flatteno", "forward", node, None, node, flat, FLATTEN))
+        return after
 
     def steer(self, cur: Any, pos: tuple, shape: Any, steps: list[Edge], nesting: int) -> Any:
         """``cur`` with its subterm at ``pos`` rewritten to fit ``shape`` (holes: any)."""
@@ -142,7 +133,10 @@ class _Deriver:
         goal = self.g.key_of(shape)
         for _ in range(MAX_MOVES):
             sub = _at(cur, pos)
-            here = self.g.key_of(sub)
+            here, flat = self.g.spelling(sub)
+            if flat:
+                cur = self.flatten(cur, sub, steps)
+                continue
             if here == goal:
                 break
             step = self.graph.first_step(here, goal)
@@ -160,7 +154,7 @@ class _Deriver:
 
     def take(self, cur, pos, app: Application, forward: bool, steps, nesting) -> Any:
         """One step along ``app`` (backward: its relation the other way)."""
-        source_shape = flat_deep(app.shape if forward else app.answer)
+        source_shape = app.shape if forward else self.g.spelled(app.result)
         cur = self.steer(cur, pos, source_shape, steps, nesting + 1)
         sub = _at(cur, pos)
         binding = _bind(source_shape, sub)
@@ -176,7 +170,7 @@ class _Deriver:
         direction = app.direction if forward else FLIP[app.direction]
         steps.append(Edge(cur, target, app.rule.name, direction, sub, window, before, after,
                           app.rule))  # fmt: skip
-        return self.normalize(target, steps)
+        return target
 
 
 def _at(term: Any, pos: tuple) -> Any:

@@ -42,6 +42,7 @@ from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
 from relgraph.relation import forward_only, is_associative, keeps_type
 from relgraph.term import Term
+from relgraph.traverse import substitute
 from relgraph.types import TensorType
 
 __all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno"]
@@ -158,17 +159,18 @@ class EGraph:
 
     def add_term(self, term: Any) -> int:
         """The class of ``term``: its subterms added bottom-up, holes mapped to their
-        classes, left-nested sums and products flattened."""
-        done = self._walk(term, self._add_leaf, self._add_compound)
-        return self.find(done[_k(term)])
+        classes.  A left-nested sum or product is spliced into one e-node when its
+        inner part is new (an answer ``view + 0`` stays one e-node over the view's
+        class, so identities do not make ever longer sums)."""
+        return self.insert(term)[0]
 
-    def _add_compound(self, item: Term, key: Key) -> int:
-        return self.add_node(key, typeof(item))
-
-    def _walk(self, term: Any, leaf: Any, compound: Any) -> dict:
-        """Classes of ``term``'s subterms, children first: ``leaf(value)`` and
-        ``compound(term, key)`` give them (None: not in the graph, stop)."""
-        done: dict[Any, int | None] = {}
+    def insert(self, term: Any) -> tuple[int, Key]:
+        """:meth:`add_term`, and the key of the root's e-node (``("class", id)`` for a
+        hole)."""
+        if type(term) is Hole:
+            return self.find(term.cid), ("class", self.find(term.cid))
+        root_key: Key = leaf_key(term) if type(term) is not Term else ()
+        done: dict[Any, int] = {}
         stack: list[tuple[Any, Term | None]] = [(term, None)]
         while stack:
             item, flat = stack.pop()
@@ -176,22 +178,22 @@ class EGraph:
             if flat is None and k in done:
                 continue
             if type(item) is not Term:
-                done[k] = leaf(item)
+                done[k] = self._add_leaf(item)
                 continue
             if flat is None:
                 flat = flat_form(item)
+                if flat is not item and self.lookup(item._tuple[1]) is not None:
+                    flat = item
                 stack.append((item, flat))
-                operands = flat.op.operands(flat.args)
-                stack.extend((a, None) for a in operands if _k(a) not in done)
+                stack.extend((a, None) for a in _operands(flat) if _k(a) not in done)
                 continue
-            operands = flat.op.operands(flat.args)
-            children = tuple(done[_k(a)] for a in operands)
-            if None in children:
-                done[k] = None
-                return done if k == _k(term) else {**done, _k(term): None}
-            key = (flat.op, tuple(self.find(c) for c in children), flat.args[len(operands) :])
-            done[k] = compound(item, key)
-        return done
+            operands = _operands(flat)
+            children = tuple(self.find(done[_k(a)]) for a in operands)
+            key = (flat.op, children, flat.args[len(operands) :])
+            done[k] = self.add_node(key, typeof(item))
+            if item is term:
+                root_key = key
+        return self.find(done[_k(term)]), root_key
 
     def _add_leaf(self, value: Any) -> int:
         if type(value) is Hole:
@@ -199,30 +201,76 @@ class EGraph:
         return self.add_node(leaf_key(value), typeof(value))
 
     def lookup(self, term: Any) -> int | None:
-        """The class of ``term`` if the graph holds it (flattened), else None."""
-        done = self._walk(term, self._find_leaf, self._find_compound)
-        found = done.get(_k(term))
-        return None if found is None else self.find(found)
-
-    def _find_leaf(self, value: Any) -> int | None:
-        found = value.cid if type(value) is Hole else self.memo.get(_safe_leaf(value))
-        return None if found is None else self.find(found)
-
-    def _find_compound(self, item: Term, key: Key) -> int | None:
+        """The class of ``term`` if the graph holds it (as it is, or flattened)."""
+        key = self.spelling(term)[0]
+        if key is None:
+            return None
+        if key[0] == "class":
+            return key[1]
         found = self.memo.get(key)
         return None if found is None else self.find(found)
 
-    def key_of(self, term: Any) -> Key:
-        """The canonical e-node of ``term``'s root (which must be in the graph); for a
-        hole, ``("class", id)``: the answer is the class itself."""
+    def spelling(self, term: Any) -> tuple[Key | None, bool]:
+        """The e-node of ``term``'s root, and whether it is the flattened term's (a
+        flatteno step makes the term spell it); ``(None, False)`` if not in the graph.
+        A hole's is ``("class", id)``."""
         if type(term) is Hole:
-            return ("class", self.find(term.cid))
+            return ("class", self.find(term.cid)), False
         if type(term) is not Term:
-            return leaf_key(term)
-        flat = flat_form(term)
-        operands = flat.op.operands(flat.args)
-        children = tuple(self.lookup(a) for a in operands)
-        return (flat.op, children, flat.args[len(operands) :])
+            return leaf_key(term) if _hashable(term) else None, False
+        classes: dict[Any, int | None] = {}
+        stack: list[tuple[Any, bool]] = [(term, False)]
+        while stack:
+            item, expanded = stack.pop()
+            k = _k(item)
+            if type(item) is not Term:
+                classes[k] = self._class_of_leaf(item)
+                continue
+            if not expanded:
+                stack.append((item, True))
+                stack.extend((a, False) for a in _operands(item) if _k(a) not in classes)
+                continue
+            key, flat = self._node_key(item, classes)
+            found = None if key is None else self.memo.get(key)
+            classes[k] = None if found is None else self.find(found)
+            if item is term:
+                return (key if found is not None else None), flat
+        return None, False  # pragma: no cover - the root is always reached
+
+    def _node_key(self, item: Term, classes: dict) -> tuple[Key | None, bool]:
+        """The key of ``item`` (children's classes known) as the graph holds it: of its
+        flat form if that is in the graph (as the start is) and not the term as it is
+        in another class."""
+        operands = _operands(item)
+        children = tuple(classes.get(_k(a)) for a in operands)
+        key = None if None in children else (item.op, children, item.args[len(operands) :])
+        flat = flat_form(item)
+        if flat is not item:
+            flat_ops = _operands(flat)
+            kids = tuple(classes[_k(a)] if _k(a) in classes else self.lookup(a) for a in flat_ops)
+            flat_key = None if None in kids else (flat.op, kids, flat.args[len(flat_ops) :])
+            if flat_key in self.memo and (
+                key not in self.memo or self.find(self.memo[key]) == self.find(self.memo[flat_key])
+            ):
+                return flat_key, True
+        return key, False
+
+    def _class_of_leaf(self, value: Any) -> int | None:
+        if type(value) is Hole:
+            return self.find(value.cid)
+        found = self.memo.get(leaf_key(value)) if _hashable(value) else None
+        return None if found is None else self.find(found)
+
+    def spelled(self, term: Any) -> Any:
+        """``term`` with each sum or product flattened where the graph holds it flat."""
+        return substitute(term, lambda n: flat_form(n) if self.spelling(n)[1] else n)
+
+    def key_of(self, term: Any) -> Key:
+        """The canonical e-node of ``term``'s root as the graph holds it."""
+        key = self.spelling(term)[0]
+        if key is None:
+            raise KeyError(f"{term} is not in the e-graph")
+        return key
 
     # -- merging ----------------------------------------------------------------------
 
@@ -313,17 +361,21 @@ class EGraph:
         return Term((key[0], *children, *key[2]))
 
 
-def _k(x: Any) -> Any:
-    """A dict key for a subterm: leaves with their type (``1``, ``1.0``, ``True`` differ)."""
-    return x if type(x) is Term else (type(x), x)
+def _operands(t: Term) -> tuple:
+    return tuple(t.op.operands(t.args))
 
 
-def _safe_leaf(value: Any) -> Key:
+def _hashable(value: Any) -> bool:
     try:
         hash(value)
     except TypeError:
-        return (LEAF, None, None)
-    return leaf_key(value)
+        return False
+    return True
+
+
+def _k(x: Any) -> Any:
+    """A dict key for a subterm: leaves with their type (``1``, ``1.0``, ``True`` differ)."""
+    return x if type(x) is Term else (type(x), x)
 
 
 def _meet(a: TensorType, b: TensorType) -> TensorType:

@@ -22,7 +22,7 @@ from typing import Any
 from relgraph.bfs import DIRECTIONS, HARD_TIMEOUT_GRACE, Derivation, Direction
 from relgraph.bfs import explore_terms, rules_of
 from relgraph.cost import Cost, shape_cost
-from relgraph.derive import derive, flat_deep
+from relgraph.derive import derive
 from relgraph.egraph import EGraph
 from relgraph.exceptions import SearchTimeout
 from relgraph.extract import NodeCosts, extract, iter_terms
@@ -70,7 +70,7 @@ class RewriteSpace:
 
     def __contains__(self, term: Any) -> bool:
         try:
-            found = self.egraph.lookup(flat_deep(checked_term(term, "look up")))
+            found = self.egraph.lookup(checked_term(term, "look up"))
         except (TypeError, ValueError):
             return False
         return found is not None and found == self.egraph.find(self.root)
@@ -89,8 +89,8 @@ class RewriteSpace:
 
     def iter_terms(self) -> Iterator[Term]:
         """Every term of the space without a subterm inside itself, lazily, the
-        start (flattened) first."""
-        first = flat_deep(self.start)
+        start (its sums and products as the graph holds them) first."""
+        first = self.egraph.spelled(self.start)
         yield first
         for term in iter_terms(self.egraph, self.root):
             if term != first:
@@ -139,7 +139,8 @@ class RewriteSpace:
 
     def explain(self, term: Any = None) -> Derivation:
         """Named steps from the start to ``term`` (default: :meth:`best`), each of which
-        :func:`relgraph.rewrites` replays.  Sums and products end flattened."""
+        :func:`relgraph.rewrites` replays.  A sum or product the graph holds flat
+        ends flat (the step :func:`~relgraph.egraph.flatteno`)."""
         term = self.best() if term is None else term
         if term not in self:
             raise KeyError(f"{brief(term)} is not in this rewrite space")
@@ -164,7 +165,7 @@ def explore(
     directions: Iterable[Direction] = DIRECTIONS,
     max_nodes: int = 10_000,
     max_iterations: int = 30,
-    timeout: float | None = None,
+    timeout: float | None = 5.0,
     cost: Cost = shape_cost,
     max_answers: int = 8,
     progress: bool | None = None,
@@ -184,8 +185,8 @@ def explore(
         or both (a relation marked forward-only never runs backward).
     max_nodes, max_iterations, timeout : budgets
         Stop when the e-graph holds ``max_nodes`` e-nodes, after ``max_iterations``
-        rounds of search and merge, or after ``timeout`` seconds.  Ctrl-C stops it
-        too.  In every case the space found so far is returned, ``stopped_by`` set.
+        rounds of search and merge, or after ``timeout`` seconds (egg's defaults:
+        10,000, 30 and 5 s; ``timeout=None`` for none).  Ctrl-C stops it too.  In every case the space found so far is returned, ``stopped_by`` set.
     cost : callable
         The cost model of :meth:`RewriteSpace.best`: :func:`relgraph.shape_cost`
         (flops and elements moved where shapes are known) unless given.
@@ -214,7 +215,7 @@ def explore(
         return explore_terms(
             term, relations, directions=directions,
             max_terms=1000 if max_terms is None else max_terms, max_depth=max_depth,
-            timeout=timeout, cost=cost, max_answers=max_answers, progress=progress,
+            timeout=None if timeout == 5.0 and max_terms is None else timeout, cost=cost, max_answers=max_answers, progress=progress,
         )  # fmt: skip
     if method != "egraph":
         raise ValueError(f"method must be 'egraph' or 'bfs', got {method!r}")

@@ -7,13 +7,17 @@ rule (:func:`relgraph.rule`) knows how deep it looks and which Op it needs at ea
 place, so only those e-nodes are expanded; a hand-written goal sees every e-node
 to its depth (2 unless the relation has a ``depth`` attribute).  Each ground
 answer, holes mapped back to their classes, is added to the graph and merged with
-the class: a rule that introduces an identity (``x -> x + 0``) adds one e-node.
+the class: a rule that introduces an identity (``x -> x + 0``) adds one e-node,
+and that e-node, which holds its own class, is not searched (what a relation
+would find there it finds on the class's other e-nodes).
 
 The loop is egg's: search every relation on the graph as it is, apply what was
 found, rebuild.  A view is searched once per relation (its answers are in the
-graph from then on).  A relation whose matches in one iteration exceed its limit
-is banned for a few iterations, the limit and the ban doubling each time (egg's
-backoff scheduler), so one prolific relation cannot crowd out the others.
+graph from then on).  A relation whose matches in one iteration exceed its limit,
+or whose search takes longer than its share of time, is banned for a few
+iterations, the limits and the ban doubling each time (egg's backoff scheduler,
+with time as a second limit): one prolific or slow relation cannot crowd out the
+others.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import Any
 
-from relgraph.egraph import LEAF, EGraph, Key
+from relgraph.egraph import LEAF, EGraph, Key, _k
 from relgraph.patterns import PApp, PEach
 from relgraph.relation import (
     Matcher,
@@ -74,6 +78,7 @@ class Budgets:
     max_iterations: int = 30
     timeout: float | None = None
     match_limit: int = 1_000
+    search_seconds: float = 0.25  # a relation's search in one iteration, at most
     ban_length: int = 5
 
 
@@ -94,7 +99,7 @@ class Runner:
         else:
             self.guide = ALL
             self.depth = getattr(relation, "depth", DEFAULT_DEPTH)
-        self.seen: set[tuple[Term, tuple[int, int] | None]] = set()
+        self.seen: set[tuple[Any, tuple[int, int] | None]] = set()
         self.times_banned = 0
         self.banned_until = 0
         self.applied = 0
@@ -207,10 +212,11 @@ class Views:
     def roots(self, cid: int, runner: Runner) -> Iterator[tuple[Key, Term]]:
         """The views of class ``cid`` a runner tries: each e-node it tracks."""
         tracks, guide = runner.tracks, runner.guide
+        canon = self.egraph.find(cid)
         for key in self.egraph.nodes(cid):
             op = key[0]
-            if op is LEAF or (tracks is not None and op not in tracks):
-                continue
+            if op is LEAF or (tracks is not None and op not in tracks) or canon in key[1]:
+                continue  # an e-node holding its own class (x + 0) is not searched
             entry = ALL if guide is ALL else guide.get(op)
             if entry is None:
                 continue
@@ -287,38 +293,45 @@ def _search(egraph, runners, iteration, budgets, deadline) -> list[_Match]:
     for runner in runners:
         if runner.banned_until > iteration:
             continue
-        mine = _search_one(runner, views, classes, budgets.match_limit << runner.times_banned,
-                           deadline)  # fmt: skip
-        if mine is None:  # too many matches: banned, egg's backoff
-            runner.banned_until = iteration + (budgets.ban_length << runner.times_banned)
+        scale = 1 << runner.times_banned
+        limits = (budgets.match_limit * scale, budgets.search_seconds * scale)
+        mine, over = _search_one(runner, views, classes, limits, deadline)
+        if over:  # egg's backoff: banned for a while, the limits doubled after
+            runner.banned_until = iteration + budgets.ban_length * scale
             runner.times_banned += 1
-            continue
+            if over == "matches":
+                continue  # too many to apply: none are (egg's rule)
         found.extend(mine)
     return found
 
 
-def _search_one(runner, views, classes, limit, deadline) -> list[_Match] | None:
+def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match], str | None]:
+    """What ``runner`` finds, and whether it went over its limit of matches or time."""
     mine: list[_Match] = []
-    count = 0
+    count, (max_matches, max_seconds) = 0, limits
+    stop = time.perf_counter() + max_seconds
     for cid in classes:
         for key, view in views.roots(cid, runner):
             _check(deadline)
+            if time.perf_counter() > stop:
+                return mine, "time"
             for candidate, window in _places(view, runner):
-                if (candidate, window) in runner.seen:
+                seen_key = (_k(candidate), window)
+                if seen_key in runner.seen:
                     continue
                 answers = tuple(dict.fromkeys(runner.matcher.answers(candidate)))
                 if answers:
                     mine.append(_Match(runner, cid, key, view, window, candidate, answers))
                     count += len(answers)
-                    if count > limit:
-                        return None
+                    if count > max_matches:
+                        return mine, "matches"
                 else:
-                    runner.seen.add((candidate, window))
-    return mine
+                    runner.seen.add(seen_key)
+    return mine, None
 
 
-def _places(view: Term, runner: Runner) -> Iterator[tuple[Term, tuple[int, int] | None]]:
-    if not runner.windows or len(view._tuple) - 1 > MAX_WINDOW_ARITY:
+def _places(view: Any, runner: Runner) -> Iterator[tuple[Any, tuple[int, int] | None]]:
+    if type(view) is not Term or not runner.windows or len(view._tuple) > MAX_WINDOW_ARITY + 1:
         yield view, None
         return
     yield from positions(view)
@@ -332,7 +345,7 @@ def _check(deadline: float | None) -> None:
 
 def _apply(egraph, matches, iteration, budgets, applications) -> None:
     for m in matches:
-        m.runner.seen.add((m.before, m.window))
+        m.runner.seen.add((_k(m.before), m.window))
         for answer in m.answers:
             result = answer
             if m.window is not None:
@@ -341,10 +354,9 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
                 result = Term((m.shape._tuple[0], *args[:i], answer, *args[j:]))
                 if not (keeps_type(m.shape, result) and keeps_values(m.shape, result)):
                     continue
-            new = egraph.add_term(result)
+            new, to_key = egraph.insert(result)
             if egraph.find(new) == egraph.find(m.cid):
                 continue  # the class holds it already
-            to_key = egraph.key_of(result)
             egraph.merge(m.cid, new)
             m.runner.applied += 1
             applications.append(

@@ -1,4 +1,7 @@
-"""Exploring rewrite spaces: budgets, best, explain, replay, and semantics."""
+"""Exploring by equality saturation: the e-graph, budgets, extraction, derivations."""
+
+import functools
+import operator
 
 import numpy as np
 import pytest
@@ -10,150 +13,164 @@ import relgraph as rg
 from relations import optdb
 from relations.arith import add_zeroo, mul_oneo
 from relations.linalg import dot_distributeo
-from relgraph.relation import as_rule
+from relgraph.egraph import EGraph, flat_form
 
 A, B = rg.matrix("A"), rg.matrix("B")
 x, y, z, w = (rg.vector(n) for n in "xyzw")
 START = A @ x + A @ y + A @ z + A @ w
 LINALG_CANON = optdb.query(include=["linalg", "canonicalize"])
+P, Q, R = rg.lvar("P", ndim=2), rg.lvar("Q", ndim=2), rg.lvar("R")
+DOT_ASSOC = rg.rule((P @ Q) @ R, P @ (Q @ R), name="dot_assoco")
 
 
-@pytest.fixture(scope="module")
-def space():
-    return rg.explore(START, LINALG_CANON)
+def replays(derivation):
+    """Every step is one of rg.rewrites' results, and the steps chain."""
+    term = derivation.start
+    for step in derivation:
+        assert step.source == term
+        assert step.target in set(rg.rewrites(step.source, step.goal)), str(step)
+        term = step.target
+    return term == derivation.result
 
 
-def values(seed=0):
-    rng = np.random.default_rng(seed)
-    return {A: rng.normal(size=(4, 4)), B: rng.normal(size=(4, 4))} | {
-        v: rng.normal(size=4) for v in (x, y, z, w)
-    }
-
-
-def test_issue_example_best_and_explain(space):
-    assert len(space) == 1000 and space.stopped_by == "max_terms" and not space.complete
+def test_issue_example_best_and_explain():
+    space = rg.explore(START, LINALG_CANON, max_iterations=2)
+    assert space.stopped_by == "max_iterations" and not space.saturated
     assert space.best() == A @ rg.add(x, y, z, w)
     assert space.cost(space.best()) == rg.op_cost(A @ rg.add(x, y, z, w)) < space.cost(START)
     derivation = space.explain()
     assert derivation.start == START and derivation.result == space.best()
     assert [(s.relation, s.direction) for s in derivation] == [
-        ("ac_normalo", "backward"),
+        ("flatteno", "forward"),
         ("dot_distributeo", "backward"),
     ]
-    assert len(derivation) == space.depth(space.best()) == 2
-    assert "dot_distributeo (backward)" in str(derivation)
+    assert replays(derivation)
+    assert START in space and A @ (x + y + z + w) in space and A @ (x + z) not in space
 
 
-def test_every_edge_replays_with_rewrites(space):
-    for edge in space.edges[:300] + space.explain().steps:
-        assert edge.target in set(rg.rewrites(edge.source, edge.goal)), str(edge)
-
-
-def test_edge_position_points_at_the_rewritten_node(space):
-    for edge in space.edges[:300]:
-        term = edge.source
-        for i in edge.position:
-            term = term.args[i]
-        assert term == edge.node
-        if edge.window is not None:
-            i, j = edge.window
-            assert edge.before == rg.Term((edge.node.op, *edge.node.args[i:j]))
-
-
-def test_every_term_computes_the_same(space):
-    vals = values()
-    expected = rg.evaluate(START, vals)
-    for term in space.terms:
-        np.testing.assert_allclose(rg.evaluate(term, vals), expected, rtol=1e-9, atol=1e-9)
-
-
-def test_terms_are_distinct_and_depths_are_breadth_first(space):
-    terms = space.terms
-    assert len(set(terms)) == len(terms) and terms[0] == START
-    depths = [space.depth(t) for t in terms]
-    assert depths == sorted(depths)  # every depth is found before the next one
-    for edge in space.edges:  # an edge never skips a level
-        assert space.depth(edge.target) <= space.depth(edge.source) + 1
-
-
-def test_complete_space():
+def test_a_saturated_space():
     s = rg.explore(A @ (x + y), [dot_distributeo])
-    assert s.complete and s.stopped_by is None
+    assert s.saturated and s.stopped_by is None
     assert set(s.terms) == {A @ (x + y), A @ x + A @ y}
-    assert {(e.relation, e.direction) for e in s.edges} == {
-        ("dot_distributeo", "forward"),
-        ("dot_distributeo", "backward"),
-    }
+    assert s.applied == {("dot_distributeo", "forward"): 1}
+    assert s.best() == A @ (x + y) and len(s.explain()) == 0
+    assert replays(s.explain(A @ x + A @ y))
 
 
 def test_directions():
-    forward = rg.explore(A @ (x + y), [dot_distributeo], directions=["forward"])
-    assert {e.direction for e in forward.edges} == {"forward"}
+    forward = rg.explore(A @ x + A @ y, [dot_distributeo], directions=["forward"])
+    assert forward.terms == (A @ x + A @ y,)
     backward = rg.explore(A @ x + A @ y, [dot_distributeo], directions=("backward",))
-    assert backward.best() == A @ (x + y) and backward.complete
-    assert rg.explore(A @ x + A @ y, [dot_distributeo], directions=["forward"]).terms == (
-        A @ x + A @ y,
-    )
+    assert backward.best() == A @ (x + y) and backward.saturated
 
 
-def test_max_depth():
-    s = rg.explore(x + y, [add_zeroo], max_depth=2)
-    assert s.stopped_by == "max_depth" and max(s.depth(t) for t in s.terms) == 2
-    assert (x + y + 0) + 0 in s or ((x + 0) + y) + 0 in s
+def test_identity_introductions_cost_one_e_node_each():
+    a = rg.lvar("a")
+    add_zero, mul_one = rg.rule(a + 0, a, name="add_zero"), rg.rule(a * 1, a, name="mul_one")
+    s = rg.explore(x + y, [add_zero, mul_one])
+    assert s.saturated and s.best() == x + y
+    # x, y, 0, 1, x + y, and in the class of x + y the e-nodes (x + y) + 0 and (x + y) * 1
+    # (a leaf is not a position a relation rewrites, as in rg.rewrites).
+    assert s.classes == 5 and len(s) == 7
+    assert (x + y) * 1 in s and (((x + y) + 0) * 1 + 0) * 1 in s and (x + 0) + y not in s
+    assert replays(s.explain((((x + y) + 0) * 1 + 0) * 1))
 
 
-def test_max_terms_is_exact():
-    s = rg.explore(x * y, [mul_oneo, add_zeroo], max_terms=37)
-    assert len(s) == 37 and s.stopped_by == "max_terms"
-    assert all(e.source in s and e.target in s for e in s.edges)
+def test_sums_are_held_flat():
+    g = EGraph()
+    root = g.add_term(x + y + z + w)
+    assert g.node_count == 5 and g.nodes(root)[0][0] is rg.add
+    assert g.lookup(rg.add(x, y, z, w)) == root and g.lookup(x + (y + z) + w) is None
+    assert flat_form(x + y + z) == rg.add(x, y, z) and flat_form(x + (y + z)) == x + (y + z)
 
 
-def test_timeout_returns_the_partial_space():
-    s = rg.explore(x * y, [mul_oneo, add_zeroo], max_terms=10**9, timeout=0.3)
-    assert s.stopped_by == "timeout" and len(s) > 1 and s.elapsed < 5
+def test_shapes_choose_the_cheaper_product_order():
+    A_, B_ = rg.matrix("A", shape=(1000, 1000)), rg.matrix("B", shape=(1000, 1000))
+    v = rg.vector("v", shape=1000)
+    s = rg.explore((A_ @ B_) @ v, [DOT_ASSOC])
+    assert s.saturated and s.best() == A_ @ (B_ @ v)
+    assert s.cost((A_ @ B_) @ v) > 100 * s.cost(A_ @ (B_ @ v))
+    assert replays(s.explain())
 
 
-def test_interrupt_returns_the_partial_space(ctrl_c):
-    ctrl_c(0.5)
-    s = rg.explore(x * y, [mul_oneo, add_zeroo], max_terms=10**9, timeout=60)
-    assert s.stopped_by == "interrupt" and len(s) > 1
-    assert all(e.source in s and e.target in s for e in s.edges)
+def chain_optimum(dims):
+    """The matrix-chain optimum under shape_cost, by dynamic programming."""
+    mats = [rg.matrix(f"M{i}", shape=(dims[i], dims[i + 1])) for i in range(len(dims) - 1)]
+    best = {(i, i): (0.0, mats[i]) for i in range(len(mats))}
+    for span in range(1, len(mats)):
+        for i in range(len(mats) - span):
+            j = i + span
+            options = []
+            for k in range(i, j):
+                left, right = best[i, k], best[k + 1, j]
+                node = left[1] @ right[1]
+                options.append((left[0] + right[0] + rg.shape_cost.node(node), node))
+            best[i, j] = min(options, key=lambda o: o[0])
+    return mats, best[0, len(mats) - 1]
 
 
-def test_progress_bar(capsys):
-    rg.explore(x * y, [mul_oneo], max_depth=3, progress=True)
-    assert "explore" in capsys.readouterr().err
+@pytest.mark.parametrize("dims", [[30, 35, 15, 5, 10, 20, 25], [5, 40, 3, 60, 8, 2, 50, 7]])
+def test_matrix_chain_reaches_the_dynamic_programming_optimum(dims):
+    mats, (optimum, _) = chain_optimum(dims)
+    s = rg.explore(functools.reduce(operator.matmul, mats), [DOT_ASSOC])
+    assert s.saturated
+    assert s.cost(s.best()) == pytest.approx(optimum)
+    assert replays(s.explain())
+
+
+def test_dag_cost_counts_a_shared_subterm_once():
+    e, (a, b) = rg.exp(x), rg.lvars("a b")
+    s = rg.explore(e * y + e * z, [rg.rule(a * b, b * a, name="commute")])
+    assert s.cost(s.best()) == rg.shape_cost(e * y + e * z) == 4 + 1 + 1 + 1
 
 
 def test_custom_cost():
     s = rg.explore(A @ (x + y), [dot_distributeo])
-    assert s.best() == A @ (x + y)
-    dots_are_free = rg.weighted({"dot": 0.0, "add": 1.0})
-    assert s.best(cost=dots_are_free) == A @ (x + y)  # one add either way: nearest wins
-    adds_cost_more = rg.weighted({"dot": 0.0, "add": 5.0})
-    assert s.best(adds_cost_more) == A @ (x + y)
-    s2 = rg.explore(A @ (x + y), [dot_distributeo], cost=lambda t: -rg.count_nodes(t))
-    assert s2.best() == A @ x + A @ y
+    assert s.best(rg.weighted({"dot": 0.0, "add": 1.0})) == A @ (x + y)
+    assert s.best(rg.weighted({"dot": 1.0, "add": 50.0})) == A @ (x + y)
+    assert s.best(rg.weighted({"dot": 1.0, "add": 0.0})) == A @ (x + y)
+    nodes = rg.per_node(lambda node: 1.0)
+    assert s.best(nodes) == A @ (x + y) and s.cost(A @ x + A @ y, nodes) == 3.0
+    with pytest.raises(ValueError, match="non-negative"):
+        s.best(lambda t: -1.0)
 
 
-def test_ties_keep_the_order_of_the_start():
-    s = rg.explore(A @ y + A @ x, LINALG_CANON, max_terms=300)
-    assert s.best() == A @ (y + x)
+def test_max_nodes_and_max_iterations_stop_cleanly():
+    s = rg.explore(x * y, [mul_oneo, add_zeroo, optdb.query(include=["canonicalize"])],
+                   max_nodes=60)  # fmt: skip
+    assert s.stopped_by == "max_nodes" and 60 <= len(s) < 200
+    assert s.best() == x * y and replays(s.explain())
+    t = rg.explore(START, LINALG_CANON, max_iterations=1)
+    assert t.stopped_by == "max_iterations" and t.best() == A @ rg.add(x, y, z, w)
 
 
-def test_a_window_step_that_changes_the_nodes_dtype_is_not_an_edge():
-    from relations.arith import constant_foldo
+def test_timeout_returns_the_partial_space():
+    s = rg.explore(START, LINALG_CANON, max_nodes=10**7, max_iterations=10**4, timeout=0.5)
+    assert s.stopped_by == "timeout" and len(s) > 5 and s.elapsed < 5
+    assert s.best() in s
 
-    x32 = rg.vector("x32", "float32")
-    space = rg.explore(rg.add(x32, 1, 2.5), [as_rule(constant_foldo, windows=True)])
-    assert space.terms == (rg.add(x32, 1, 2.5),)
+
+def test_interrupt_returns_the_partial_space(ctrl_c):
+    ctrl_c(0.5)
+    s = rg.explore(START, LINALG_CANON, max_nodes=10**7, max_iterations=10**4, timeout=60)
+    assert s.stopped_by == "interrupt" and len(s) > 5
+    assert s.best() in s and replays(s.explain())
+
+
+def test_progress_bar(capsys):
+    rg.explore(x * y, [mul_oneo], max_iterations=2, progress=True)
+    assert "saturate" in capsys.readouterr().err
 
 
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="directions"):
         rg.explore(x, [dot_distributeo], directions=["sideways"])
-    with pytest.raises(ValueError, match="max_terms"):
-        rg.explore(x, [dot_distributeo], max_terms=0)
+    with pytest.raises(ValueError, match="max_nodes"):
+        rg.explore(x, [dot_distributeo], max_nodes=0)
+    with pytest.raises(ValueError, match="max_terms is a budget of method='bfs'"):
+        rg.explore(x, [dot_distributeo], max_terms=10)
+    with pytest.raises(ValueError, match="method"):
+        rg.explore(x, [dot_distributeo], method="dfs")
     s = rg.explore(A @ (x + y), [dot_distributeo])
     with pytest.raises(KeyError, match=r"\(x \+ z\) is not in this rewrite space"):
         s.explain(x + z)
@@ -169,15 +186,32 @@ def test_bad_input_is_named():
         rg.explore(x + y, [broken])
 
 
-@settings(max_examples=40, deadline=None)
-@given(program=programs(4), seed=st.integers(0, 2**32 - 1))
-def test_explored_terms_compute_the_same(program, seed):
+def test_an_unsound_relation_shows_as_a_conflict():
+    from relations.arith import constant_foldo
+
+    one_and_one = rg.Term((rg.add, 1, 1))
+    wrong = rg.rule(one_and_one, 3, name="one_and_one_is_three")
+    s = rg.explore(x * one_and_one, [wrong, constant_foldo])
+    assert sorted(s.conflicts[0]) == [2, 3]
+
+
+def evaluates_like(term, start, vals):
+    expected = rg.evaluate(start, vals)
+    got = rg.evaluate(term, vals)
+    assert rg.typeof(term) == rg.typeof(start)
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9 * max(1, np.abs(expected).max()))
+
+
+@settings(max_examples=25, deadline=None)
+@given(program=programs(4), seed=st.integers(0, 2**32 - 1), backward=st.booleans())
+def test_equivalent_terms_compute_the_same(program, seed, backward):
+    """Every term the e-graph holds equal to the start computes what the start does."""
+    directions = ["forward", "backward"] if backward else ["forward"]
+    s = rg.explore(program.term, optdb.query(include=["fast_run"]), directions=directions,
+                   max_nodes=400, max_iterations=3, timeout=5)  # fmt: skip
     vals = inputs(seed)
-    expected = rg.evaluate(program.term, vals)
-    s = rg.explore(program.term, optdb.query(include=["fast_run"]), max_terms=40)
-    for term in s.terms:
-        got = rg.evaluate(term, vals)
-        assert rg.typeof(term) == rg.typeof(program.term)
-        np.testing.assert_allclose(
-            got, expected, rtol=1e-6, atol=1e-9 * max(1, np.abs(expected).max())
-        )
+    for term in list(s.terms)[:40]:
+        evaluates_like(term, program.term, vals)
+    best = s.best()
+    evaluates_like(best, program.term, vals)
+    assert replays(s.explain(best))
