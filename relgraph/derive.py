@@ -19,7 +19,8 @@ from typing import Any
 
 from relgraph.bfs import Derivation, Edge
 from relgraph.egraph import EGraph, Hole, flat_form, flatteno
-from relgraph.relation import as_rule, directions_of, replace_at
+from relgraph.relation import Matcher, Rule, as_rule, directions_of, replace_at, reverse
+from relgraph.worker import run_deep
 from relgraph.saturate import Application
 from relgraph.term import Term
 from relgraph.traverse import substitute
@@ -56,19 +57,18 @@ class _Graph:
             if _reversible(app):
                 self.out[b].append((app, False, a))
 
-    def first_step(self, start: Any, goal: Any) -> tuple[Application, bool] | None:
-        """The first edge of a shortest path from e-node ``start`` to ``goal``."""
+    def reachable(self, start: Any, banned: set) -> dict[Any, Any]:
+        """E-nodes reachable from ``start``, each with the first edge of a shortest path
+        there (None for ``start``), not using the ``banned`` edges."""
         first: dict[Any, Any] = {start: None}
         queue = deque([start])
         while queue:
             v = queue.popleft()
-            if v == goal:
-                return first[v]
             for app, forward, w in self._edges(v):
-                if w not in first:
+                if w not in first and (id(app), forward) not in banned:
                     first[w] = first[v] if first[v] is not None else (app, forward)
                     queue.append(w)
-        return None
+        return first
 
     def _edges(self, v: Any):
         if v[0] == "class":  # landed somewhere in the class: any of its e-nodes
@@ -107,15 +107,18 @@ def derive(egraph: EGraph, applications: list[Application], start: Term, target:
     goal = egraph.spelled(target)
     cur = start
     for _ in range(4):
-        if cur == goal:
-            return Derivation(start, tuple(steps))
+        taken = len(steps)
         cur = deriver.steer(cur, (), goal, steps, 0)
+        if cur == goal or len(steps) == taken:
+            return Derivation(start, tuple(steps))
     raise DerivationError(f"could not derive {target} from {start} with replayable steps")
 
 
 class _Deriver:
     def __init__(self, graph: _Graph):
         self.graph, self.g = graph, graph.g
+        self.banned: set[tuple[int, bool]] = set()  # edges whose relation says otherwise
+        self.matchers: dict[tuple[Any, str], Matcher] = {}
 
     def flatten(self, cur: Any, node: Term, steps: list[Edge]) -> Any:
         """The flatteno step that spells ``node`` as the graph holds it."""
@@ -130,7 +133,8 @@ class _Deriver:
             return cur
         if nesting > MAX_NESTING:
             raise DerivationError("derivation nests too deep")
-        goal = self.g.key_of(shape)
+        goal = self.g.canonical(self.g.key_of(shape))
+        tried: set[tuple[Any, int, bool]] = set()
         for _ in range(MAX_MOVES):
             sub = _at(cur, pos)
             here, flat = self.g.spelling(sub)
@@ -139,12 +143,22 @@ class _Deriver:
                 continue
             if here == goal:
                 break
-            step = self.graph.first_step(here, goal)
-            if step is None:
+            paths = self.graph.reachable(here, self.banned)
+            if goal not in paths:  # the same operands in another order, if reachable
+                goal, shape = _reordered(goal, shape, paths, self.g)
+                continue
+            step = paths[goal]
+            if step is None or step[0] is None:
                 raise DerivationError(f"no steps lead from {sub} to {shape}")
-            if step[0] is None:  # a landing vertex: the node is what the step left
-                raise DerivationError(f"no steps lead from {sub} to {shape}")
-            cur = self.take(cur, pos, *step, steps, nesting)
+            if (here, id(step[0]), step[1]) in tried:  # it led round in a circle
+                self.banned.add((id(step[0]), step[1]))
+                continue
+            tried.add((here, id(step[0]), step[1]))
+            try:
+                cur = self.take(cur, pos, *step, steps, nesting)
+            except _Unusable as unusable:  # the relation answers otherwise on real terms
+                self.banned.add((id(step[0]), step[1]))
+                cur = unusable.cur
         else:
             raise DerivationError(f"no derivation of {shape} within {MAX_MOVES} steps")
         if type(shape) is Term:
@@ -163,14 +177,55 @@ class _Deriver:
             before = Term((sub.op, *sub.args[window[0] : window[1]]))
         else:
             before = sub
-        after = _fill(app.answer if forward else app.shape, binding)
+        direction = app.direction if forward else FLIP[app.direction]
+        after = self.answer(app, direction, before, _fill(app.answer if forward else app.shape,
+                                                          binding), cur)  # fmt: skip
         target = replace_at(cur, sub, window, after)
         if target is None:  # pragma: no cover - the graph checked the type
             raise DerivationError(f"{app.rule.name} changes the type of {sub}")
-        direction = app.direction if forward else FLIP[app.direction]
         steps.append(Edge(cur, target, app.rule.name, direction, sub, window, before, after,
                           app.rule))  # fmt: skip
         return target
+
+
+    def answer(self, app: Application, direction: str, before: Any, filled: Any, cur: Any):
+        """``filled`` if the relation gives it on ``before``, else an answer of the same
+        e-class (a relation may answer otherwise on terms than on views: sorting)."""
+        key = (app.rule, direction)
+        matcher = self.matchers.get(key)
+        if matcher is None:
+            run_as = app.rule if direction == "forward" else Rule(reverse(app.rule), app.rule.name)
+            matcher = self.matchers[key] = Matcher(run_as)
+        answers = list(run_deep(lambda: list(matcher.answers(before))))
+        if filled in answers:
+            return filled
+        cid = self.g.lookup(filled)
+        same = [a for a in answers if cid is not None and self.g.lookup(a) == cid]
+        if not same:
+            raise _Unusable(cur)
+        return same[0]
+
+
+class _Unusable(Exception):
+    def __init__(self, cur: Any):
+        self.cur = cur
+
+
+def _reordered(goal: Any, shape: Any, paths: dict, g: EGraph) -> tuple[Any, Any]:
+    """A reachable e-node with ``goal``'s Op and operand classes in another order, and
+    ``shape`` with its operands so ordered.  A relation that sorts (``ac_normalo``)
+    orders a view's placeholders, not the terms they stand for, so the order the
+    e-graph found may be one no step makes."""
+    if goal[0] == "class" or type(shape) is not Term:
+        raise DerivationError(f"no steps lead to {shape}")
+    for key in paths:
+        if key[0] == goal[0] and key[2] == goal[2] and sorted(key[1]) == sorted(goal[1]):
+            pool: dict[int, list] = {}
+            for cid, child in zip(goal[1], shape.op.operands(shape.args)):
+                pool.setdefault(cid, []).append(child)
+            children = [pool[cid].pop() for cid in key[1]]
+            return key, Term((shape.op, *children, *key[2]))
+    raise DerivationError(f"no steps lead to {shape}")
 
 
 def _at(term: Any, pos: tuple) -> Any:

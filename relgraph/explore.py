@@ -22,7 +22,7 @@ from typing import Any
 from relgraph.bfs import DIRECTIONS, HARD_TIMEOUT_GRACE, Derivation, Direction
 from relgraph.bfs import explore_terms, rules_of
 from relgraph.cost import Cost, shape_cost
-from relgraph.derive import derive
+from relgraph.derive import DerivationError, derive
 from relgraph.egraph import EGraph
 from relgraph.exceptions import SearchTimeout
 from relgraph.extract import NodeCosts, extract, iter_terms
@@ -56,7 +56,7 @@ class RewriteSpace:
         self.applications: list[Application] = []
         self.stopped_by: str | None = None
         self.elapsed = 0.0
-        self._best: dict[Any, tuple[Term, float, dict]] = {}
+        self._best: dict[Any, tuple] = {}
 
     # -- what it holds ------------------------------------------------------------------
 
@@ -131,17 +131,38 @@ class RewriteSpace:
         """The e-node :meth:`best` takes in each e-class it uses."""
         return self._extracted(cost)[2]
 
-    def _extracted(self, cost: Cost | None) -> tuple[Term, float, dict]:
+    def _extracted(self, cost: Cost | None) -> tuple[Term, float, dict, Derivation | None]:
+        """The cheapest term, its cost, its e-nodes, and its derivation.
+
+        The term is the derivation's end: a relation that sorts operands (``ac_normalo``)
+        sorts a view's placeholders, so the order extraction finds may be one no step
+        makes; the derivation then ends with the operands in an order it makes.
+        """
         model = cost or self.cost_model
         if model not in self._best:
-            self._best[model] = extract(self.egraph, self.root, NodeCosts(self.egraph, model))
+            term, value, chosen = extract(self.egraph, self.root, NodeCosts(self.egraph, model))
+            try:
+                derivation = derive(self.egraph, self.applications, self.start, term)
+            except DerivationError:
+                derivation = None
+            else:
+                term = derivation.result
+            self._best[model] = (term, value, chosen, derivation)
         return self._best[model]
 
     def explain(self, term: Any = None) -> Derivation:
         """Named steps from the start to ``term`` (default: :meth:`best`), each of which
         :func:`relgraph.rewrites` replays.  A sum or product the graph holds flat
-        ends flat (the step :func:`~relgraph.egraph.flatteno`)."""
-        term = self.best() if term is None else term
+        ends flat (the step :func:`~relgraph.egraph.flatteno`).
+
+        Raises :class:`~relgraph.derive.DerivationError` when the steps the relations
+        took on views do not replay on terms (the space still holds ``term``).
+        """
+        if term is None:
+            found = self._extracted(None)[3]
+            if found is not None:
+                return found
+            term = self.best()
         if term not in self:
             raise KeyError(f"{brief(term)} is not in this rewrite space")
         return derive(self.egraph, self.applications, self.start, term)
