@@ -30,12 +30,15 @@ from relations.arith import _zero_like, commo, negated, nego
 from relations.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relations.order import sorted_args
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
+from relgraph.infer import typeof
+from relgraph.lvars import lvar
 from relgraph.relation import forward_only
+from relgraph.rules import rule
 from relgraph.term import Term
 
 __all__ = [
     "mul_nego", "abs_mulo", "div_consto", "exp_mulo", "exp_divo", "sign_div_consto", "cancelo",
-    "reciprocal_reciprocalo", "zero_divo", "div_abso",
+    "reciprocal_reciprocalo", "zero_divo", "div_abso", "abs_nego",
 ]  # fmt: skip
 
 
@@ -320,3 +323,18 @@ def div_abso(in_lv, out_lv):
     """``x / abs(x) <-> sign(x)``.  Unsafe: at 0 and +-inf the left side is NaN."""
     x = var()
     return lall(eq(in_lv, etuple(true_div, x, etuple(abs, x))), eq(out_lv, etuple(sign, x)))
+
+
+_x = lvar("x")
+abs_nego = rule(abs(-_x), abs(_x), name="abs_nego", when=lambda x: typeof(x).dtype.kind in "fi")
+abs_nego.__doc__ = """``abs(-x) <-> abs(x)``: exact for floats and signed integers.
+
+(For signed integers the most negative value is its own negation and its own
+absolute value; unsigned ``-x`` wraps around, so they are left out.)
+
+>>> import relgraph as rg
+>>> [rg.pprint(t) for t in rg.rewrites(abs(-rg.vector("x")), abs_nego)]
+['abs(x)']
+>>> list(rg.rewrites(abs(-rg.vector("u", "uint8")), abs_nego))
+[]
+"""

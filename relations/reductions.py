@@ -20,10 +20,12 @@ from relations.goals import computeo, eacho, has_head, ifgroundo
 from relgraph.infer import typeof
 from relgraph.ops import maximum, minimum, sum, where
 from relgraph.reductions import Reduce
+from relgraph.lvars import lvar
 from relgraph.relation import forward_only
+from relgraph.rules import rule
 from relgraph.term import Term
 
-__all__ = ["sum_sumo", "same_choiceo", "reduce_scalaro"]
+__all__ = ["sum_sumo", "same_choiceo", "reduce_scalaro", "sum_addo"]
 
 
 def _merged_sum(t: Any) -> Any:
@@ -110,3 +112,28 @@ def reduce_scalaro(in_lv, out_lv):
     reduction of itself.
     """
     return computeo(_scalar_reduced, [in_lv], out_lv)
+
+
+def _same_known_shape(a: Any, b: Any) -> bool:
+    """Both shapes known and equal: ``x + y`` then adds element by element (no
+    broadcasting, which would count an element of the smaller one several times)."""
+    ta, tb = typeof(a), typeof(b)
+    return ta.shape == tb.shape and None not in ta.shape
+
+
+_x, _y = lvar("x", dtype="floating"), lvar("y", dtype="floating")
+sum_addo = rule(
+    sum(_x) + sum(_y), sum(_x + _y), name="sum_addo", when=lambda x, y: _same_known_shape(x, y)
+)
+sum_addo.__doc__ = """``sum(x) + sum(y) <-> sum(x + y)`` for float arrays of one known shape.
+
+It adds the same numbers in another order (as a reassociated sum does); with
+shapes unknown ``x + y`` could broadcast, so the rule waits for them.
+
+>>> import relgraph as rg
+>>> x, y = rg.vector("x", shape=3), rg.vector("y", shape=3)
+>>> [rg.pprint(t) for t in rg.rewrites(rg.sum(x) + rg.sum(y), sum_addo)]
+['sum(x + y)']
+>>> list(rg.rewrites(rg.sum(rg.vector("u")) + rg.sum(rg.vector("v")), sum_addo))
+[]
+"""

@@ -187,7 +187,6 @@ class _Deriver:
                           app.rule))  # fmt: skip
         return target
 
-
     def answer(self, app: Application, direction: str, before: Any, filled: Any, cur: Any):
         """``filled`` if the relation gives it on ``before``, else an answer of the same
         e-class (a relation may answer otherwise on terms than on views: sorting)."""
@@ -259,4 +258,3 @@ def _fill_node(node: Term, binding: dict[Hole, Any]) -> Term:
     if not any(type(a) is Hole for a in node._tuple):
         return node
     return Term(tuple(binding[a] if type(a) is Hole else a for a in node._tuple))
-

@@ -119,6 +119,10 @@ class EGraph:
         self.version = 0  # bumped by every new e-node and every merge
         #: The order e-nodes were added in (extraction prefers older ones on ties).
         self.born: dict[Key, int] = {}
+        #: Classes made or merged since :meth:`changed` was last called.
+        self.touched: set[int] = set()
+        #: Terms added, and the views shown, with their classes (maybe merged since).
+        self.known: dict[Term, int] = {}
 
     # -- the union-find ---------------------------------------------------------------
 
@@ -149,6 +153,7 @@ class EGraph:
         self.parent.append(cid)
         constant = key[2] if key[0] is LEAF and is_constant(key[2]) else NO_CONSTANT
         self.classes[cid] = EClass(key, type_, constant)
+        self.touched.add(cid)
         self.memo[key] = cid
         self.born.setdefault(key, len(self.born))
         if key[0] is not LEAF:
@@ -182,7 +187,7 @@ class EGraph:
                 continue
             if flat is None:
                 flat = flat_form(item)
-                if flat is not item and self.lookup(item._tuple[1]) is not None:
+                if flat is not item and item._tuple[1] in self.known:
                     flat = item
                 stack.append((item, flat))
                 stack.extend((a, None) for a in _operands(flat) if _k(a) not in done)
@@ -191,6 +196,7 @@ class EGraph:
             children = tuple(self.find(done[_k(a)]) for a in operands)
             key = (flat.op, children, flat.args[len(operands) :])
             done[k] = self.add_node(key, typeof(item))
+            self.known[item] = done[k]
             if item is term:
                 root_key = key
         return self.find(done[_k(term)]), root_key
@@ -219,6 +225,7 @@ class EGraph:
         if type(term) is not Term:
             return leaf_key(term) if _hashable(term) else None, False
         classes: dict[Any, int | None] = {}
+        inner: set[int] = set()  # left operands of their own Op: only their chain splices
         stack: list[tuple[Any, bool]] = [(term, False)]
         while stack:
             item, expanded = stack.pop()
@@ -228,23 +235,26 @@ class EGraph:
                 continue
             if not expanded:
                 stack.append((item, True))
-                stack.extend((a, False) for a in _operands(item) if _k(a) not in classes)
+                operands = _operands(item)
+                if operands and type(operands[0]) is Term and operands[0].op is item.op:
+                    inner.add(id(operands[0]))
+                stack.extend((a, False) for a in operands if _k(a) not in classes)
                 continue
-            key, flat = self._node_key(item, classes)
+            key, flat = self._node_key(item, classes, id(item) in inner)
             found = None if key is None else self.memo.get(key)
             classes[k] = None if found is None else self.find(found)
             if item is term:
                 return (key if found is not None else None), flat
         return None, False  # pragma: no cover - the root is always reached
 
-    def _node_key(self, item: Term, classes: dict) -> tuple[Key | None, bool]:
+    def _node_key(self, item: Term, classes: dict, inner: bool) -> tuple[Key | None, bool]:
         """The key of ``item`` (children's classes known) as the graph holds it: of its
         flat form if that is in the graph (as the start is) and not the term as it is
         in another class."""
         operands = _operands(item)
         children = tuple(classes.get(_k(a)) for a in operands)
         key = None if None in children else (item.op, children, item.args[len(operands) :])
-        flat = flat_form(item)
+        flat = item if inner and key in self.memo else flat_form(item)
         if flat is not item:
             flat_ops = _operands(flat)
             kids = tuple(classes[_k(a)] if _k(a) in classes else self.lookup(a) for a in flat_ops)
@@ -292,6 +302,7 @@ class EGraph:
         elif cb.constant is not NO_CONSTANT and not _same_constant(ca.constant, cb.constant):
             self.conflicts.append((ca.constant, cb.constant))
         self.pending.append(a)
+        self.touched.add(a)
         self.version += 1
         return True
 
@@ -329,6 +340,17 @@ class EGraph:
 
     # -- reading ----------------------------------------------------------------------
 
+    def changed(self, depth: int) -> set[int]:
+        """Classes whose views ``depth`` levels deep changed since the last call: the
+        classes made or merged, and their users up to ``depth - 1`` levels up."""
+        found = {self.find(c) for c in self.touched}
+        self.touched = set()
+        frontier = found
+        for _ in range(depth - 1):
+            frontier = {self.find(p) for c in frontier for _, p in self.classes[c].parents} - found
+            found |= frontier
+        return found
+
     @property
     def node_count(self) -> int:
         return sum(len(c.nodes) for c in self.classes.values())
@@ -358,7 +380,7 @@ class EGraph:
         """The term of e-node ``key`` with the given child terms."""
         if key[0] is LEAF:
             return key[2]
-        return Term((key[0], *children, *key[2]))
+        return Term.of_ground((key[0], *children, *key[2]))
 
 
 def _operands(t: Term) -> tuple:

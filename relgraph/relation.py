@@ -201,8 +201,9 @@ class Matcher:
                 None,
             )
 
-    def answers(self, term: Term) -> Iterator[Term]:
-        """Ground results of the relation on ``term`` that differ from it.
+    def answers(self, term: Term, known: Callable[[Any], bool] | None = None) -> Iterator[Term]:
+        """Ground results of the relation on ``term`` that differ from it (and for which
+        ``known``, if given, is false: results the caller has, not checked again).
 
         An exception inside the goal is raised as :class:`RelationError` naming the
         relation and ``term``; an ill-typed term built by the goal means the relation
@@ -212,11 +213,12 @@ class Matcher:
         """
         try:
             if self.direct is not None:
-                yield from self._checked(term, self.direct(term))
+                yield from self._checked(term, self.direct(term), known)
             else:
                 stream = self.goal(initial_state({self.in_var: term}))
                 out = self.out_var
-                yield from self._checked(term, (as_term(reify(out, s)) for s in stream))
+                results = (as_term(reify(out, s)) for s in stream)
+                yield from self._checked(term, results, known)
         except TypeCheckError:
             self.dropped["builds an ill-typed term"] += 1
         except (RelationError, KeyboardInterrupt):
@@ -228,8 +230,12 @@ class Matcher:
                 term,
             ) from exc
 
-    def _checked(self, term: Term, results: Iterator[Any]) -> Iterator[Term]:
+    def _checked(self, term: Term, results: Iterator[Any], known: Any = None) -> Iterator[Term]:
         for count, result in enumerate(results, 1):
+            if known is not None and result is not None and known(result):
+                if count >= self.max_answers:
+                    return
+                continue
             reason = refusal(term, result)
             if reason is None:
                 yield result

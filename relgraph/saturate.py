@@ -78,7 +78,7 @@ class Budgets:
     max_iterations: int = 30
     timeout: float | None = None
     match_limit: int = 1_000
-    search_seconds: float = 0.25  # a relation's search in one iteration, at most
+    search_seconds: float = 1.0  # a relation's search in one iteration, at most
     ban_length: int = 5
 
 
@@ -91,7 +91,8 @@ class Runner:
         self.matcher = Matcher(run_as, max_answers, label=direction)
         relation = run_as.relation
         self.tracks = run_as.tracks
-        self.windows = rule.windows
+        # A rule knows whether its own left side takes any number of arguments.
+        self.windows = getattr(relation, "windows", rule.windows)
         left = getattr(relation, "left", None)
         if isinstance(left, PApp):
             self.guide: Any = pattern_guide(left)
@@ -102,6 +103,7 @@ class Runner:
         self.seen: set[tuple[Any, tuple[int, int] | None]] = set()
         self.times_banned = 0
         self.banned_until = 0
+        self.stale = True  # every class must be searched (first time, after a ban)
         self.applied = 0
 
     def __repr__(self) -> str:
@@ -140,7 +142,9 @@ def _merge_guide(into: dict, other: dict) -> None:
         mine = into.get(op)
         if mine is None:
             into[op] = children
-        elif isinstance(mine, tuple) and isinstance(children, tuple) and len(mine) == len(children):
+        elif (
+            isinstance(mine, tuple) and isinstance(children, tuple) and len(mine) == len(children)
+        ):
             into[op] = tuple(_union(a, b) for a, b in zip(mine, children))
         else:
             into[op] = _union(_as_one(mine), _as_one(children))
@@ -179,7 +183,7 @@ class Views:
         alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
         op, params = key[0], key[2]
         for combo in islice(product(*alts), MAX_VIEWS):
-            yield Term((op, *combo, *params))
+            yield Term.of_ground((op, *combo, *params))
 
     def alternatives(self, cid: int, guide: Any, depth: int) -> list:
         """What a view shows for operand class ``cid``."""
@@ -224,6 +228,9 @@ class Views:
             found = self.root_cache.get(rk)
             if found is None:
                 found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
+                known = self.egraph.known
+                for view in found:
+                    known[view] = cid
             for view in found:
                 yield key, view
 
@@ -267,8 +274,9 @@ def saturate(
         disable=progress is False,
     ) as bar:  # fmt: skip
         for iteration in range(1, budgets.max_iterations + 1):
+            changed = egraph.changed(max((r.depth for r in runners), default=1))
             try:
-                matches = _search(egraph, runners, iteration, budgets, deadline)
+                matches = _search(egraph, runners, iteration, budgets, deadline, changed)
                 before = egraph.version
                 _apply(egraph, matches, iteration, budgets, applications)
             except Stop as stop:
@@ -286,13 +294,18 @@ def saturate(
         return "max_iterations"
 
 
-def _search(egraph, runners, iteration, budgets, deadline) -> list[_Match]:
+def _search(egraph, runners, iteration, budgets, deadline, changed) -> list[_Match]:
+    """Every runner's matches on the classes whose views changed (all, for a runner
+    that has not seen the graph as it is)."""
     views = Views(egraph)
     found: list[_Match] = []
-    classes = list(egraph.classes)
+    everything = list(egraph.classes)
     for runner in runners:
         if runner.banned_until > iteration:
+            runner.stale = True
             continue
+        classes = everything if runner.stale else [c for c in everything if c in changed]
+        runner.stale = False
         scale = 1 << runner.times_banned
         limits = (budgets.match_limit * scale, budgets.search_seconds * scale)
         mine, over = _search_one(runner, views, classes, limits, deadline)
@@ -310,7 +323,13 @@ def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match],
     mine: list[_Match] = []
     count, (max_matches, max_seconds) = 0, limits
     stop = time.perf_counter() + max_seconds
+    known, find = views.egraph.known, views.egraph.find
     for cid in classes:
+
+        def in_class(answer: Any, cid: int = cid) -> bool:
+            found = known.get(answer) if type(answer) is Term else None
+            return found is not None and find(found) == find(cid)
+
         for key, view in views.roots(cid, runner):
             _check(deadline)
             if time.perf_counter() > stop:
@@ -319,7 +338,7 @@ def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match],
                 seen_key = (_k(candidate), window)
                 if seen_key in runner.seen:
                     continue
-                answers = tuple(dict.fromkeys(runner.matcher.answers(candidate)))
+                answers = tuple(dict.fromkeys(runner.matcher.answers(candidate, in_class)))
                 if answers:
                     mine.append(_Match(runner, cid, key, view, window, candidate, answers))
                     count += len(answers)

@@ -97,6 +97,20 @@ class Term(TermOps, ExpressionTuple):
         self._type = None
         self._memo: dict | None = None
 
+    @classmethod
+    def of_ground(cls, items: tuple) -> Term:
+        """``Term(items)`` for items known to be ground and wrapped (the e-graph's
+        views): no checks, so it is cheap."""
+        self = object.__new__(cls)
+        self._tuple = items
+        self._evaled_obj = ExpressionTuple.null
+        self._parent = None
+        self._hash = hash(items)
+        self._ground = True
+        self._type = None
+        self._memo = None
+        return self
+
     @property
     def op(self) -> Any:
         """The head of the term."""

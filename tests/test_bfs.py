@@ -91,9 +91,9 @@ def test_directions():
     assert {e.direction for e in forward.edges} == {"forward"}
     backward = rg.explore(A @ x + A @ y, [dot_distributeo], directions=("backward",), method="bfs")
     assert backward.best() == A @ (x + y) and backward.complete
-    assert rg.explore(A @ x + A @ y, [dot_distributeo], directions=["forward"], method="bfs").terms == (
-        A @ x + A @ y,
-    )
+    assert rg.explore(
+        A @ x + A @ y, [dot_distributeo], directions=["forward"], method="bfs"
+    ).terms == (A @ x + A @ y,)
 
 
 def test_max_depth():
@@ -132,7 +132,9 @@ def test_custom_cost():
     assert s.best(cost=dots_are_free) == A @ (x + y)  # one add either way: nearest wins
     adds_cost_more = rg.weighted({"dot": 0.0, "add": 5.0})
     assert s.best(adds_cost_more) == A @ (x + y)
-    s2 = rg.explore(A @ (x + y), [dot_distributeo], cost=lambda t: -rg.count_nodes(t), method="bfs")
+    s2 = rg.explore(
+        A @ (x + y), [dot_distributeo], cost=lambda t: -rg.count_nodes(t), method="bfs"
+    )
     assert s2.best() == A @ x + A @ y
 
 

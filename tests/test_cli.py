@@ -117,28 +117,42 @@ EXPLORE = ["explore", "A @ x + A @ y + A @ z + A @ w", "--include", "linalg", "c
 
 
 def test_explore_prints_best_cost_and_derivation(capsys):
-    assert main([*EXPLORE, "--symbols", SEED, "--max-terms", "1000"]) == 0
+    assert main([*EXPLORE, "--symbols", SEED, "--max-iterations", "1"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "(A @ (x + y + z + w))"
     assert lines[1] == "cost 11 (start 43)"
-    assert "explored 1000 terms" in lines[2] and "cut off by max_terms" in lines[2]
+    assert "e-graph of" in lines[2] and "stopped by max_iterations" in lines[2]
     assert lines[3] == "derivation (2 steps):"
-    assert lines[5].startswith("  1. ac_normalo (backward)")
+    assert lines[5].startswith("  1. flatteno (forward)")
     assert lines[6].startswith("  2. dot_distributeo (backward)")
 
 
+def test_explore_breadth_first(capsys):
+    argv = [*EXPLORE, "--symbols", SEED, "--method", "bfs", "--max-terms", "1000"]
+    assert main(argv) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "(A @ (x + y + z + w))" and "explored 1000 terms" in lines[2]
+    assert lines[5].startswith("  1. ac_normalo (backward)")
+
+
 def test_explore_budgets_and_directions(capsys):
-    argv = [*EXPLORE, "--symbols", SEED, "--max-depth", "1", "--directions", "forward"]
+    argv = [*EXPLORE, "--symbols", SEED, "--method", "bfs", "--max-depth", "1",
+            "--directions", "forward"]  # fmt: skip
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "cut off by max_depth" in out and "backward" not in out
+    argv = [*EXPLORE, "--symbols", SEED, "--directions", "forward", "--timeout", "2"]
+    assert main(argv) == 0
+    assert "backward" not in capsys.readouterr().out
+    assert main([*EXPLORE, "--symbols", SEED, "--max-depth", "1"]) == 2
+    assert "budgets of --method bfs" in capsys.readouterr().err
 
 
 def test_explore_svg(capsys, tmp_path, monkeypatch):
     from relgraph import display
 
     target = tmp_path / "space.svg"
-    argv = [*EXPLORE, "--symbols", SEED, "--max-terms", "50", "--svg", str(target)]
+    argv = [*EXPLORE, "--symbols", SEED, "--max-iterations", "1", "--svg", str(target)]
     if display.has_dot():
         assert main(argv) == 0 and "<svg" in target.read_text()
         assert main([*argv[:-1], str(tmp_path / "no" / "dir.svg")]) == 2

@@ -47,21 +47,24 @@ def test_term_svg_with_dot():
 
 
 def test_space_html(no_dot):
-    space = rg.explore(
-        A @ x + A @ y, optdb.query(include=["linalg", "canonicalize"]), max_terms=60
-    )
+    space = rg.explore(A @ x + A @ y, optdb.query(include=["linalg", "canonicalize"]),
+                       max_iterations=1)  # fmt: skip
     out = space._repr_html_()
-    assert "60 terms" in out and "cut off by max_terms" in out
+    assert "e-nodes in" in out and "stopped by max_iterations" in out
     assert "best (cost 11, was 21)" in out and "<code>(A @ (x + y))</code>" in out
     assert "<td>dot_distributeo</td><td>backward</td>" in out
-    assert space._repr_svg_() is None
+    assert "e-nodes added" in out and space._repr_svg_() is None
+    bfs = rg.explore(A @ x + A @ y, [dot_distributeo], method="bfs")._repr_html_()
+    assert "2 terms" in bfs and "complete" in bfs
 
 
-def test_space_graph_shows_the_best_path():
+def test_space_graph_shows_the_classes_and_the_best_term():
     space = rg.explore(A @ x + A @ y, [dot_distributeo])
     src = display.space_graph(space).source
     assert display.BEST_COLOR in src and display.START_COLOR in src
-    assert "dot_distributeo (bw)" in src and "cost 11" in src
+    assert src.count("subgraph cluster_") == space.classes and "lhead=cluster_" in src
+    bfs = display.space_graph(rg.explore(A @ x + A @ y, [dot_distributeo], method="bfs"))
+    assert "dot_distributeo (bw)" in bfs.source and "cost 11" in bfs.source
 
 
 @needs_dot

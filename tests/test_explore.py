@@ -199,7 +199,9 @@ def evaluates_like(term, start, vals):
     expected = rg.evaluate(start, vals)
     got = rg.evaluate(term, vals)
     assert rg.typeof(term) == rg.typeof(start)
-    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-9 * max(1, np.abs(expected).max()))
+    np.testing.assert_allclose(
+        got, expected, rtol=1e-6, atol=1e-9 * max(1, np.abs(expected).max())
+    )
 
 
 @settings(max_examples=25, deadline=None)
