@@ -32,13 +32,13 @@ import argparse
 import functools
 import operator
 import statistics
-import time
 import sys
+import time
 import tracemalloc
 
 import relgraph as rg
-from relgraph.printing import brief
 from relations import optdb
+from relgraph.printing import brief
 
 sys.setrecursionlimit(100_000)  # egglog recurses on long nested sums
 A = rg.matrix("A")
@@ -113,14 +113,12 @@ def chain_optimum(mats):
     for span in range(1, len(mats)):
         for i in range(len(mats) - span):
             j = i + span
-            best[i, j] = min(
-                (
-                    (l[0] + r[0] + rg.shape_cost.node(l[1] @ r[1]), l[1] @ r[1])
-                    for k in range(i, j)
-                    for l, r in [(best[i, k], best[k + 1, j])]
-                ),
-                key=lambda o: o[0],
-            )
+            options = []
+            for k in range(i, j):
+                (left_cost, left), (right_cost, right) = best[i, k], best[k + 1, j]
+                node = left @ right
+                options.append((left_cost + right_cost + rg.shape_cost.node(node), node))
+            best[i, j] = min(options, key=lambda o: o[0])
     return best[0, len(mats) - 1][0]
 
 

@@ -29,9 +29,9 @@ from unification import vars as lvars
 from relations.arith import _zero_like, commo, negated, nego
 from relations.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relations.order import sorted_args
-from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
 from relgraph.infer import typeof
 from relgraph.lvars import lvar
+from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
 from relgraph.relation import forward_only
 from relgraph.rules import rule
 from relgraph.term import Term

@@ -18,9 +18,9 @@ from unification import var
 
 from relations.goals import computeo, eacho, has_head, ifgroundo
 from relgraph.infer import typeof
+from relgraph.lvars import lvar
 from relgraph.ops import maximum, minimum, sum, where
 from relgraph.reductions import Reduce
-from relgraph.lvars import lvar
 from relgraph.relation import forward_only
 from relgraph.rules import rule
 from relgraph.term import Term

@@ -9,6 +9,7 @@ Examples
 """
 
 from relgraph import display as _display  # noqa: F401  (Jupyter display hooks)
+from relgraph.bfs import Derivation, Edge, TermSpace
 from relgraph.compiler import Function, function
 from relgraph.cost import op_cost, per_node, shape_cost, weighted
 from relgraph.db import EquilibriumDB, Query, RelationDB, SequenceDB
@@ -26,7 +27,6 @@ from relgraph.exceptions import (
     TypeCheckError,
     UnsupportedError,
 )
-from relgraph.bfs import Derivation, Edge, TermSpace
 from relgraph.explore import RewriteSpace, explore
 from relgraph.infer import typeof
 from relgraph.jit import JitFunction, Specialization, jit

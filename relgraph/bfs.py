@@ -305,7 +305,7 @@ def explore_terms(
     cost: Cost = shape_cost,
     max_answers: int = 8,
     progress: bool | None = None,
-) -> RewriteSpace:
+) -> TermSpace:
     """Explore the terms reachable from ``term``, breadth-first.
 
     Parameters

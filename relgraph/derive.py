@@ -20,10 +20,10 @@ from typing import Any
 from relgraph.bfs import Derivation, Edge
 from relgraph.egraph import EGraph, Hole, flat_form, flatteno
 from relgraph.relation import Matcher, Rule, as_rule, directions_of, replace_at, reverse
-from relgraph.worker import run_deep
 from relgraph.saturate import Application
 from relgraph.term import Term
 from relgraph.traverse import substitute
+from relgraph.worker import run_deep
 
 __all__ = ["derive", "DerivationError"]
 

@@ -19,8 +19,14 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from typing import Any
 
-from relgraph.bfs import DIRECTIONS, HARD_TIMEOUT_GRACE, Derivation, Direction
-from relgraph.bfs import explore_terms, rules_of
+from relgraph.bfs import (
+    DIRECTIONS,
+    HARD_TIMEOUT_GRACE,
+    Derivation,
+    Direction,
+    explore_terms,
+    rules_of,
+)
 from relgraph.cost import Cost, shape_cost
 from relgraph.derive import DerivationError, derive
 from relgraph.egraph import EGraph
@@ -35,6 +41,7 @@ from relgraph.worker import run_deep
 __all__ = ["explore", "RewriteSpace"]
 
 TERMS_SHOWN = 1000  # what RewriteSpace.terms lists; iter_terms() goes on
+DEFAULT_TIMEOUT = 5.0  # seconds, as egg's default time limit
 
 
 class RewriteSpace:
@@ -186,7 +193,7 @@ def explore(
     directions: Iterable[Direction] = DIRECTIONS,
     max_nodes: int = 10_000,
     max_iterations: int = 30,
-    timeout: float | None = 5.0,
+    timeout: float | None | str = "default",
     cost: Cost = shape_cost,
     max_answers: int = 8,
     progress: bool | None = None,
@@ -207,10 +214,13 @@ def explore(
     max_nodes, max_iterations, timeout : budgets
         Stop when the e-graph holds ``max_nodes`` e-nodes, after ``max_iterations``
         rounds of search and merge, or after ``timeout`` seconds (egg's defaults:
-        10,000, 30 and 5 s; ``timeout=None`` for none).  Ctrl-C stops it too.  In every case the space found so far is returned, ``stopped_by`` set.
+        10,000, 30 and 5 s; ``timeout=None`` for none).  Ctrl-C stops it too.  In
+        every case the space found so far is returned, ``stopped_by`` set.
     cost : callable
         The cost model of :meth:`RewriteSpace.best`: :func:`relgraph.shape_cost`
-        (flops and elements moved where shapes are known) unless given.
+        (flops and elements moved where shapes are known) unless given.  The
+        e-graph calls it on each e-node with its operands as typed placeholders
+        (see :func:`relgraph.per_node`).
     max_answers : int
         Answers of a relation looked at per view.
     progress : bool, optional
@@ -226,9 +236,9 @@ def explore(
     >>> A = rg.matrix("A")
     >>> x, y, z, w = (rg.vector(n) for n in "xyzw")
     >>> space = rg.explore(A @ x + A @ y + A @ z + A @ w,
-    ...                    optdb.query(include=["linalg", "canonicalize"]))
-    >>> space.saturated, rg.pprint(space.best()), space.cost(space.best())
-    (True, '(A @ (x + y + z + w))', 13.0)
+    ...                    optdb.query(include=["linalg", "canonicalize"]), max_iterations=1)
+    >>> space.stopped_by, rg.pprint(space.best()), space.cost(space.best())
+    ('max_iterations', '(A @ (x + y + z + w))', 11.0)
     >>> [(step.relation, step.direction) for step in space.explain()]
     [('flatteno', 'forward'), ('dot_distributeo', 'backward')]
     """
@@ -236,7 +246,8 @@ def explore(
         return explore_terms(
             term, relations, directions=directions,
             max_terms=1000 if max_terms is None else max_terms, max_depth=max_depth,
-            timeout=None if timeout == 5.0 and max_terms is None else timeout, cost=cost, max_answers=max_answers, progress=progress,
+            timeout=None if timeout == "default" else timeout, cost=cost,
+            max_answers=max_answers, progress=progress,
         )  # fmt: skip
     if method != "egraph":
         raise ValueError(f"method must be 'egraph' or 'bfs', got {method!r}")
@@ -254,6 +265,9 @@ def explore(
         raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
     runners = runners_for(rules_of(relations), directions, max_answers)
     space = RewriteSpace(term, cost, runners)
+    timeout = DEFAULT_TIMEOUT if timeout == "default" else timeout
+    if timeout is not None and not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     budgets = Budgets(max_nodes, max_iterations, timeout)
     began = time.perf_counter()
     hard = None if timeout is None else timeout + HARD_TIMEOUT_GRACE

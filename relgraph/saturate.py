@@ -30,6 +30,7 @@ from typing import Any
 
 from relgraph.egraph import LEAF, EGraph, Key, _k
 from relgraph.patterns import PApp, PEach
+from relgraph.purity import keeps_values
 from relgraph.relation import (
     Matcher,
     Rule,
@@ -38,7 +39,6 @@ from relgraph.relation import (
     positions,
     reverse,
 )
-from relgraph.purity import keeps_values
 from relgraph.term import Term
 from relgraph.worker import check_cancelled
 

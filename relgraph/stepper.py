@@ -32,8 +32,8 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "relgraph.stepper needs ipywidgets: pip install 'relgraph[widgets]'"
     ) from exc
 
-from relgraph.display import term_html
 from relgraph.bfs import DIRECTIONS, Direction, Edge, Neighbours
+from relgraph.display import term_html
 from relgraph.printing import brief
 from relgraph.term import Term
 from relgraph.traverse import checked_term
