@@ -14,6 +14,7 @@ the step :func:`~relgraph.egraph.flatteno`.
 
 from __future__ import annotations
 
+import time
 from collections import defaultdict, deque
 from typing import Any
 
@@ -30,6 +31,7 @@ __all__ = ["derive", "DerivationError"]
 FLATTEN = as_rule(flatteno)
 MAX_MOVES = 64  # steps at one position before giving up
 MAX_NESTING = 48  # steering into a step's shape, within steering into another's
+MAX_SECONDS = 2.0  # a derivation's search, at most
 FLIP = {"forward": "backward", "backward": "forward"}
 
 
@@ -100,9 +102,20 @@ def _leaves(term: Any):
             yield t
 
 
-def derive(egraph: EGraph, applications: list[Application], start: Term, target: Any):
-    """The steps from ``start`` to ``target`` (both in the e-graph's root class)."""
-    deriver = _Deriver(_Graph(egraph, applications))
+def derive(
+    egraph: EGraph,
+    applications: list[Application],
+    start: Term,
+    target: Any,
+    fallback: Any = None,
+) -> Derivation:
+    """The steps from ``start`` to ``target`` (both in the e-graph's root class).
+
+    With ``fallback`` (extraction's choices and costs), a part of ``target`` no
+    replayable step reaches is replaced by the cheapest one that is reached: the
+    derivation then ends at a term near ``target``.
+    """
+    deriver = _Deriver(_Graph(egraph, applications), fallback)
     steps: list[Edge] = []
     goal = egraph.spelled(target)
     cur = start
@@ -115,9 +128,12 @@ def derive(egraph: EGraph, applications: list[Application], start: Term, target:
 
 
 class _Deriver:
-    def __init__(self, graph: _Graph):
-        self.graph, self.g = graph, graph.g
+    def __init__(self, graph: _Graph, fallback: Any = None):
+        self.graph, self.g, self.fallback = graph, graph.g, fallback
         self.banned: set[tuple[int, bool]] = set()  # edges whose relation says otherwise
+        self.active: set[tuple[tuple, Any]] = set()  # (position, e-node) being steered to
+        self.in_step = 0  # steering into a step's shape, not towards the target
+        self.deadline = time.perf_counter() + MAX_SECONDS
         self.matchers: dict[tuple[Any, str], Matcher] = {}
 
     def flatten(self, cur: Any, node: Term, steps: list[Edge]) -> Any:
@@ -131,9 +147,18 @@ class _Deriver:
         """``cur`` with its subterm at ``pos`` rewritten to fit ``shape`` (holes: any)."""
         if type(shape) is Hole:
             return cur
-        if nesting > MAX_NESTING:
-            raise DerivationError("derivation nests too deep")
+        if time.perf_counter() > self.deadline:
+            raise DerivationError(f"no derivation found within {MAX_SECONDS} s")
         goal = self.g.canonical(self.g.key_of(shape))
+        if nesting > MAX_NESTING or (pos, goal) in self.active:
+            raise _Unusable(cur)  # a circle: the step that led here is banned
+        self.active.add((pos, goal))
+        try:
+            return self._steer(cur, pos, shape, goal, steps, nesting)
+        finally:
+            self.active.discard((pos, goal))
+
+    def _steer(self, cur: Any, pos: tuple, shape: Any, goal: Any, steps: list, nesting: int):
         tried: set[tuple[Any, int, bool]] = set()
         for _ in range(MAX_MOVES):
             sub = _at(cur, pos)
@@ -145,21 +170,36 @@ class _Deriver:
                 break
             paths = self.graph.reachable(here, self.banned)
             if goal not in paths:  # the same operands in another order, if reachable
-                goal, shape = _reordered(goal, shape, paths, self.g)
+                try:
+                    goal, shape = _reordered(goal, shape, paths, self.g)
+                except DerivationError:
+                    if self.in_step:
+                        raise _Unusable(cur) from None  # that step's shape is out of reach
+                    if self.fallback is None:
+                        raise
+                    found = self.fallback[0].cheapest(list(paths), self.fallback[1])
+                    if found is None:
+                        raise
+                    goal, shape = found
                 continue
             step = paths[goal]
             if step is None or step[0] is None:
+                if self.in_step:
+                    raise _Unusable(cur)
                 raise DerivationError(f"no steps lead from {sub} to {shape}")
             if (here, id(step[0]), step[1]) in tried:  # it led round in a circle
                 self.banned.add((id(step[0]), step[1]))
                 continue
             tried.add((here, id(step[0]), step[1]))
+            mark = len(steps)
             try:
                 cur = self.take(cur, pos, *step, steps, nesting)
-            except _Unusable as unusable:  # the relation answers otherwise on real terms
+            except _Unusable:  # the relation answers otherwise on real terms, or a circle
+                del steps[mark:]
                 self.banned.add((id(step[0]), step[1]))
-                cur = unusable.cur
         else:
+            if self.in_step:
+                raise _Unusable(cur)
             raise DerivationError(f"no derivation of {shape} within {MAX_MOVES} steps")
         if type(shape) is Term:
             for i, child in enumerate(shape.op.operands(shape.args)):
@@ -169,7 +209,11 @@ class _Deriver:
     def take(self, cur, pos, app: Application, forward: bool, steps, nesting) -> Any:
         """One step along ``app`` (backward: its relation the other way)."""
         source_shape = app.shape if forward else self.g.spelled(app.result)
-        cur = self.steer(cur, pos, source_shape, steps, nesting + 1)
+        self.in_step += 1
+        try:
+            cur = self.steer(cur, pos, source_shape, steps, nesting + 1)
+        finally:
+            self.in_step -= 1
         sub = _at(cur, pos)
         binding = _bind(source_shape, sub)
         window = app.window if forward else None
@@ -222,7 +266,10 @@ def _reordered(goal: Any, shape: Any, paths: dict, g: EGraph) -> tuple[Any, Any]
             pool: dict[int, list] = {}
             for cid, child in zip(goal[1], shape.op.operands(shape.args)):
                 pool.setdefault(cid, []).append(child)
-            children = [pool[cid].pop() for cid in key[1]]
+            try:
+                children = [pool[cid].pop() for cid in key[1]]
+            except (KeyError, IndexError):
+                continue
             return key, Term((shape.op, *children, *key[2]))
     raise DerivationError(f"no steps lead to {shape}")
 
@@ -242,6 +289,8 @@ def _bind(shape: Any, term: Any) -> dict[Hole, Any]:
         if type(s) is Hole:
             out[s] = t
         elif type(s) is Term:
+            if type(t) is not Term or len(s._tuple) != len(t._tuple):
+                raise _Unusable(None)  # the subterm did not come to fit the step
             stack.extend(zip(s._tuple[1:], t._tuple[1:]))
     return out
 

@@ -143,16 +143,23 @@ class RewriteSpace:
 
         The term is the derivation's end: a relation that sorts operands (``ac_normalo``)
         sorts a view's placeholders, so the order extraction finds may be one no step
-        makes; the derivation then ends with the operands in an order it makes.
+        makes; the derivation then ends with the operands in an order it makes, or,
+        where no replayable step reaches the cheapest e-node, at the cheapest that one
+        does.
         """
         model = cost or self.cost_model
         if model not in self._best:
-            term, value, chosen = extract(self.egraph, self.root, NodeCosts(self.egraph, model))
+            costs = NodeCosts(self.egraph, model)
+            term, value, chosen, choices = extract(self.egraph, self.root, costs)
             try:
-                derivation = derive(self.egraph, self.applications, self.start, term)
+                derivation = derive(
+                    self.egraph, self.applications, self.start, term, (choices, costs)
+                )
             except DerivationError:
                 derivation = None
             else:
+                if derivation.result != term:
+                    value = float(model(derivation.result))
                 term = derivation.result
             self._best[model] = (term, value, chosen, derivation)
         return self._best[model]

@@ -51,9 +51,9 @@ class NodeCosts:
         return found
 
 
-def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple[Term, float, dict[int, Key]]:
-    """The cheapest term of class ``root``, its DAG cost, and the e-node chosen in each
-    class it uses.
+def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
+    """The cheapest term of class ``root``, its DAG cost, the e-node chosen in each
+    class it uses, and the :class:`Choices` in every class.
 
     Ties go to the e-node added first (the start's own e-nodes first).
     """
@@ -82,7 +82,33 @@ def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple[Term, float, d
         raise ValueError("the start's class has no finite term")
     top = best[g.find(root)]
     chosen = {cid: best[cid][2] for cid in top[3]}
-    return _build(g, g.find(root), best), top[0], chosen
+    return _build(g, g.find(root), best), top[0], chosen, Choices(g, best)
+
+
+class Choices:
+    """Extraction's choice in every class, to fall back on: the cheapest of some
+    e-nodes of a class, with the cheapest terms of their operands."""
+
+    def __init__(self, egraph: EGraph, best: dict):
+        self.g, self.best = egraph, best
+
+    def cheapest(self, keys: list[Key], costs: NodeCosts) -> tuple[Key, Any] | None:
+        """The cheapest of ``keys`` (tree cost), and its term; None if none is finite."""
+        g, found = self.g, []
+        for key in keys:
+            if key[0] == "class":
+                continue
+            if key[0] is LEAF:
+                found.append((0.0, key))
+                continue
+            kids = [self.best.get(g.find(c)) for c in key[1]]
+            if None not in kids:
+                found.append((costs(key) + sum(k[0] for k in kids), key))
+        if not found:
+            return None
+        key = min(found, key=lambda f: f[0])[1]
+        children = () if key[0] is LEAF else [_build(g, g.find(c), self.best) for c in key[1]]
+        return key, g.node_term(key, children)
 
 
 def _candidate(g: EGraph, cid: int, key: Key, costs: NodeCosts, best: dict) -> Any:
