@@ -333,8 +333,8 @@ abs_nego.__doc__ = """``abs(-x) <-> abs(x)``: exact for floats and signed intege
 absolute value; unsigned ``-x`` wraps around, so they are left out.)
 
 >>> import relgraph as rg
->>> [rg.pprint(t) for t in rg.rewrites(abs(-rg.vector("x")), abs_nego)]
-['abs(x)']
->>> list(rg.rewrites(abs(-rg.vector("u", "uint8")), abs_nego))
-[]
+>>> rg.pprint(next(rg.rewrites(abs(-rg.vector("x")), abs_nego)))
+'abs(x)'
+>>> len(list(rg.rewrites(abs(-rg.vector("u", "uint8")), abs_nego)))
+0
 """

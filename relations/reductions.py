@@ -132,8 +132,8 @@ shapes unknown ``x + y`` could broadcast, so the rule waits for them.
 
 >>> import relgraph as rg
 >>> x, y = rg.vector("x", shape=3), rg.vector("y", shape=3)
->>> [rg.pprint(t) for t in rg.rewrites(rg.sum(x) + rg.sum(y), sum_addo)]
-['sum(x + y)']
->>> list(rg.rewrites(rg.sum(rg.vector("u")) + rg.sum(rg.vector("v")), sum_addo))
-[]
+>>> rg.pprint(next(rg.rewrites(rg.sum(x) + rg.sum(y), sum_addo)))
+'sum(x + y)'
+>>> len(list(rg.rewrites(rg.sum(rg.vector("u")) + rg.sum(rg.vector("v")), sum_addo)))
+0
 """

@@ -205,13 +205,13 @@ def evaluates_like(term, start, vals):
     )
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=20, deadline=None, derandomize=True)
 @given(program=programs(4), seed=st.integers(0, 2**32 - 1), backward=st.booleans())
 def test_equivalent_terms_compute_the_same(program, seed, backward):
     """Every term the e-graph holds equal to the start computes what the start does."""
     directions = ["forward", "backward"] if backward else ["forward"]
     s = rg.explore(program.term, optdb.query(include=["fast_run"]), directions=directions,
-                   max_nodes=400, max_iterations=3, timeout=5)  # fmt: skip
+                   max_nodes=300, max_iterations=3, timeout=2)  # fmt: skip
     vals = inputs(seed)
     for term in list(s.terms)[:40]:
         evaluates_like(term, program.term, vals)

@@ -21,6 +21,7 @@ a, b = rg.scalar("a"), rg.scalar("b")
 A, B = rg.matrix("A"), rg.matrix("B")
 T = rg.Term
 f64 = np.float64
+X3, Y3 = rg.vector("x3", shape=3), rg.vector("y3", shape=3)  # sum_addo needs shapes
 
 # name: (input, output, runs backward).  "Backward" means that run(q, rel(q, output))
 # finds the input; forward-only relations (folding, cancelling) have no backward answer.
@@ -41,11 +42,13 @@ CASES = {
     "pow_mulo": (x * x, x**2, True),
     "mul_nego": (x * -y, -(x * y), True),
     "abs_mulo": (abs(x) * abs(y), abs(x * y), True),
+    "abs_nego": (abs(-x), abs(x), True),
     "div_consto": (2 * x / 2, x, False),
     "exp_mulo": (rg.exp(x) * rg.exp(y), rg.exp(x + y), True),
     "exp_divo": (rg.exp(x) / rg.exp(y), rg.exp(x + -y), True),
     "sign_div_consto": (rg.sign(x / 3.0), rg.sign(x), False),
     "sum_sumo": (rg.sum(rg.sum(A, axis=0)), rg.sum(A), True),
+    "sum_addo": (rg.sum(X3) + rg.sum(Y3), rg.sum(X3 + Y3), True),
     "same_choiceo": (rg.maximum(x, x), x, True),
     "cancelo": ((x * y) / (x * z), y / z, False),
     "reduce_scalaro": (rg.max(a), a, False),
@@ -159,7 +162,7 @@ def test_through_the_driver(name):
 def test_rewrite_keeps_the_value(name):
     term, expected, _ = CASES[name]
     rng = np.random.default_rng(0)
-    values = {v: rng.uniform(0.5, 2.0, 3) for v in (x, y, z)}
+    values = {v: rng.uniform(0.5, 2.0, 3) for v in (x, y, z, X3, Y3)}
     values.update({s: rng.uniform(0.5, 2.0) for s in (a, b)})
     values.update({m: rng.uniform(0.5, 2.0, (3, 3)) for m in (A, B)})
     before = rg.evaluate(term, values)
