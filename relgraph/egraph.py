@@ -37,6 +37,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+
 from relgraph.exceptions import TypeCheckError
 from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
@@ -402,7 +404,7 @@ def _k(x: Any) -> Any:
 
 def _meet(a: TensorType, b: TensorType) -> TensorType:
     """The more precise of two types of one class (a known dimension wins)."""
-    if a == b or a.shape is None or b.shape is None or len(a.shape) != len(b.shape):
+    if a == b or len(a.shape) != len(b.shape):
         return a
     shape = tuple(x if x is not None else y for x, y in zip(a.shape, b.shape))
     return TensorType(a.dtype, a.ndim, shape)
@@ -410,8 +412,6 @@ def _meet(a: TensorType, b: TensorType) -> TensorType:
 
 def _same_constant(a: Any, b: Any) -> bool:
     try:
-        import numpy as np
-
         va, vb = np.asarray(getattr(a, "value", a)), np.asarray(getattr(b, "value", b))
         return va.shape == vb.shape and bool(np.array_equal(va, vb, equal_nan=True))
     except (TypeError, ValueError):
