@@ -31,10 +31,10 @@ from __future__ import annotations
 import argparse
 import functools
 import operator
-import statistics
 import sys
-import time
 import tracemalloc
+
+from bench_canonicalize import median_time  # the same timer: median, and the last result
 
 import relgraph as rg
 from relations import optdb
@@ -50,15 +50,6 @@ x_lv, xs = rg.lvar("M", ndim=2), rg.rest("xs")
 DISTRIBUTE = rg.rule(x_lv @ rg.add(xs), rg.add(x_lv @ xs), name="dot_distributeo")
 P, Q, R = rg.lvar("P", ndim=2), rg.lvar("Q", ndim=2), rg.lvar("R")
 ASSOC = rg.rule((P @ Q) @ R, P @ (Q @ R), name="dot_assoco")
-
-
-def timed(fn, repeat):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
 
 
 def peak_memory(fn) -> float:
@@ -268,12 +259,12 @@ def main() -> None:
     print("| case | relgraph (s) | egglog (s) | egglog / relgraph | relgraph peak MiB | result |")
     print("|---|---|---|---|---|---|")
     for name, ours, peer in CASES:
-        t, result = timed(ours, args.repeat)
+        t, result = median_time(ours, args.repeat)
         memory = peak_memory(ours)
         if peer is None or Mat is None:
             row = f"| {name} | {t:.4f} | - | - | {memory:.1f} | {result} |"
         else:
-            te, peer_result = timed(peer(), args.repeat)
+            te, peer_result = median_time(peer(), args.repeat)
             row = f"| {name} | {t:.4f} | {te:.4f} | {te / t:.2f}x | {memory:.1f} | {result}"
             row += f"; egglog: {brief(peer_result, 50)} |"
         print(row, flush=True)

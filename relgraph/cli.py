@@ -267,7 +267,7 @@ def _explore(args: argparse.Namespace) -> int:
         )
     else:
         print(f"explored {len(space)} terms in {space.elapsed:.2f} s ({status})")
-    derivation = space.explain(best)
+    derivation = space.explain()  # the best term's (the e-graph has it already)
     print(f"derivation ({len(derivation)} steps):")
     print(derivation)
     if args.svg:

@@ -244,17 +244,23 @@ def space_html(space: RewriteSpace | TermSpace, limit: int = 30) -> str:
         f"<p>best (cost {space.cost(best):g}, was {space.cost(space.start):g}): "
         f"<code>{html.escape(pprint(best))}</code></p>"
     )
+    return head + _derivation_and_picture(space, limit, _cheapest_table)
+
+
+def _cheapest_table(space: TermSpace, limit: int) -> str:
+    rows = "".join(
+        f"<tr><td>{space.cost(t):g}</td><td>{space.depth(t)}</td>"
+        f"<td><code>{html.escape(brief(t, 120))}</code></td></tr>"
+        for t in _shown_terms(space, min(limit, 10))
+    )
+    return _table(["cost", "depth", "term"], rows)
+
+
+def _derivation_and_picture(space: Any, limit: int, table: Any) -> str:
+    """The best term's derivation, then the space's graph (``table`` without dot)."""
     picture = svg(space_graph(space, limit))
-    if picture is not None:
-        picture = _inline(picture)
-    else:
-        rows = "".join(
-            f"<tr><td>{space.cost(t):g}</td><td>{space.depth(t)}</td>"
-            f"<td><code>{html.escape(brief(t, 120))}</code></td></tr>"
-            for t in _shown_terms(space, min(limit, 10))
-        )
-        picture = _table(["cost", "depth", "term"], rows)
-    return head + derivation_html(space.explain(best)) + picture
+    picture = _inline(picture) if picture is not None else table(space, limit)
+    return derivation_html(space.explain()) + picture
 
 
 def _egraph_html(space: RewriteSpace, limit: int) -> str:
@@ -266,16 +272,15 @@ def _egraph_html(space: RewriteSpace, limit: int) -> str:
         f"<p>best (cost {space.cost(best):g}, was {space.cost(space.start):g}): "
         f"<code>{html.escape(pprint(best))}</code></p>"
     )
-    picture = svg(space_graph(space, limit))
-    if picture is not None:
-        picture = _inline(picture)
-    else:
-        rows = "".join(
-            f"<tr><td>{html.escape(name)}</td><td>{direction}</td><td>{n}</td></tr>"
-            for (name, direction), n in space.applied.most_common(12)
-        )
-        picture = _table(["relation", "direction", "e-nodes added"], rows)
-    return head + derivation_html(space.explain(best)) + picture
+    return head + _derivation_and_picture(space, limit, _applied_table)
+
+
+def _applied_table(space: RewriteSpace, limit: int) -> str:
+    rows = "".join(
+        f"<tr><td>{html.escape(name)}</td><td>{direction}</td><td>{n}</td></tr>"
+        for (name, direction), n in space.applied.most_common(12)
+    )
+    return _table(["relation", "direction", "e-nodes added"], rows)
 
 
 def derivation_html(derivation: Derivation) -> str:
