@@ -177,10 +177,12 @@ class Function:
         for i, (dtype, ndim, free) in enumerate(self.expected):
             v = values[i]
             if not (free and type(v) is np.ndarray and v.dtype == dtype and v.ndim == ndim):
+                if any(hasattr(a, "__dask_graph__") for a in args):
+                    return self._lazy_call(values, out)
                 values[i] = _checked_value(self.inputs[i], v)
         if self.groups or self.equalities:
             shapes = [np.shape(v) for v in values]
-            _check_shapes(self.groups, self.equalities, shapes, self.inputs)
+            check_shapes(self.groups, self.equalities, shapes, self.inputs)
         # Threads pay off only when the fused loops are long.
         large = False
         for i in self.loop_inputs:
@@ -189,6 +191,35 @@ class Function:
                 break
         outs = None if out is None else self._check_out(out, values)
         values += self._no_buffer if outs is None else self._slot_buffers(outs)
+        results = self._run(values, large)
+        if outs is not None:
+            results = self._into(outs, results)
+        return results[0] if self.single else results
+
+    def _lazy_call(self, values: list, out: Any) -> Any:
+        """Called with dask arrays: a dask array, built by :mod:`relgraph.chunked`."""
+        from relgraph.chunked import call
+
+        if out is not None:
+            raise TypeError("out= takes numpy arrays; with dask arrays the result is lazy")
+        return call(self, values)
+
+    def check_shapes(self, shapes: list) -> None:
+        """Raise :class:`TypeCheckError` if arguments of these shapes do not fit."""
+        if self.groups or self.equalities:
+            check_shapes(self.groups, self.equalities, shapes, self.inputs)
+
+    def run_serial(self, values: list) -> Any:
+        """The serial kernel on checked arrays (a chunk of a dask array: the workers
+        are the parallelism)."""
+        results = self._run(values + self._no_buffer, False)
+        return results[0] if self.single else results
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its terms: unpickling compiles again (from the kernel cache)."""
+        return (_rebuilt, (self.inputs, self.outputs, self.single))
+
+    def _run(self, values: list, large: bool) -> list:
         if large:
             results = self.parallel_kernel(*values)
         else:
@@ -210,9 +241,7 @@ class Function:
             for k, dtype in enumerate(self.scalar_dtypes):
                 if dtype is not None:
                     results[k] = np.asarray(results[k], dtype)
-        if outs is not None:
-            results = self._into(outs, results)
-        return results[0] if self.single else results
+        return results
 
     def _check_out(self, out: Any, values: list) -> list:
         """``out`` as one entry per output, checked before any kernel runs."""
@@ -259,6 +288,10 @@ class Function:
             np.copyto(o, r)
             results[k] = o
         return results
+
+
+def _rebuilt(inputs: tuple, outputs: tuple, single: bool) -> Function:
+    return function(inputs, outputs[0] if single else list(outputs), max_nodes=10**9)
 
 
 def _describe(x: Any) -> str:
@@ -415,7 +448,7 @@ def _mismatch(refs, sizes, shapes, inputs, node) -> str:
     return f"shapes do not fit in {brief(node)}: " + ", ".join(parts)
 
 
-def _check_shapes(groups, equalities, shapes, inputs) -> None:
+def check_shapes(groups, equalities, shapes, inputs) -> None:
     for refs, sizes, node in groups:
         _group_value(refs, sizes, shapes, inputs, node)
     for (ra, sa), (rb, sb), node in equalities:

@@ -362,7 +362,8 @@ def _rewriter(query: tuple) -> Any:
 
 
 def _key_of(a: Any) -> tuple:
-    arr = np.asarray(a)
+    # A dask array is typed by its dtype and rank: np.asarray would compute it.
+    arr = a if hasattr(a, "__dask_graph__") else np.asarray(a)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"rg.jit: cannot pass a {type(a).__name__} as an array: {a!r:.60}")
     return (arr.dtype, arr.ndim)

@@ -22,7 +22,7 @@ from cons.core import ConsPair
 from etuples.core import ExpressionTuple
 from unification.variable import Var
 
-from relgraph.exceptions import TypeCheckError
+from relgraph.exceptions import TypeCheckError, UnsupportedError
 from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
 from relgraph.lvars import Rest
@@ -142,6 +142,11 @@ class Op:
     def perform(self, *values: Any) -> Any:
         """Compute the Op on concrete numpy values."""
         raise NotImplementedError
+
+    def perform_lazy(self, *values: Any) -> Any:
+        """Compute the Op on dask arrays, lazily (elementwise Ops and reductions run
+        as compiled kernels per chunk instead: :mod:`relgraph.chunked`)."""
+        raise UnsupportedError(f"{self.name} has no form on dask arrays")
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         """How a node prints: strings, and the arguments still to print, in order.

@@ -33,6 +33,9 @@ class _Product(Op):
             return None
         return 2.0 * out.size * inner
 
+    def perform_lazy(self, a: Any, b: Any) -> Any:
+        return self.perform(a, b)  # np.dot and np.matmul hand dask arrays to dask
+
 
 class Dot(_Product):
     """Matrix/vector product ``a @ b`` (operands of ndim 1 or 2), as ``np.dot``.

@@ -66,6 +66,9 @@ class ShapeOp(Op):
     def out_shape(self, shape: tuple, p: dict) -> tuple:
         raise NotImplementedError
 
+    def perform_lazy(self, *values: Any) -> Any:
+        return self.perform(*values)  # numpy's functions hand dask arrays to dask
+
 
 class Transpose(ShapeOp):
     """Reverse the axes (``x.T``), or permute them: ``transpose(T, (0, 2, 1))``."""
@@ -273,6 +276,9 @@ class GetItem(ShapeOp):
     def perform(self, x: Any, key: tuple = ()) -> Any:
         return np.asarray(x)[_numpy_key(key)]
 
+    def perform_lazy(self, x: Any, key: tuple = ()) -> Any:
+        return x[_numpy_key(key)]
+
     def layout(self, args: Sequence[Any]) -> list[Any]:
         key = args[1] if len(args) > 1 else ()
         return [args[0], "[" + (", ".join(map(_entry_text, key)) or "...") + "]"]
@@ -398,6 +404,9 @@ class Join(Op):
 
     def perform(self, *args: Any) -> Any:
         return self.fn(list(args[:-1]), axis=args[-1])
+
+    def perform_lazy(self, *args: Any) -> Any:
+        return self.perform(*args)
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         pieces: list[Any] = [f"{self.name}(["]
