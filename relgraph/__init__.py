@@ -18,6 +18,7 @@ from relgraph.exceptions import (
     EquilibriumLimitError,
     OscillationError,
     ParseError,
+    ProgramError,
     QueryError,
     RegistrationError,
     RelationError,
@@ -28,6 +29,7 @@ from relgraph.exceptions import (
     UnsupportedError,
 )
 from relgraph.explore import RewriteSpace, explore
+from relgraph.fleet import Batch, compile_many, rewrite_many
 from relgraph.infer import typeof
 from relgraph.jit import JitFunction, Specialization, jit
 from relgraph.leaves import Constant, Symbol, matrix, scalar, tensor, vector
@@ -127,4 +129,5 @@ __all__ = [
     "pow", "pprint", "scalar", "sqrt", "sub", "sum", "tensor", "transpose", "true_div",
     "typeof", "vector", "astype", "matmul", "reshape", "expand_dims", "squeeze",
     "broadcast_to", "getitem", "concatenate", "stack", "logsumexp",
+    "rewrite_many", "compile_many", "Batch", "ProgramError",
 ]  # fmt: skip

@@ -262,11 +262,8 @@ def _partial(op: Reduce, body: Any, region: Region) -> Term:
 
 
 def _accumulator(dtype: np.dtype) -> np.dtype:
-    """The dtype ``np.mean`` sums in: float64 for integers and bools, float32 for
-    float16, the dtype itself otherwise."""
-    if dtype.kind in "biu":
-        return np.dtype(np.float64)
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
+    """The dtype ``np.mean`` sums in: float64 for integers and bools, else the dtype."""
+    return np.dtype(np.float64) if dtype.kind in "biu" else dtype
 
 
 def _combine(region: Region, partial: Any, count: int, da: Any) -> Any:

@@ -241,7 +241,9 @@ class RelationDB:
                 f"{self.name}: the query selects no relation (include={sorted(query.include)}, "
                 f"require={sorted(query.require)}, exclude={sorted(query.exclude)})"
             )
-        return self._build(query, frozenset())
+        built = self._build(query, frozenset())
+        built.query = query  # what selected it: part of its rewrite-cache key
+        return built
 
     def _build(self, query: Query, within: frozenset[str]) -> Any:
         raise NotImplementedError

@@ -19,6 +19,7 @@ __all__ = [
     "SearchTimeout",
     "UnsupportedError",
     "TraceError",
+    "ProgramError",
 ]
 
 
@@ -101,3 +102,16 @@ class OscillationError(RelgraphError):
 
 class SearchTimeout(RelgraphError, TimeoutError):
     """A search (a rewrite, its relations' goals, an exploration) ran past its ``timeout``."""
+
+
+class ProgramError(RelgraphError):
+    """One program of :func:`relgraph.rewrite_many` or :func:`relgraph.compile_many`
+    failed: the message names it by index and shows the error it raised;
+    ``details`` holds that error's traceback."""
+
+    def __init__(self, index: int, program: str, error: str, details: str = ""):
+        super().__init__(f"program {index} ({program}) failed: {error}")
+        self.index, self.program, self.error, self.details = index, program, error, details
+
+    def __reduce__(self):
+        return (ProgramError, (self.index, self.program, self.error, self.details))

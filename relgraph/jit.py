@@ -302,7 +302,7 @@ class JitFunction:
     def _rewrite(self, traced: Any) -> tuple[Any, RewriteReport | None, bool]:
         if self.rewriter is None:
             return traced, None, False
-        digest = rewrite_cache.key(traced, self.query) if self.disk_cache else ""
+        digest = rewrite_cache.key(traced, self.rewriter) if self.disk_cache else None
         if digest:
             found = rewrite_cache.load(digest, traced)
             if found is not None:

@@ -1,27 +1,44 @@
-"""Rewritten programs on disk, so that a new process skips the rewrite.
+"""Rewritten programs on disk, so that a process (or a worker) skips the rewrite.
 
-An entry is kept under a digest of the program before rewriting, the query that
-rewrote it and the code of relgraph and its relations; it holds the program before
-and after and the rewrite report.  Nothing read back is trusted blindly: an entry
-whose program differs from the one asked for, whose results have other types, or
-that cannot be read is ignored (and written again).  A cache that cannot be written
-means no disk cache, silently: the kernel cache has already warned about it.
+An entry is kept under a digest of the program's canonical form (its distinct nodes
+in order, each naming its Op, parameters and children: two equal programs built
+apart have one form) and of the query's content: the rewriters, the names and
+settings of their relations and a fingerprint of their code (the source file a
+relation is defined in, or its bytecode when it has none, what its closures hold,
+and relgraph's and the relations' own code).  Entries live under
+``$RELGRAPH_CACHE_DIR/rewrites`` (default ``~/.cache/relgraph``), one file each,
+written atomically, so processes on one machine share them safely.
+
+Nothing read back is trusted blindly: an entry whose digest or program differs from
+the one asked for, whose results have other types, or that cannot be read is
+ignored (and written again).  A cache that cannot be written means no disk cache,
+silently: the kernel cache has already warned about it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
+import marshal
 import os
 import pickle
 import tempfile
+import types
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from relgraph.infer import typeof
 from relgraph.kernel_cache import cache_dir
+from relgraph.leaves import Constant, Symbol
+from relgraph.term import Term
+from relgraph.traverse import subterms
 
-__all__ = ["load", "store", "key"]
+__all__ = ["load", "store", "key", "canonical", "fingerprint"]
+
+_FORMAT = b"relgraph-rewrite-1"
 
 
 @functools.cache
@@ -35,24 +52,28 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def key(program: Any, query: tuple) -> str:
-    """The digest an entry for ``program`` rewritten by ``query`` is kept under."""
-    blob = pickle.dumps((program, query), protocol=4)
-    return hashlib.sha256(blob + _code_fingerprint().encode()).hexdigest()
+def key(program: Any, rewriter: Any) -> str | None:
+    """The digest an entry for ``program`` rewritten by ``rewriter`` is kept under
+    (None if the rewriter has parts whose code cannot be told apart)."""
+    query = fingerprint(rewriter)
+    if query is None:
+        return None
+    blob = _FORMAT + canonical(program) + query.encode() + _code_fingerprint().encode()
+    return hashlib.sha256(blob).hexdigest()
 
 
 def _path(digest: str) -> Path:
-    return cache_dir().parent / "rewrites" / f"r_{digest[:40]}.pkl"
+    return cache_dir().parent / "rewrites" / digest[:2] / f"r_{digest[2:40]}.pkl"
 
 
 def load(digest: str, program: Any) -> tuple[Any, Any] | None:
     """``(rewritten, report)`` kept for ``program``, or None."""
     try:
         with open(_path(digest), "rb") as f:
-            before, after, report = pickle.load(f)
+            kept, before, after, report = pickle.load(f)
     except Exception:  # missing, unreadable, or written by other code: not an entry
         return None
-    if before != program or not _same_types(before, after):
+    if kept != digest or before != program or not _same_types(before, after):
         return None
     return after, report
 
@@ -63,10 +84,14 @@ def store(digest: str, program: Any, rewritten: Any, report: Any) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            pickle.dump((program, rewritten, report), f, protocol=4)
-        os.replace(tmp, path)
-    except OSError:
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump((digest, program, rewritten, report), f, protocol=4)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return
 
 
@@ -81,3 +106,159 @@ def _same_types(before: Any, after: Any) -> bool:
         return typeof(before) == typeof(after)
     except Exception:
         return False
+
+
+# --- the canonical form of a program ---------------------------------------------------
+
+
+def canonical(program: Any) -> bytes:
+    """The program as bytes that equal programs share, however they were built.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> x = rg.vector("x")
+    >>> canonical(rg.exp(x) + rg.exp(x)) == canonical(rg.add(rg.exp(x), rg.exp(x)))
+    True
+    >>> canonical(rg.exp(x)) == canonical(rg.exp(rg.vector("x", "float32")))
+    False
+    """
+    ids: dict[Term, int] = {}
+    parts: list[str] = []
+
+    def item(x: Any) -> str:
+        return f"#{ids[x]}" if type(x) is Term else _leaf(x)
+
+    def walk(p: Any) -> str:
+        if isinstance(p, (tuple, list)):
+            return f"{type(p).__name__}[" + ",".join(walk(q) for q in p) + "]"
+        for node in subterms(p):
+            if node not in ids:
+                ids[node] = len(ids)
+                op = node.op
+                head = f"{type(op).__module__}.{type(op).__qualname__}:{op.name}"
+                parts.append(head + "(" + ",".join(item(a) for a in node.args) + ")")
+        return item(p)
+
+    top = walk(program)
+    return "\n".join([*parts, top]).encode()
+
+
+def _leaf(x: Any) -> str:
+    if isinstance(x, Symbol):
+        return f"S({x.name!r},{x.type.dtype},{x.type.shape})"
+    if isinstance(x, Constant):
+        v = np.ascontiguousarray(x.value)
+        return f"C({v.dtype},{v.shape},{hashlib.sha256(v.tobytes()).hexdigest()})"
+    if isinstance(x, np.generic):
+        return f"{x.dtype}:{x!r}"
+    return f"{type(x).__name__}:{x!r}"
+
+
+# --- the content of a query ------------------------------------------------------------
+
+
+def fingerprint(rewriter: Any) -> str | None:
+    """A digest of what a rewriter does: its kind and settings, its relations'
+    names and code, the query that selected them; None for a rewriter of a kind
+    this does not know (it is then not cached).
+
+    Examples
+    --------
+    >>> from relations import optdb
+    >>> fingerprint(optdb.query(include=["fast_run"])) == fingerprint(
+    ...     optdb.query(include=["fast_run"]))
+    True
+    >>> fingerprint(optdb.query(include=["fast_run"])) == fingerprint(
+    ...     optdb.query(include=["canonicalize"]))
+    False
+    """
+    digest = hashlib.sha256()
+    try:
+        _feed_rewriter(digest, rewriter)
+    except _Unknown:
+        return None
+    return digest.hexdigest()
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _feed_rewriter(digest: Any, rewriter: Any) -> None:
+    from relgraph.rewriter import EquilibriumRewriter
+    from relgraph.sequence import SequenceRewriter
+
+    query = getattr(rewriter, "query", None)
+    digest.update(f"{type(rewriter).__qualname__}:{getattr(rewriter, 'name', '')}".encode())
+    if query is not None:
+        tags = (sorted(query.include), sorted(query.require), sorted(query.exclude))
+        digest.update(repr(tags).encode())
+    if isinstance(rewriter, SequenceRewriter):
+        for name, step in rewriter.steps:
+            digest.update(f"step:{name}".encode())
+            _feed_rewriter(digest, step)
+    elif isinstance(rewriter, EquilibriumRewriter):
+        settings = (rewriter.max_use_ratio, rewriter.max_passes, rewriter.max_answers)
+        digest.update(repr(settings).encode())
+        for rule in rewriter.rules:
+            tracks = sorted(op.name for op in rule.tracks) if rule.tracks else None
+            digest.update(f"rule:{rule.name}:{tracks}:{rule.windows}".encode())
+            _feed(digest, rule.relation, set())
+    else:
+        raise _Unknown(rewriter)
+
+
+def _feed(digest: Any, obj: Any, seen: set[int]) -> None:
+    """Feed the code and data that decide what ``obj`` (a relation) does."""
+    if id(obj) in seen:
+        digest.update(b"<seen>")
+        return
+    seen.add(id(obj))
+    if isinstance(obj, types.FunctionType):
+        code = obj.__code__
+        digest.update(obj.__qualname__.encode() + _file_digest(code.co_filename, code))
+        for value in (*(c.cell_contents for c in obj.__closure__ or ()), obj.__defaults__):
+            _feed(digest, value, seen)
+        for attr in ("__wrapped__", "directions"):
+            if hasattr(obj, attr):
+                _feed(digest, getattr(obj, attr), seen)
+    elif isinstance(obj, functools.partial):
+        for part in (obj.func, obj.args, tuple(sorted(obj.keywords.items()))):
+            _feed(digest, part, seen)
+    elif isinstance(obj, (tuple, list, frozenset, set)):
+        items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+        digest.update(f"{type(obj).__name__}{len(items)}".encode())
+        for item in items:
+            _feed(digest, item, seen)
+    elif type(obj) is Term:
+        digest.update(canonical(obj))
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # a Rule
+        digest.update(type(obj).__qualname__.encode())
+        for f in dataclasses.fields(obj):
+            _feed(digest, getattr(obj, f.name), seen)
+    elif hasattr(obj, "lhs") and hasattr(obj, "conditions"):  # a pattern rule
+        digest.update(f"rule:{obj.lhs!r}->{obj.rhs!r}:{obj.directions}".encode())
+        for condition in obj.conditions:
+            _feed(digest, condition.source, seen)
+    elif isinstance(obj, (str, bytes, int, float, complex, bool, type(None), Symbol)):
+        digest.update(repr(obj).encode())
+    elif isinstance(obj, types.BuiltinFunctionType) or hasattr(obj, "__module__"):
+        digest.update(f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}".encode())
+    else:
+        raise _Unknown(obj)
+
+
+def _file_digest(filename: str, code: types.CodeType) -> bytes:
+    """The digest of a function's source file, or of its bytecode if it has none (a
+    function typed at a prompt or in a notebook cell)."""
+    try:
+        stat = os.stat(filename)
+    except OSError:
+        return hashlib.sha256(marshal.dumps(code)).digest()
+    return _read_digest(filename, stat.st_mtime_ns, stat.st_size)
+
+
+@functools.lru_cache(maxsize=256)
+def _read_digest(filename: str, mtime: int, size: int) -> bytes:
+    return hashlib.sha256(Path(filename).read_bytes()).digest()

@@ -4,8 +4,7 @@ The equilibrium driver sweeps the term DAG bottom-up.  At each node it rebuilds
 the node from its already-swept children and tries the relations that track the
 node's head Op.  The first ground, different, type-preserving answer replaces the
 node and is swept at once, so a node reaches its local normal form before its
-parent is tried.  A pass that changes
-nothing ends the run.
+parent is tried.  A pass that changes nothing ends the run.
 
 What keeps it fast: terms are immutable and kept canonical (one object per
 structure), so a node on which every relation failed is never tried again, a
@@ -24,13 +23,7 @@ from typing import Any, Literal
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
 from relgraph.printing import brief
 from relgraph.purity import is_pure, keeps_values
-from relgraph.relation import (
-    Matcher,
-    Rule,
-    as_rule,
-    is_associative,
-    keeps_type,
-)
+from relgraph.relation import Matcher, Rule, as_rule, is_associative, keeps_type
 from relgraph.report import Application, RewriteReport, RuleStats
 from relgraph.term import Term
 from relgraph.traverse import checked_term, count_nodes, first_positions
@@ -71,6 +64,8 @@ class EquilibriumRewriter:
     >>> rg.pprint(rg.rewrite(A @ x + A @ y, gather))
     '(A @ (x + y))'
     """
+
+    query: Any = None  # the database query that built it, if one did
 
     def __init__(
         self,

@@ -22,6 +22,8 @@ class SequenceRewriter:
     name : str
     """
 
+    query: Any = None  # the database query that built it, if one did
+
     def __init__(self, steps: Sequence[tuple[str, Any]], *, name: str = "sequence"):
         self.steps = tuple(steps)
         self.name = name

@@ -64,3 +64,19 @@ def kernel_cache(tmp_path_factory):
     mp.setenv("RELGRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("kernels")))
     yield
     mp.undo()
+
+
+@pytest.fixture(scope="module")
+def dask_client(tmp_path_factory):
+    """A dask.distributed client of a ``LocalCluster`` with 2 worker processes, which
+    share a fresh relgraph cache directory with this process."""
+    distributed = pytest.importorskip("distributed")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RELGRAPH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        with (
+            distributed.LocalCluster(
+                n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            ) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            yield client
