@@ -4,8 +4,8 @@ Programs are looked up in the rewrite cache (:mod:`relgraph.rewrite_cache`) here
 first; only the others go to the workers, in batches, with the rewriter sent once
 per worker.  A worker looks in the cache again (another process may have done it),
 rewrites, and keeps the result there.  A program that fails is an error of its own,
-in :attr:`Batch.errors`; the others go on.  Without a client (and no default
-client) everything runs in this process, with the same cache.
+in :attr:`Batch.errors`; the others go on.  Without a client everything runs in
+this process, with the same cache.
 """
 
 from __future__ import annotations
@@ -88,8 +88,7 @@ def rewrite_many(
         :class:`~relgraph.EquilibriumRewriter`, a sequence of them.
     client : distributed.Client, "local" or None
         Where to run: a client; ``"local"`` for a ``LocalCluster`` started for the
-        call (one worker per core); None for the default client if there is one,
-        else this process.
+        call (one worker process per core); None for this process.
     cache : bool
         Use the rewrite cache (``$RELGRAPH_CACHE_DIR``): a program rewritten before
         by the same query is not rewritten again.
@@ -288,15 +287,8 @@ def _distributed(todo, rewriter, client, cache, compile, batch_size, bar) -> lis
 def _client(client: Any) -> tuple[Any, bool]:
     """(the client to use or None, whether this call started it)."""
     if client is None:
-        try:
-            from distributed import default_client
-        except ImportError:
-            return None, False
-        try:
-            return default_client(), False
-        except ValueError:  # no client is running
-            return None, False
-    if client == "local":
+        return None, False
+    if isinstance(client, str) and client == "local":
         from distributed import Client, LocalCluster
 
         cluster = LocalCluster(threads_per_worker=1, processes=True, dashboard_address=None)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-import marshal
 import os
 import pickle
 import tempfile
@@ -217,7 +216,8 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:
     seen.add(id(obj))
     if isinstance(obj, types.FunctionType):
         code = obj.__code__
-        digest.update(obj.__qualname__.encode() + _file_digest(code.co_filename, code))
+        digest.update(obj.__qualname__.encode() + _code_bytes(code))
+        digest.update(_file_digest(code.co_filename))
         for value in (*(c.cell_contents for c in obj.__closure__ or ()), obj.__defaults__):
             _feed(digest, value, seen)
         for attr in ("__wrapped__", "directions"):
@@ -249,13 +249,27 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:
         raise _Unknown(obj)
 
 
-def _file_digest(filename: str, code: types.CodeType) -> bytes:
-    """The digest of a function's source file, or of its bytecode if it has none (a
-    function typed at a prompt or in a notebook cell)."""
+def _code_bytes(code: types.CodeType) -> bytes:
+    """A function's bytecode, names and constants (nested functions too): what it
+    does, stable across runs (unlike ``marshal``, whose output follows refcounts)."""
+    parts = [code.co_code, repr((code.co_names, code.co_varnames, code.co_freevars)).encode()]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            parts.append(_code_bytes(const))
+        elif isinstance(const, frozenset):
+            parts.append(repr(sorted(const, key=repr)).encode())
+        else:
+            parts.append(repr(const).encode())
+    return b"\x00".join(parts)
+
+
+def _file_digest(filename: str) -> bytes:
+    """The digest of a function's source file (the helpers beside it), or nothing for
+    a function typed at a prompt or in a notebook cell: its bytecode is all there is."""
     try:
         stat = os.stat(filename)
     except OSError:
-        return hashlib.sha256(marshal.dumps(code)).digest()
+        return b""
     return _read_digest(filename, stat.st_mtime_ns, stat.st_size)
 
 

@@ -1,0 +1,201 @@
+"""rg.rewrite_many and rg.compile_many on a 2-worker LocalCluster, and the rewrite cache."""
+
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from unification import reify
+
+import relgraph as rg
+from relgraph import rewrite_cache
+from relations import optdb
+
+get_task_stream = pytest.importorskip("distributed").get_task_stream
+
+x, y = rg.vector("x"), rg.vector("y")
+
+
+def programs(n: int, salt: float = 0.0) -> list:
+    """Distinct programs that fast_run simplifies (log(exp(y)) * 1.0 -> y)."""
+    return [rg.exp(x) * (float(i) + salt) + rg.log(rg.exp(y)) * 1.0 for i in range(n)]
+
+
+def fast_run():
+    return optdb.query(include=["fast_run"])
+
+
+def test_results_come_in_input_order_and_match_rewrite(dask_client):
+    terms = programs(60, salt=0.25)
+    batch = rg.rewrite_many(terms, fast_run(), client=dask_client, progress=False)
+    assert batch.ok and len(batch) == 60 and not any(batch.cached)
+    for term, got in zip(terms, batch):
+        assert got == rg.rewrite(term, fast_run())
+    assert all(r is not None and r.nodes_after < r.nodes_before for r in batch.reports)
+
+
+def test_a_second_run_rewrites_nothing(dask_client):
+    terms = programs(40, salt=0.5)
+    first = rg.rewrite_many(terms, fast_run(), client=dask_client, progress=False)
+    assert not any(first.cached)
+    # The workers wrote the cache: this process finds every entry and sends no task.
+    with get_task_stream(dask_client) as tasks:
+        again = rg.rewrite_many(programs(40, salt=0.5), fast_run(), client=dask_client)
+    assert all(again.cached) and list(again) == list(first)
+    assert tasks.data == []
+
+
+def test_errors_are_collected_per_program(dask_client):
+    terms = programs(10, salt=0.75)
+    terms[3] = "x +"  # not a term
+    terms[7] = rg.lvar("q") + x  # not ground
+    batch = rg.rewrite_many(terms, fast_run(), client=dask_client, progress=False)
+    assert sorted(batch.errors) == [3, 7] and not batch.ok
+    assert "program 3" in str(batch.errors[3]) and "TypeCheckError" in str(batch.errors[3])
+    with pytest.raises(rg.ProgramError, match="program 7"):
+        batch[7]
+    assert batch.results[3] is None and batch[2] == rg.rewrite(terms[2], fast_run())
+    assert "8 done, 2 failed" in repr(batch)
+
+
+def test_a_relation_that_raises_fails_only_its_programs(dask_client):
+    def boomo(a, b):
+        def goal(s):
+            term = reify(a, s)
+            if isinstance(term, rg.Term) and term.op is rg.neg:
+                raise RuntimeError("boom")
+            return iter(())
+
+        return goal
+
+    rewriter = rg.EquilibriumRewriter([boomo])
+    batch = rg.rewrite_many([x + y, -x, y * 2.0], rewriter, client=dask_client, progress=False)
+    assert list(batch.errors) == [1] and "boomo" in str(batch.errors[1])
+    assert batch[0] == x + y
+
+
+def test_progress_bar(dask_client, capsys):
+    rg.rewrite_many(programs(12, salt=1.5), fast_run(), client=dask_client, progress=True)
+    err = capsys.readouterr().err
+    assert "rewrite" in err and "12/12" in err
+
+
+def test_without_a_client_it_runs_here_with_the_same_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    terms = programs(8, salt=2.0)
+    first = rg.rewrite_many(terms, fast_run(), client=None, progress=False)
+    assert first.ok and not any(first.cached)
+    assert all(rg.rewrite_many(terms, fast_run(), progress=False).cached)
+    assert not any(rg.rewrite_many(terms, fast_run(), cache=False, progress=False).cached)
+
+
+def test_bad_query_or_client_is_refused():
+    with pytest.raises(TypeError, match="query must be a rewriter"):
+        rg.rewrite_many([x], ["fast_run"])
+    with pytest.raises(TypeError, match="client must be"):
+        rg.rewrite_many([x + y], fast_run(), client=42)
+
+
+def test_compile_many_returns_working_functions(dask_client, rng):
+    progs = [([x, y], rg.exp(x) * float(i) + y * 1.0) for i in range(6)]
+    progs.append(([x], x + y))  # y is not an input
+    batch = rg.compile_many(progs, fast_run(), client=dask_client, progress=False)
+    assert list(batch.errors) == [6] and "not inputs: y" in str(batch.errors[6])
+    a, b = rng.random(5), rng.random(5)
+    for i in range(6):
+        np.testing.assert_allclose(batch[i](a, b), np.exp(a) * i + b, rtol=1e-14)
+
+
+# --- the cache itself --------------------------------------------------------------
+
+
+def test_corrupt_and_stale_entries_are_ignored_and_written_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    q, term = fast_run(), rg.log(rg.exp(x)) * 1.0
+    digest = rewrite_cache.key(term, q)
+    path = rewrite_cache._path(digest)
+    rg.rewrite_many([term], q, progress=False)
+    assert rewrite_cache.load(digest, term)[0] == x
+    path.write_bytes(b"\x80\x04garbage")  # corrupt
+    assert rewrite_cache.load(digest, term) is None
+    batch = rg.rewrite_many([term], q, progress=False)
+    assert batch[0] == x and not batch.cached[0]
+    assert rewrite_cache.load(digest, term)[0] == x  # written again
+    # stale: an entry under this name for another digest, or another program
+    for entry in ((digest[::-1], term, y, None), (digest, rg.exp(x), y, None)):
+        path.write_bytes(pickle.dumps(entry))
+        assert rewrite_cache.load(digest, term) is None
+        assert rg.rewrite_many([term], q, progress=False)[0] == x
+
+
+def test_the_key_follows_the_query_content():
+    term = rg.log(rg.exp(x)) * 1.0
+    assert rewrite_cache.key(term, fast_run()) == rewrite_cache.key(
+        rg.log(rg.exp(rg.vector("x"))) * 1.0, fast_run()
+    )
+    keys = {
+        rewrite_cache.key(term, fast_run()),
+        rewrite_cache.key(term, optdb.query(include=["canonicalize"])),
+        rewrite_cache.key(term, optdb.query(include=["fast_run"], exclude=["stabilize"])),
+    }
+    assert len(keys) == 3
+
+    def twiceo(a, b):
+        return rg.rule(rg.lvar("v") * 2.0, rg.lvar("v") + rg.lvar("v"))(a, b)
+
+    first = rewrite_cache.key(term, rg.EquilibriumRewriter([twiceo]))
+
+    def twiceo(a, b):  # noqa: F811 - the same name, other code
+        return rg.rule(rg.lvar("v") * 3.0, rg.lvar("v") + rg.lvar("v"))(a, b)
+
+    assert rewrite_cache.key(term, rg.EquilibriumRewriter([twiceo])) != first
+    assert rewrite_cache.key(term, rg.EquilibriumRewriter([twiceo], max_passes=3)) != first
+
+
+def test_the_key_is_the_same_in_another_process():
+    code = textwrap.dedent(
+        """
+        import relgraph as rg
+        from relgraph import rewrite_cache
+        from relations import optdb
+        x, y = rg.vector("x"), rg.vector("y")
+        print(rewrite_cache.key(rg.exp(x) * 2.0 + rg.log(rg.exp(y)) * 1.0,
+                                optdb.query(include=["fast_run"])))
+        """
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "random"}
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env
+        ).stdout.strip()
+        for _ in range(2)
+    }
+    assert len(keys) == 1
+    assert keys == {rewrite_cache.key(rg.exp(x) * 2.0 + rg.log(rg.exp(y)) * 1.0, fast_run())}
+
+
+def test_processes_writing_one_entry_at_once_leave_a_sound_entry(tmp_path):
+    code = textwrap.dedent(
+        """
+        import relgraph as rg
+        from relgraph import rewrite_cache
+        from relations import optdb
+        x = rg.vector("x")
+        q, term = optdb.query(include=["fast_run"]), rg.log(rg.exp(x)) * 1.0
+        for _ in range(200):
+            rewrite_cache.store(rewrite_cache.key(term, q), term, x, None)
+            found = rewrite_cache.load(rewrite_cache.key(term, q), term)
+            assert found is None or found[0] == x, found
+        print("ok")
+        """
+    )
+    env = {**os.environ, "RELGRAPH_CACHE_DIR": str(tmp_path)}
+    procs = [
+        subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    assert [p.communicate(timeout=120)[0].strip() for p in procs] == ["ok"] * 3
+    assert not list(tmp_path.rglob(".tmp-*"))  # no temporary file left behind
