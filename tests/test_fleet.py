@@ -11,8 +11,8 @@ import pytest
 from unification import reify
 
 import relgraph as rg
-from relgraph import rewrite_cache
 from relations import optdb
+from relgraph import rewrite_cache
 
 get_task_stream = pytest.importorskip("distributed").get_task_stream
 
