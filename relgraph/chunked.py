@@ -177,8 +177,13 @@ class Region:
 
         def leaf(x: Any) -> Any:
             if x not in placeholders:
+                # A chunk's sizes are unknown, but an axis of length 1 stays 1: the
+                # kernel then broadcasts it in its fused loops.
                 t = typeof(x)
-                placeholders[x] = Symbol(f"in{len(self.inputs)}", TensorType(t.dtype, t.ndim))
+                shape = tuple(1 if d == 1 else None for d in t.shape)
+                placeholders[x] = Symbol(
+                    f"in{len(self.inputs)}", TensorType(t.dtype, t.ndim, shape)
+                )
                 self.inputs.append(x)
             return placeholders[x]
 
@@ -307,6 +312,11 @@ class ChunkKernel:
         self.inputs, self.output = inputs, output
         self.key = (inputs, output)
         self.name = getattr(getattr(output, "op", None), "name", "region")
+        # An elementwise region's chunk has its inputs' broadcast shape.  Allocated
+        # by numpy (large arrays on huge pages) it is written twice as fast as when
+        # the kernel allocates it (4 KiB pages, a fault each).
+        op = getattr(output, "op", None)
+        self.dtype = typeof(output).dtype if op is not None and op.elementwise else None
 
     def __reduce__(self) -> tuple:
         return (ChunkKernel, (self.inputs, self.output))
@@ -318,7 +328,11 @@ class ChunkKernel:
         return f"ChunkKernel({self.output})"
 
     def __call__(self, *chunks: Any) -> Any:
-        return _function(self.key).run_serial(list(chunks))
+        fn = _function(self.key)
+        if self.dtype is None:
+            return fn.run_serial(list(chunks))
+        out = np.empty(np.broadcast_shapes(*(np.shape(c) for c in chunks)), self.dtype)
+        return fn.run_serial(list(chunks), out)
 
 
 def _function(key: tuple) -> Any:

@@ -209,10 +209,11 @@ class Function:
         if self.groups or self.equalities:
             check_shapes(self.groups, self.equalities, shapes, self.inputs)
 
-    def run_serial(self, values: list) -> Any:
+    def run_serial(self, values: list, out: Any = None) -> Any:
         """The serial kernel on checked arrays (a chunk of a dask array: the workers
-        are the parallelism)."""
-        results = self._run(values + self._no_buffer, False)
+        are the parallelism), writing a single output into ``out`` if it fits."""
+        buffers = self._no_buffer if out is None else self._slot_buffers([out])
+        results = self._run(values + buffers, False)
         return results[0] if self.single else results
 
     def __reduce__(self) -> tuple:

@@ -34,12 +34,20 @@ class Batch(Sequence):
 
     results: list[Any]
     errors: dict[int, ProgramError] = field(default_factory=dict)
-    #: Each program's rewrite report (None if it failed or was not rewritten).
-    reports: list[Any] = field(default_factory=list)
     #: Whether each program's rewrite came from the cache.
     cached: list[bool] = field(default_factory=list)
     #: Wall-clock seconds the batch took.
     seconds: float = 0.0
+    #: The reports as they came: those from the cache are read on first use.
+    raw_reports: list[Any] = field(default_factory=list, repr=False)
+
+    @property
+    def reports(self) -> list[Any]:
+        """Each program's rewrite report (None if it failed or was not rewritten)."""
+        for i, r in enumerate(self.raw_reports):
+            if isinstance(r, bytes):
+                self.raw_reports[i] = rewrite_cache.report_of(r)
+        return self.raw_reports
 
     def __len__(self) -> int:
         return len(self.results)
@@ -157,12 +165,13 @@ def _check_query(query: Any) -> None:
 # --- one program -----------------------------------------------------------------------
 
 
-def _one(item: Any, rewriter: Any, cache: bool, compile: bool) -> tuple:
-    """(result, report, from the cache) for one program; raises what it raises."""
+def _one(item: Any, rewriter: Any, query: str | None, compile: bool) -> tuple:
+    """(result, report, from the cache) for one program; raises what it raises.
+    ``query`` is the rewriter's fingerprint, or None for no cache."""
     inputs, program = item if compile else (None, item)
     report, cached = None, False
     if rewriter is not None:
-        program, report, cached = _rewritten(program, rewriter, cache)
+        program, report, cached = _rewritten(program, rewriter, query)
     if compile:
         from relgraph.compiler import function
 
@@ -172,11 +181,11 @@ def _one(item: Any, rewriter: Any, cache: bool, compile: bool) -> tuple:
     return program, report, cached
 
 
-def _rewritten(program: Any, rewriter: Any, cache: bool) -> tuple:
+def _rewritten(program: Any, rewriter: Any, query: str | None) -> tuple:
     program = _checked(program)
-    digest = rewrite_cache.key(program, rewriter) if cache else None
+    digest = rewrite_cache.key(program, query) if query else None
     if digest:
-        found = rewrite_cache.load(digest, program)
+        found = rewrite_cache.load(digest)
         if found is not None:
             return found[0], found[1], True
     if isinstance(program, tuple):
@@ -185,7 +194,7 @@ def _rewritten(program: Any, rewriter: Any, cache: bool) -> tuple:
     else:
         rewritten, report = rewriter.apply(program)
     if digest:
-        rewrite_cache.store(digest, program, rewritten, report)
+        rewrite_cache.store(digest, rewritten, report)
     return rewritten, report, False
 
 
@@ -195,13 +204,12 @@ def _checked(program: Any) -> Any:
     return checked_term(program, "rewrite")
 
 
-def _from_cache(item: Any, rewriter: Any, compile: bool) -> tuple | None:
+def _from_cache(item: Any, query: str, compile: bool) -> tuple | None:
     """The cached rewrite of ``item``, looked up without rewriting (None if absent)."""
     program = item[1] if compile else item
     try:
         program = _checked(program)
-        digest = rewrite_cache.key(program, rewriter)
-        found = digest and rewrite_cache.load(digest, program)
+        found = rewrite_cache.load(rewrite_cache.key(program, query))
     except Exception:  # a bad program: its task reports it
         return None
     if not found:
@@ -212,10 +220,12 @@ def _from_cache(item: Any, rewriter: Any, compile: bool) -> tuple | None:
 
 def _batch_task(items: list, rewriter: Any, cache: bool, compile: bool) -> list:
     """A worker's task: each ``(index, program)`` done, or its error described."""
+    # The worker's own fingerprint: its code decides what it rewrites.
+    query = rewrite_cache.fingerprint(rewriter) if cache and rewriter is not None else None
     out = []
     for index, item in items:
         try:
-            out.append((index, *_one(item, rewriter, cache, compile), None))
+            out.append((index, *_one(item, rewriter, query, compile), None))
         except Exception as exc:
             out.append((index, None, None, False, _error(index, item, exc)))
     return out
@@ -239,9 +249,10 @@ def _run(items, rewriter, client, cache, progress, batch_size, compile) -> Batch
     start = time.perf_counter()
     n = len(items)
     done: dict[int, tuple] = {}
-    if cache and rewriter is not None and rewrite_cache.fingerprint(rewriter) is not None:
+    query = rewrite_cache.fingerprint(rewriter) if cache and rewriter is not None else None
+    if query is not None:
         for i, item in enumerate(items):
-            found = _from_cache(item, rewriter, compile)
+            found = _from_cache(item, query, compile)
             if found is not None:
                 done[i] = (*found, None)
     todo = [(i, item) for i, item in enumerate(items) if i not in done]
@@ -260,7 +271,7 @@ def _run(items, rewriter, client, cache, progress, batch_size, compile) -> Batch
     return Batch(
         results=results,
         errors=errors,
-        reports=[done[i][1] for i in range(n)],
+        raw_reports=[done[i][1] for i in range(n)],
         cached=[done[i][2] for i in range(n)],
         seconds=time.perf_counter() - start,
     )

@@ -302,18 +302,19 @@ class JitFunction:
     def _rewrite(self, traced: Any) -> tuple[Any, RewriteReport | None, bool]:
         if self.rewriter is None:
             return traced, None, False
-        digest = rewrite_cache.key(traced, self.rewriter) if self.disk_cache else None
+        query = rewrite_cache.fingerprint(self.rewriter) if self.disk_cache else None
+        digest = rewrite_cache.key(traced, query) if query else None
         if digest:
-            found = rewrite_cache.load(digest, traced)
+            found = rewrite_cache.load(digest)
             if found is not None:
-                return found[0], found[1], True
+                return found[0], rewrite_cache.report_of(found[1]), True
         outs = flatten(traced)
         done = [self.rewriter.apply(o) if type(o) is Term else (o, None) for o in outs]
         rewritten = rebuild(traced, iter([d[0] for d in done]))
         reports = tuple(d[1] for d in done if d[1] is not None)
         report = reports[0] if len(reports) == 1 else _joined(reports)
         if digest:
-            rewrite_cache.store(digest, traced, rewritten, report)
+            rewrite_cache.store(digest, rewritten, report)
         return rewritten, report, False
 
     # -- what it did -------------------------------------------------------------------

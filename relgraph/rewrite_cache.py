@@ -9,9 +9,10 @@ and relgraph's and the relations' own code).  Entries live under
 ``$RELGRAPH_CACHE_DIR/rewrites`` (default ``~/.cache/relgraph``), one file each,
 written atomically, so processes on one machine share them safely.
 
-Nothing read back is trusted blindly: an entry whose digest or program differs from
-the one asked for, whose results have other types, or that cannot be read is
-ignored (and written again).  A cache that cannot be written means no disk cache,
+Nothing read back is trusted blindly: an entry must name the digest asked for and
+this format, and its payload must match the checksum written with it; anything
+else (a truncated or corrupt file, another version's entry) is ignored and written
+again.  A cache that cannot be written means no disk cache,
 silently: the kernel cache has already warned about it.
 """
 
@@ -29,15 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.infer import typeof
 from relgraph.kernel_cache import cache_dir
 from relgraph.leaves import Constant, Symbol
 from relgraph.term import Term
 from relgraph.traverse import subterms
 
-__all__ = ["load", "store", "key", "canonical", "fingerprint"]
+__all__ = ["load", "store", "key", "canonical", "fingerprint", "report_of"]
 
-_FORMAT = b"relgraph-rewrite-1"
+_FORMAT = b"relgraph-rewrite-2"
 
 
 @functools.cache
@@ -51,60 +51,67 @@ def _code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def key(program: Any, rewriter: Any) -> str | None:
-    """The digest an entry for ``program`` rewritten by ``rewriter`` is kept under
-    (None if the rewriter has parts whose code cannot be told apart)."""
-    query = fingerprint(rewriter)
-    if query is None:
-        return None
+def key(program: Any, query: str) -> str:
+    """The digest an entry for ``program`` is kept under; ``query`` is the rewriter's
+    :func:`fingerprint`."""
     blob = _FORMAT + canonical(program) + query.encode() + _code_fingerprint().encode()
     return hashlib.sha256(blob).hexdigest()
 
 
-def _path(digest: str) -> Path:
-    return cache_dir().parent / "rewrites" / digest[:2] / f"r_{digest[2:40]}.pkl"
+def _path(digest: str) -> str:
+    return os.path.join(_root(os.environ.get("RELGRAPH_CACHE_DIR")), digest[:2], digest[2:40])
 
 
-def load(digest: str, program: Any) -> tuple[Any, Any] | None:
-    """``(rewritten, report)`` kept for ``program``, or None."""
+@functools.lru_cache(maxsize=8)
+def _root(env: str | None) -> str:
+    return str(cache_dir().parent / "rewrites")
+
+
+def load(digest: str) -> tuple[Any, bytes] | None:
+    """``(rewritten, report)`` kept under ``digest``, or None; the report stays
+    pickled until :func:`report_of` reads it (a batch rarely looks at them all).
+
+    The file must name this digest and this format, and its payload must match the
+    checksum written with it: anything else is not an entry.
+    """
     try:
         with open(_path(digest), "rb") as f:
-            kept, before, after, report = pickle.load(f)
+            form, kept, checksum, payload = pickle.loads(f.read())
+        if form != _FORMAT or kept != digest:
+            return None
+        if hashlib.sha256(payload).digest() != checksum:
+            return None
+        rewritten, report = pickle.loads(payload)
     except Exception:  # missing, unreadable, or written by other code: not an entry
         return None
-    if kept != digest or before != program or not _same_types(before, after):
+    return rewritten, report
+
+
+def report_of(blob: bytes) -> Any:
+    """The rewrite report of an entry (None if it cannot be read)."""
+    try:
+        return pickle.loads(blob)
+    except Exception:
         return None
-    return after, report
 
 
-def store(digest: str, program: Any, rewritten: Any, report: Any) -> None:
+def store(digest: str, rewritten: Any, report: Any) -> None:
     """Keep an entry (atomically: a reader sees the old file or the new one)."""
     path = _path(digest)
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        payload = pickle.dumps((rewritten, pickle.dumps(report, protocol=4)), protocol=4)
+        blob = pickle.dumps((_FORMAT, digest, hashlib.sha256(payload).digest(), payload))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as f:
-                pickle.dump((digest, program, rewritten, report), f, protocol=4)
+                f.write(blob)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
             raise
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         return
-
-
-def _same_types(before: Any, after: Any) -> bool:
-    if isinstance(before, (tuple, list)):
-        return (
-            type(before) is type(after)
-            and len(before) == len(after)
-            and all(map(_same_types, before, after))
-        )
-    try:
-        return typeof(before) == typeof(after)
-    except Exception:
-        return False
 
 
 # --- the canonical form of a program ---------------------------------------------------
@@ -134,13 +141,22 @@ def canonical(program: Any) -> bytes:
         for node in subterms(p):
             if node not in ids:
                 ids[node] = len(ids)
-                op = node.op
-                head = f"{type(op).__module__}.{type(op).__qualname__}:{op.name}"
-                parts.append(head + "(" + ",".join(item(a) for a in node.args) + ")")
+                items = node._tuple
+                parts.append(_head(items[0]) + ",".join([item(a) for a in items[1:]]) + ")")
         return item(p)
 
     top = walk(program)
     return "\n".join([*parts, top]).encode()
+
+
+_HEADS: dict[Any, str] = {}
+
+
+def _head(op: Any) -> str:
+    head = _HEADS.get(op)
+    if head is None:
+        head = _HEADS[op] = f"{type(op).__module__}.{type(op).__qualname__}:{op.name}("
+    return head
 
 
 def _leaf(x: Any) -> str:

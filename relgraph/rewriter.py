@@ -94,6 +94,10 @@ class EquilibriumRewriter:
         self._matchers: tuple[Matcher, ...] | None = None
         self._checked = False
 
+    def __getstate__(self) -> dict:
+        # The built goals stay behind (a worker builds its own): they hold generators.
+        return {**self.__dict__, "_matchers": None}
+
     def __repr__(self) -> str:
         names = ", ".join(r.name for r in self.rules)
         return f"EquilibriumRewriter({self.name!r}: {names})"

@@ -1,10 +1,12 @@
 """rg.rewrite_many and rg.compile_many on a 2-worker LocalCluster, and the rewrite cache."""
 
+import hashlib
 import os
 import pickle
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -112,47 +114,55 @@ def test_compile_many_returns_working_functions(dask_client, rng):
 # --- the cache itself --------------------------------------------------------------
 
 
+def key(term, rewriter):
+    return rewrite_cache.key(term, rewrite_cache.fingerprint(rewriter))
+
+
 def test_corrupt_and_stale_entries_are_ignored_and_written_again(tmp_path, monkeypatch):
     monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
     q, term = fast_run(), rg.log(rg.exp(x)) * 1.0
-    digest = rewrite_cache.key(term, q)
-    path = rewrite_cache._path(digest)
+    digest = key(term, q)
+    path = Path(rewrite_cache._path(digest))
     rg.rewrite_many([term], q, progress=False)
-    assert rewrite_cache.load(digest, term)[0] == x
-    path.write_bytes(b"\x80\x04garbage")  # corrupt
-    assert rewrite_cache.load(digest, term) is None
-    batch = rg.rewrite_many([term], q, progress=False)
-    assert batch[0] == x and not batch.cached[0]
-    assert rewrite_cache.load(digest, term)[0] == x  # written again
-    # stale: an entry under this name for another digest, or another program
-    for entry in ((digest[::-1], term, y, None), (digest, rg.exp(x), y, None)):
-        path.write_bytes(pickle.dumps(entry))
-        assert rewrite_cache.load(digest, term) is None
-        assert rg.rewrite_many([term], q, progress=False)[0] == x
+    assert rewrite_cache.load(digest)[0] == x
+    good = path.read_bytes()
+    form, kept, checksum, payload = pickle.loads(good)
+    wrong = pickle.dumps((y, None))
+    damaged = [
+        b"\x80\x04garbage",  # not a pickle
+        good[: len(good) // 2],  # cut short
+        pickle.dumps((form, kept, checksum, wrong)),  # a payload other than the one written
+        pickle.dumps((form, digest[::-1], hashlib.sha256(wrong).digest(), wrong)),  # other key
+        pickle.dumps((b"relgraph-rewrite-0", kept, checksum, payload)),  # another format
+    ]
+    for blob in damaged:
+        path.write_bytes(blob)
+        assert rewrite_cache.load(digest) is None
+        batch = rg.rewrite_many([term], q, progress=False)
+        assert batch[0] == x and not batch.cached[0]
+        assert rewrite_cache.load(digest)[0] == x  # written again
 
 
 def test_the_key_follows_the_query_content():
     term = rg.log(rg.exp(x)) * 1.0
-    assert rewrite_cache.key(term, fast_run()) == rewrite_cache.key(
-        rg.log(rg.exp(rg.vector("x"))) * 1.0, fast_run()
-    )
+    assert key(term, fast_run()) == key(rg.log(rg.exp(rg.vector("x"))) * 1.0, fast_run())
     keys = {
-        rewrite_cache.key(term, fast_run()),
-        rewrite_cache.key(term, optdb.query(include=["canonicalize"])),
-        rewrite_cache.key(term, optdb.query(include=["fast_run"], exclude=["stabilize"])),
+        key(term, fast_run()),
+        key(term, optdb.query(include=["canonicalize"])),
+        key(term, optdb.query(include=["fast_run"], exclude=["stabilize"])),
     }
     assert len(keys) == 3
 
     def twiceo(a, b):
         return rg.rule(rg.lvar("v") * 2.0, rg.lvar("v") + rg.lvar("v"))(a, b)
 
-    first = rewrite_cache.key(term, rg.EquilibriumRewriter([twiceo]))
+    first = key(term, rg.EquilibriumRewriter([twiceo]))
 
     def twiceo(a, b):  # noqa: F811 - the same name, other code
         return rg.rule(rg.lvar("v") * 3.0, rg.lvar("v") + rg.lvar("v"))(a, b)
 
-    assert rewrite_cache.key(term, rg.EquilibriumRewriter([twiceo])) != first
-    assert rewrite_cache.key(term, rg.EquilibriumRewriter([twiceo], max_passes=3)) != first
+    assert key(term, rg.EquilibriumRewriter([twiceo])) != first
+    assert key(term, rg.EquilibriumRewriter([twiceo], max_passes=3)) != first
 
 
 def test_the_key_is_the_same_in_another_process():
@@ -162,8 +172,8 @@ def test_the_key_is_the_same_in_another_process():
         from relgraph import rewrite_cache
         from relations import optdb
         x, y = rg.vector("x"), rg.vector("y")
-        print(rewrite_cache.key(rg.exp(x) * 2.0 + rg.log(rg.exp(y)) * 1.0,
-                                optdb.query(include=["fast_run"])))
+        q = rewrite_cache.fingerprint(optdb.query(include=["fast_run"]))
+        print(rewrite_cache.key(rg.exp(x) * 2.0 + rg.log(rg.exp(y)) * 1.0, q))
         """
     )
     env = {**os.environ, "PYTHONHASHSEED": "random"}
@@ -174,7 +184,7 @@ def test_the_key_is_the_same_in_another_process():
         for _ in range(2)
     }
     assert len(keys) == 1
-    assert keys == {rewrite_cache.key(rg.exp(x) * 2.0 + rg.log(rg.exp(y)) * 1.0, fast_run())}
+    assert keys == {key(rg.exp(x) * 2.0 + rg.log(rg.exp(y)) * 1.0, fast_run())}
 
 
 def test_processes_writing_one_entry_at_once_leave_a_sound_entry(tmp_path):
@@ -185,9 +195,10 @@ def test_processes_writing_one_entry_at_once_leave_a_sound_entry(tmp_path):
         from relations import optdb
         x = rg.vector("x")
         q, term = optdb.query(include=["fast_run"]), rg.log(rg.exp(x)) * 1.0
+        digest = rewrite_cache.key(term, rewrite_cache.fingerprint(q))
         for _ in range(200):
-            rewrite_cache.store(rewrite_cache.key(term, q), term, x, None)
-            found = rewrite_cache.load(rewrite_cache.key(term, q), term)
+            rewrite_cache.store(digest, x, None)
+            found = rewrite_cache.load(digest)
             assert found is None or found[0] == x, found
         print("ok")
         """
