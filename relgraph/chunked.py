@@ -201,6 +201,7 @@ class Region:
         else:
             self.kernel = ChunkKernel(tuple(placeholders.values()), body)
         self.out_dtype = typeof(self.kernel.output).dtype
+        _function(self.kernel.key)  # lowered here: what cannot compile fails now, not per chunk
 
     def run(self, args: list, da: Any) -> Any:
         from dask.base import tokenize

@@ -130,44 +130,51 @@ def canonical(program: Any) -> bytes:
     False
     """
     ids: dict[Term, int] = {}
-    parts: list[str] = []
+    rows: list[tuple] = []  # one per distinct node: its head, then its arguments
 
-    def item(x: Any) -> str:
-        return f"#{ids[x]}" if type(x) is Term else _leaf(x)
-
-    def walk(p: Any) -> str:
+    def walk(p: Any) -> Any:
         if isinstance(p, (tuple, list)):
-            return f"{type(p).__name__}[" + ",".join(walk(q) for q in p) + "]"
+            return (type(p).__name__, tuple(walk(q) for q in p))
+        if type(p) is not Term:
+            return _leaf(p)
         for node in subterms(p):
             if node not in ids:
-                ids[node] = len(ids)
+                ids[node] = len(rows)
                 items = node._tuple
-                parts.append(_head(items[0]) + ",".join([item(a) for a in items[1:]]) + ")")
-        return item(p)
+                args = [ids[a] if type(a) is Term else _leaf(a) for a in items[1:]]
+                rows.append((_head(items[0]), *args))
+        return ids[p]
 
     top = walk(program)
-    return "\n".join([*parts, top]).encode()
+    return repr((rows, top)).encode()  # a node is its row's number, an int
 
 
 _HEADS: dict[Any, str] = {}
+_SYMBOLS: dict[Symbol, str] = {}
 
 
 def _head(op: Any) -> str:
     head = _HEADS.get(op)
     if head is None:
-        head = _HEADS[op] = f"{type(op).__module__}.{type(op).__qualname__}:{op.name}("
+        head = _HEADS[op] = f"{type(op).__module__}.{type(op).__qualname__}:{op.name}"
     return head
 
 
-def _leaf(x: Any) -> str:
+def _leaf(x: Any) -> Any:
+    """A leaf as something whose ``repr`` tells it apart (never a bare int)."""
+    if type(x) is float or isinstance(x, np.generic):
+        return x  # repr tells 1.0, np.float32(1.0) and np.int64(1) apart
     if isinstance(x, Symbol):
-        return f"S({x.name!r},{x.type.dtype},{x.type.shape})"
+        text = _SYMBOLS.get(x)
+        if text is None:
+            if len(_SYMBOLS) > 100_000:
+                _SYMBOLS.clear()
+            text = _SYMBOLS[x] = f"S({x.name!r},{x.type.dtype},{x.type.shape})"
+        return text
     if isinstance(x, Constant):
         v = np.ascontiguousarray(x.value)
         return f"C({v.dtype},{v.shape},{hashlib.sha256(v.tobytes()).hexdigest()})"
-    if isinstance(x, np.generic):
-        return f"{x.dtype}:{x!r}"
-    return f"{type(x).__name__}:{x!r}"
+    return (type(x).__name__, x)
 
 
 # --- the content of a query ------------------------------------------------------------
