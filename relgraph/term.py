@@ -157,7 +157,8 @@ class Term(TermOps, ExpressionTuple):
         return f"Term({self})"
 
     def __reduce__(self):
-        return (Term, (self._tuple,))
+        # A ground term's items are wrapped and ground already: rebuilt without checks.
+        return (Term.of_ground if self._ground else Term, (self._tuple,))
 
     def _repr_pretty_(self, p, cycle):
         p.text(str(self))
