@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import traceback
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -247,9 +248,17 @@ def _run(items, rewriter, client, cache, progress, batch_size, compile) -> Batch
     from tqdm.auto import tqdm
 
     start = time.perf_counter()
+    _check_options(client, batch_size)
     n = len(items)
     done: dict[int, tuple] = {}
     query = rewrite_cache.fingerprint(rewriter) if cache and rewriter is not None else None
+    if cache and rewriter is not None and query is None:
+        warnings.warn(
+            f"the rewrite cache cannot fingerprint {rewriter!r} (not an EquilibriumRewriter "
+            "or a sequence of them): nothing is cached for it",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     if query is not None:
         for i, item in enumerate(items):
             found = _from_cache(item, query, compile)
@@ -295,17 +304,21 @@ def _distributed(todo, rewriter, client, cache, compile, batch_size, bar) -> lis
             cluster.close()
 
 
+def _check_options(client: Any, batch_size: int | None) -> None:
+    local = isinstance(client, str) and client == "local"
+    if not (client is None or local or hasattr(client, "submit")):
+        raise TypeError(f"client must be a distributed.Client, 'local' or None, got {client!r}")
+    if batch_size is not None and not (isinstance(batch_size, int) and batch_size >= 1):
+        raise ValueError(f"batch_size must be a positive number of programs, got {batch_size!r}")
+
+
 def _client(client: Any) -> tuple[Any, bool]:
     """(the client to use or None, whether this call started it)."""
-    if client is None:
-        return None, False
-    if isinstance(client, str) and client == "local":
+    if isinstance(client, str):  # "local"
         from distributed import Client, LocalCluster
 
         cluster = LocalCluster(threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), True
-    if not hasattr(client, "submit"):
-        raise TypeError(f"client must be a distributed.Client, 'local' or None, got {client!r}")
     return client, False
 
 

@@ -99,6 +99,20 @@ def test_bad_query_or_client_is_refused():
         rg.rewrite_many([x], ["fast_run"])
     with pytest.raises(TypeError, match="client must be"):
         rg.rewrite_many([x + y], fast_run(), client=42)
+    with pytest.raises(ValueError, match="batch_size must be"):
+        rg.rewrite_many([x + y], fast_run(), batch_size=0)
+
+
+def test_a_rewriter_the_cache_cannot_fingerprint_is_said_so(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+
+    class Doubler:  # anything with apply() is a rewriter
+        def apply(self, term):
+            return term * 2.0, None
+
+    with pytest.warns(RuntimeWarning, match="cannot fingerprint"):
+        batch = rg.rewrite_many([x], Doubler(), progress=False)
+    assert batch[0] == x * 2.0 and not list(tmp_path.rglob("*"))
 
 
 def test_compile_many_returns_working_functions(dask_client, rng):
