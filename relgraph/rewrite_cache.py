@@ -23,6 +23,7 @@ import functools
 import hashlib
 import os
 import pickle
+import sys
 import tempfile
 import types
 from pathlib import Path
@@ -240,7 +241,7 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:
     if isinstance(obj, types.FunctionType):
         code = obj.__code__
         digest.update(obj.__qualname__.encode() + _code_bytes(code))
-        digest.update(_file_digest(code.co_filename))
+        digest.update(_module_digest(getattr(obj, "__module__", None)))
         for value in (*(c.cell_contents for c in obj.__closure__ or ()), obj.__defaults__):
             _feed(digest, value, seen)
         for attr in ("__wrapped__", "directions"):
@@ -286,9 +287,18 @@ def _code_bytes(code: types.CodeType) -> bytes:
     return b"\x00".join(parts)
 
 
-def _file_digest(filename: str) -> bytes:
-    """The digest of a function's source file (the helpers beside it), or nothing for
-    a function typed at a prompt or in a notebook cell: its bytecode is all there is."""
+def _module_digest(module: str | None) -> bytes:
+    """The digest of the source file of a function's module (the helpers beside it).
+
+    Found through the module, not the code's file name: a function pickled by value
+    (a closure sent to a worker) keeps its module but not always its file name.
+    Nothing for ``__main__`` or a module without a file (a prompt, a notebook cell),
+    whose bytecode is all there is, and which differ from process to process.
+    """
+    mod = sys.modules.get(module) if module and module != "__main__" else None
+    filename = getattr(mod, "__file__", None)
+    if not filename:
+        return b""
     try:
         stat = os.stat(filename)
     except OSError:

@@ -54,6 +54,15 @@ def test_a_second_run_rewrites_nothing(dask_client):
     assert dask_client.run(executed) == before
 
 
+def test_workers_fingerprint_the_query_as_this_process_does(dask_client):
+    # The rewriter reaches the workers pickled (its closures by value): the key of a
+    # program must not change on the way, or the workers' entries are never found here.
+    query = fast_run()
+    shared = dask_client.scatter(query, broadcast=True)
+    theirs = dask_client.submit(rewrite_cache.fingerprint, shared).result()
+    assert theirs == rewrite_cache.fingerprint(query) is not None
+
+
 def test_errors_are_collected_per_program(dask_client):
     terms = programs(10, salt=0.75)
     terms[3] = "x +"  # not a term
