@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from relgraph import special
-from relgraph.compiler import function
-from relgraph.exceptions import TypeCheckError, UnsupportedError
+from relgraph.compiler import checked_array, function
+from relgraph.exceptions import UnsupportedError
 from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
 from relgraph.reductions import Reduce
@@ -80,24 +80,7 @@ def call(fn: Any, args: list) -> Any:
 
 def _checked(symbol: Symbol, value: Any, da: Any) -> Any:
     """``value`` as a dask array of the symbol's dtype (a safe cast) and rank."""
-    t = symbol.type
-    arr = value if is_dask(value) else da.asarray(np.asarray(value))
-    if arr.ndim != t.ndim:
-        raise TypeCheckError(
-            f"argument {symbol.name!r} must be {t.ndim}-d, got an array of shape {arr.shape}"
-        )
-    if arr.dtype != t.dtype:
-        if not np.can_cast(arr.dtype, t.dtype, casting="safe"):
-            raise TypeCheckError(
-                f"argument {symbol.name!r} is {t.dtype}; cannot safely cast {arr.dtype} to it"
-            )
-        arr = arr.astype(t.dtype)
-    for axis, (want, got) in enumerate(zip(t.shape, arr.shape)):
-        if want is not None and not np.isnan(got) and want != got:
-            raise TypeCheckError(
-                f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
-            )
-    return arr
+    return checked_array(symbol, value if is_dask(value) else da.asarray(np.asarray(value)))
 
 
 # --- plans: where the graph is cut -----------------------------------------------------

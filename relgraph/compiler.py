@@ -305,7 +305,14 @@ def _checked_value(symbol: Symbol, value: Any) -> Any:
     t = symbol.type
     if isinstance(value, (bool, int, float, complex)) and t.ndim == 0:
         return np.asarray(value, dtype=t.dtype)[()]
-    arr = np.asarray(value)
+    arr = checked_array(symbol, np.asarray(value))
+    return arr[()] if t.ndim == 0 else arr
+
+
+def checked_array(symbol: Symbol, arr: Any) -> Any:
+    """``arr`` (a numpy or dask array) checked against the symbol's rank and fixed
+    sizes, and cast to its dtype if that is safe; an unknown size (NaN) passes."""
+    t = symbol.type
     if arr.ndim != t.ndim:
         raise TypeCheckError(
             f"argument {symbol.name!r} must be {t.ndim}-d, got an array of shape {arr.shape}"
@@ -317,11 +324,11 @@ def _checked_value(symbol: Symbol, value: Any) -> Any:
             )
         arr = arr.astype(t.dtype)
     for axis, (want, got) in enumerate(zip(t.shape, arr.shape)):
-        if want is not None and want != got:
+        if want is not None and got == got and want != got:
             raise TypeCheckError(
                 f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
             )
-    return arr[()] if t.ndim == 0 else arr
+    return arr
 
 
 # --- shape relations checked before the kernel runs ---------------------------------
