@@ -51,6 +51,7 @@ class Elemwise(Op):
         code: str | None = None,
         code_f64: str | None = None,
         code_int: str | None = None,
+        code_wrap: str | None = None,
     ):
         self.name = name
         self.ufunc = ufunc
@@ -64,11 +65,17 @@ class Elemwise(Op):
         # For an integer result, if the semantics differ; "" when there is no compiled
         # form (numpy's integer reciprocal of 0 is platform-defined).
         self.code_int = code_int
+        # For an int64 result, where arithmetic may overflow: Numba marks signed
+        # arithmetic "no signed wrap" and LLVM then folds ``(x + 1) > x`` to True, so
+        # it is computed in uint64, which wraps as numpy's int64 does.
+        self.code_wrap = code_wrap
 
     def scalar_code(self, dtype: np.dtype, operands: Sequence[Any] = ()) -> str | None:
         """The lowering template for a result of ``dtype`` (None: not compiled)."""
         if self.code_f64 and dtype == np.float64:
             return self.code_f64
+        if self.code_wrap and dtype == np.int64:
+            return self.code_wrap
         if self.code_int is not None and dtype.kind in "iu":
             return self.code_int or None
         return self.code
@@ -124,6 +131,10 @@ class Power(Elemwise):
             if isinstance(n, (int, float, np.integer, np.floating)) and not isinstance(n, bool):
                 if n in self.PRODUCTS:
                     return self.PRODUCTS[int(n)]
+                if (
+                    n == 0.5
+                ):  # numpy's power takes sqrt for a scalar 0.5: nan at -inf, -0.0 at -0.0
+                    return "np.sqrt({0})"
         return super().scalar_code(dtype, operands)
 
 
@@ -174,12 +185,18 @@ class Cast(Op):
         return TensorType(dtype, t.ndim, t.shape)
 
 
-add = Elemwise("add", np.add, None, "+", code="({0} + {1})")
-sub = Elemwise("sub", np.subtract, 2, "-", code="({0} - {1})")
-mul = Elemwise("mul", np.multiply, None, "*", code="({0} * {1})")
+def _wrapping(operator: str) -> str:
+    return f"np.int64(np.uint64({{0}}) {operator} np.uint64({{1}}))"
+
+
+add = Elemwise("add", np.add, None, "+", code="({0} + {1})", code_wrap=_wrapping("+"))
+sub = Elemwise("sub", np.subtract, 2, "-", code="({0} - {1})", code_wrap=_wrapping("-"))
+mul = Elemwise("mul", np.multiply, None, "*", code="({0} * {1})", code_wrap=_wrapping("*"))
 true_div = Elemwise("true_div", np.true_divide, 2, "/", code="({0} / {1})")
 pow = Power("pow", np.power, 2, "**", code="({0} ** {1})", code_int="kernels.ipow({0}, {1})")
-neg = Elemwise("neg", np.negative, 1, "-", code="(-{0})")
+neg = Elemwise(
+    "neg", np.negative, 1, "-", code="(-{0})", code_wrap="np.int64(np.uint64(0) - np.uint64({0}))"
+)
 exp = Elemwise("exp", np.exp, 1, code="np.exp({0})", code_f64="vecmath.exp(np.float64({0}))")
 log = Elemwise("log", np.log, 1, code="np.log({0})", code_f64="vecmath.log(np.float64({0}))")
 log1p = Elemwise(
@@ -193,8 +210,15 @@ minimum = Elemwise("minimum", np.minimum, 2, code="np.minimum({0}, {1})")
 tanh = Elemwise("tanh", np.tanh, 1, code="np.tanh({0})", code_f64="vecmath.tanh(np.float64({0}))")
 sin = Elemwise("sin", np.sin, 1, code="np.sin({0})")
 cos = Elemwise("cos", np.cos, 1, code="np.cos({0})")
-sign = Elemwise("sign", np.sign, 1, code="np.sign({0})")
-square = Elemwise("square", np.square, 1, code="({0} * {0})")
+# Numba's sign of an unsigned int is -1 for values with the top bit set.
+sign = Elemwise("sign", np.sign, 1, code="np.sign({0})", code_int="(({0} > 0) - ({0} < 0))")
+square = Elemwise(
+    "square",
+    np.square,
+    1,
+    code="({0} * {0})",
+    code_wrap="np.int64(np.uint64({0}) * np.uint64({0}))",
+)
 reciprocal = Elemwise("reciprocal", np.reciprocal, 1, code="(1.0 / {0})", code_int="")
 log2 = Elemwise("log2", np.log2, 1, code="np.log2({0})")
 log10 = Elemwise("log10", np.log10, 1, code="np.log10({0})")

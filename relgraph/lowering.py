@@ -261,6 +261,8 @@ class _Generator:
                 f"{name} = np.frombuffer(bytes.fromhex({data!r}), {dtype!r}).reshape({shape!r})"
             )
             return name
+        if isinstance(x, float) and not np.isfinite(x):
+            return _literal(x, np.dtype(np.float64))
         return repr(x)
 
     def _emit_array_op(self, node: Term) -> None:
@@ -515,26 +517,57 @@ class _Generator:
                 raise LoweringError(
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
                 )
-            args = [self._scalar(a, members, load, dtype, prefix) for a in op.operands(node.args)]
+            args = [self._scalar(a, members, load, node, prefix) for a in op.operands(node.args)]
             if op.nin is None:  # variadic: fold the binary template
                 expr = args[0]
                 for a in args[1:]:
                     expr = code.format(expr, a)
             else:
                 expr = code.format(*args)
-            if dtype.itemsize < 8 or dtype.kind not in "fiuc":
-                expr = f"{_dtype_expr(dtype)}({expr})"  # numpy keeps small dtypes
+            # numpy keeps small dtypes, and an expression's type in Numba can differ from
+            # numpy's (sign of a uint8 is an int64 there): every value has numpy's dtype.
+            expr = f"{_dtype_expr(dtype)}({expr})"
             lines.append(f"{self._local(node, prefix)} = {expr}")
         return lines
 
-    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], dtype, prefix) -> str:
+    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], node, prefix) -> str:
         if type(a) is Term and a in region:
             return self._local(a, prefix)
         if isinstance(a, (Symbol, Constant)) or type(a) is Term:
             name = self._value(a)
             return load.get(name, name)
-        # A Python or numpy scalar: numpy treats Python scalars as weak, so give it
-        # the dtype of the node that uses it.
-        if isinstance(a, (bool, int, float)) and not isinstance(a, np.generic):
-            return f"{_dtype_expr(np.dtype(dtype))}({a!r})"
-        return f"{_dtype_expr(np.asarray(a).dtype)}({a.item()!r})"
+        # A Python scalar is weak (NEP 50): it takes the dtype numpy promotes the
+        # operands to, and is refused as numpy refuses it when it does not fit.
+        if _is_weak(a):
+            dtype = _weak_dtype(node)
+            if node.op.name == "clip" and dtype.kind in "iu" and type(a) is int:
+                info = np.iinfo(dtype)  # numpy's clip saturates an out-of-range bound
+                a = min(max(a, int(info.min)), int(info.max))
+            return _literal(a, dtype)
+        return _literal(a.item(), np.asarray(a).dtype)
+
+
+def _is_weak(a: Any) -> bool:
+    return isinstance(a, (bool, int, float)) and not isinstance(a, np.generic)
+
+
+def _weak_dtype(node: Term) -> np.dtype:
+    """The dtype numpy gives a Python scalar operand of ``node``: the promotion of
+    the operands (a comparison's operands, not its bool result; ``where``'s values,
+    not its condition)."""
+    operands = list(node.op.operands(node.args))
+    if node.op.name == "where":
+        operands = operands[1:]
+    keys = [a if _is_weak(a) else typeof(a).dtype for a in operands]
+    return np.result_type(*keys)
+
+
+def _literal(value: Any, dtype: np.dtype) -> str:
+    """Source for ``value`` as a scalar of ``dtype``; OverflowError, as numpy's, for a
+    Python int that does not fit (``int8 + 1000``)."""
+    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        np.array(value, dtype)  # numpy's OverflowError, with its message
+    if isinstance(value, float) and not np.isfinite(value):
+        text = "np.nan" if np.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
+        return f"{_dtype_expr(dtype)}({text})"
+    return f"{_dtype_expr(dtype)}({value!r})"
