@@ -59,6 +59,11 @@ def jit(
 
     Use as ``@rg.jit``, ``@rg.jit(include=[...])`` or ``rg.jit(fn, ...)``.
 
+    A Python scalar argument (``f(x, 2)``) is a constant of the traced program, as
+    numpy's "weak" scalars are (``int8_array * 2`` stays int8): each value is its
+    own specialization.  Pass ``np.float64(2.0)`` or a 0-d array for an input that
+    changes without recompiling.
+
     Parameters
     ----------
     fn : callable
@@ -87,6 +92,9 @@ def jit(
     [0.6931471805599453, 800.0]
     >>> rg.pprint(softplus.traced), rg.pprint(softplus.rewritten)
     ('log(1 + exp(z))', 'softplus(z)')
+    >>> scale = rg.jit(lambda x, s: x * s)
+    >>> scale(np.array([100, 50], np.int8), 2)  # wraps in int8, as numpy does
+    array([-56, 100], dtype=int8)
     """
     if fn is None:
         return functools.partial(
@@ -192,7 +200,7 @@ class JitFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or self.static_argnames:
+        if kwargs or self.static_argnames or any(map(_is_weak, args)):
             call = self._bind(args, kwargs)
             self.last = spec = self.specializations.get(call.key) or self._specialize(call)
             return _caller(spec)(*call.values)
@@ -214,7 +222,8 @@ class JitFunction:
 
     def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
         """Trace, rewrite and compile for these arguments' signature, without running."""
-        call = self._bind(args, kwargs) if kwargs or self.static_argnames else None
+        weak = any(map(_is_weak, args))
+        call = self._bind(args, kwargs) if kwargs or self.static_argnames or weak else None
         call = call or self._positional(args)
         return self.specializations.get(call.key) or self._specialize(call)
 
@@ -228,7 +237,7 @@ class JitFunction:
             bound = self.signature.bind(*args, **kwargs)
         except TypeError as exc:
             raise TypeError(f"{name_of(self.fn)}: {exc}") from None
-        static = []
+        static: list[tuple] = []
         for name in self.static_argnames:
             value = bound.arguments.get(name, self.signature.parameters[name].default)
             try:
@@ -245,8 +254,12 @@ class JitFunction:
                 raise TypeError(f"{name_of(self.fn)}: **{name} cannot be traced")
             items = value if kind is inspect.Parameter.VAR_POSITIONAL else (value,)
             suffixes = range(len(items)) if kind is inspect.Parameter.VAR_POSITIONAL else [""]
-            names += [f"{name}{i}" for i in suffixes]
-            values += items
+            for suffix, item in zip(suffixes, items):
+                if _is_weak(item):  # a constant of the program, as numpy's weak scalars
+                    static.append((f"{name}{suffix}", type(item), repr(item)))
+                else:
+                    names.append(f"{name}{suffix}")
+                    values.append(item)
         key = (*((n, *_key_of(v)) for n, v in zip(names, values)), *static)
 
         @functools.wraps(self.fn)
@@ -257,8 +270,8 @@ class JitFunction:
                 if name in self.static_argnames:
                     continue
                 if kind is inspect.Parameter.VAR_POSITIONAL:
-                    arguments[name] = tuple(next(it) for _ in value)
-                else:
+                    arguments[name] = tuple(v if _is_weak(v) else next(it) for v in value)
+                elif not _is_weak(value):
                     arguments[name] = next(it)
             call = inspect.BoundArguments(self.signature, arguments)
             return self.fn(*call.args, **call.kwargs)
@@ -360,6 +373,12 @@ def _rewriter(query: tuple) -> Any:
     from relations import optdb  # the standard library of relations, built on relgraph
 
     return optdb.query(include=include, exclude=exclude, require=require)
+
+
+def _is_weak(a: Any) -> bool:
+    """A Python scalar: numpy treats it as weak (``int8_array * 2`` stays int8), so it
+    is traced as a constant of the program, with one specialization per value."""
+    return isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic)
 
 
 def _key_of(a: Any) -> tuple:

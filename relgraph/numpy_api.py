@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import difflib
+import operator
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -156,7 +157,8 @@ def _ufunc_op(ufunc: np.ufunc, name: str, args: list) -> Callable[..., Any]:
     if op is not None:
         return op
     if ufunc in _BOOLEAN:
-        dtypes = {np.result_type(typeof(a).dtype) for a in args if isinstance(a, TermOps)}
+        # ``mask | 2`` is numpy's bitwise or on int64, not a logical or.
+        dtypes = {np.result_type(typeof(a).dtype if isinstance(a, TermOps) else a) for a in args}
         if dtypes == {np.dtype(bool)}:
             return _BOOLEAN[ufunc]
         raise UnsupportedError(
@@ -196,7 +198,12 @@ def _reduction(op: Any) -> Callable[..., Any]:
     def build(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
         _check_defaults(f"numpy.{op.name}", {"out": out, **rest}, _REDUCE_DEFAULTS)
         x = term_of(a) if dtype is None else ops.astype(term_of(a), dtype)
-        return op(x, axis=_axis(axis), keepdims=keepdims)
+        result = op(x, axis=_axis(axis), keepdims=keepdims)
+        if op in (ops.sum, ops.prod) and dtype is not None and typeof(result).dtype != dtype:
+            # numpy accumulates in ``dtype`` (an int8 sum wraps, a bool sum is "any"):
+            # summing wider and casting back gives the same values, modulo 2**bits.
+            result = ops.astype(result, dtype)
+        return result
 
     return build
 
@@ -205,7 +212,9 @@ _REDUCE_DEFAULTS = {"out": None, "initial": np._NoValue, "where": np._NoValue}
 
 
 def _axis(axis: Any) -> Any:
-    return tuple(axis) if isinstance(axis, list) else axis
+    if isinstance(axis, (list, tuple)):
+        return tuple(operator.index(a) for a in axis)
+    return axis if axis is None else operator.index(axis)  # numpy integers too
 
 
 def _variance(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):

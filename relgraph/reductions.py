@@ -48,6 +48,10 @@ class Reduce(Op):
         if not isinstance(keepdims, (bool, np.bool_)):
             raise TypeCheckError(f"{self.name}: keepdims must be True or False")
         axis = tuple(axis) if isinstance(axis, list) else axis
+        if isinstance(axis, tuple):
+            axis = tuple(int(a) if isinstance(a, np.integer) else a for a in axis)
+        elif isinstance(axis, np.integer):  # axis=np.int64(1) is axis 1
+            axis = int(axis)
         if isinstance(axis, tuple) and len(axis) == 1:
             axis = axis[0]  # one stored form: axis=(0,) is axis=0
         return [axis, bool(keepdims)]
