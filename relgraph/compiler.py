@@ -66,6 +66,8 @@ def function(
     """
     single = not isinstance(outputs, (list, tuple))
     outs = tuple(checked_term(o, "compile") for o in ([outputs] if single else outputs))
+    if not outs:
+        raise TypeError("rg.function needs at least one output; the output list is empty")
     ins = tuple(inputs)
     for s in ins:
         if not isinstance(s, Symbol):
@@ -108,9 +110,10 @@ class Function:
         out_types = [typeof(o) for o in outputs]
         self.out_types = out_types
         self.out_slots = lowered.out_slots
-        self._no_buffer = [
-            np.empty((0,) * out_types[k].ndim, out_types[k].dtype) for k in self.out_slots
-        ]
+        # A kernel returns the buffer it is given when its shape fits: so that an
+        # empty result is a new array, not one shared by every call, each call gets
+        # its own placeholders.
+        self._placeholder_types = [(out_types[k].ndim, out_types[k].dtype) for k in self.out_slots]
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
@@ -190,7 +193,7 @@ class Function:
                 large = True
                 break
         outs = None if out is None else self._check_out(out, values)
-        values += self._no_buffer if outs is None else self._slot_buffers(outs)
+        values += self._no_buffer() if outs is None else self._slot_buffers(outs)
         results = self._run(values, large)
         if outs is not None:
             results = self._into(outs, results)
@@ -212,7 +215,7 @@ class Function:
     def run_serial(self, values: list, out: Any = None) -> Any:
         """The serial kernel on checked arrays (a chunk of a dask array: the workers
         are the parallelism), writing a single output into ``out`` if it fits."""
-        buffers = self._no_buffer if out is None else self._slot_buffers([out])
+        buffers = self._no_buffer() if out is None else self._slot_buffers([out])
         results = self._run(values + buffers, False)
         return results[0] if self.single else results
 
@@ -271,10 +274,13 @@ class Function:
             given.append((k, o))
         return outs
 
+    def _no_buffer(self) -> list:
+        return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
+
     def _slot_buffers(self, outs: list) -> list:
+        placeholders = self._no_buffer()
         return [
-            self._no_buffer[j] if outs[k] is None else outs[k]
-            for j, k in enumerate(self.out_slots)
+            placeholders[j] if outs[k] is None else outs[k] for j, k in enumerate(self.out_slots)
         ]
 
     def _into(self, outs: list, results: list) -> list:

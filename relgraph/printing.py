@@ -107,6 +107,8 @@ def _with_bindings(term: Term) -> str:
     for node in order:
         if uses.get(node, 0) > 1:
             names[node] = f"t{len(names) + 1}"
+    if not names:  # large, but nothing is shared
+        return _emit(term, names)
     lets = "; ".join(f"{name} = {_emit(node, names)}" for node, name in names.items())
     return f"let {lets} in {_emit(term, names)}"
 
