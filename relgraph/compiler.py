@@ -307,8 +307,20 @@ def _describe(x: Any) -> str:
     return f"{type(x).__name__}"
 
 
+def refuse_subclass(what: str, value: Any) -> None:
+    """Refuse an ndarray subclass: a masked array's mask, ``np.matrix``'s ``*`` would be
+    silently dropped by kernels that see only the data."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        raise TypeError(
+            f"{what} is a {type(value).__module__}.{type(value).__name__}: compiled "
+            "kernels would drop its meaning (a mask, matrix products); pass a plain "
+            "np.ndarray (np.asarray, or .filled() for a masked array)"
+        )
+
+
 def _checked_value(symbol: Symbol, value: Any) -> Any:
     t = symbol.type
+    refuse_subclass(f"argument {symbol.name!r}", value)
     if isinstance(value, (bool, int, float, complex)) and t.ndim == 0:
         return np.asarray(value, dtype=t.dtype)[()]
     arr = checked_array(symbol, np.asarray(value))

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from relgraph import rewrite_cache
-from relgraph.compiler import MAX_NODES, Function, function
+from relgraph.compiler import MAX_NODES, Function, function, refuse_subclass
 from relgraph.cost import op_cost
 from relgraph.exceptions import TraceError
 from relgraph.leaves import Symbol
@@ -382,6 +382,7 @@ def _is_weak(a: Any) -> bool:
 
 
 def _key_of(a: Any) -> tuple:
+    refuse_subclass("an argument", a)
     # A dask array is typed by its dtype and rank: np.asarray would compute it.
     arr = a if hasattr(a, "__dask_graph__") else np.asarray(a)
     if arr.dtype.kind not in "biufc":
