@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.evaluate import evaluate
-from relgraph.exceptions import TypeCheckError
+from relgraph.exceptions import RelationError, TypeCheckError
 from relgraph.infer import typeof
 from relgraph.leaves import Symbol, tensor
 from relgraph.lvars import is_lvar, is_rest
@@ -91,10 +91,8 @@ class Counterexample:
 
     def __str__(self) -> str:
         shown = ", ".join(f"{k}={_short(v)}" for k, v in self.inputs.items())
-        return (
-            f"{self.direction}: {brief(self.term)} -> {brief(self.rewritten)} with {shown}: "
-            f"{self.problem}"
-        )
+        step = f"{self.direction}: {brief(self.term)} -> {brief(self.rewritten)}"
+        return f"{step} with {shown}: {self.problem}" if shown else f"{step}: {self.problem}"
 
 
 @dataclass(frozen=True)
@@ -178,6 +176,7 @@ def _check(rule: Any, examples: int, seed: int, seeds: list) -> CheckResult:
         if not pairs:
             notes.append(f"no term found that the {direction} direction rewrites")
         failures = [f for f in (_compare(t, u, rng, direction) for t, u in pairs) if f]
+        failures += [_raised(t, u, direction) for t, u in pairs if isinstance(u, RelationError)]
         if failures:
             found = _shrink(min(failures, key=lambda f: count_nodes(f.term)))
             break
@@ -332,6 +331,9 @@ def _rewrites(rel: Any, sources: Iterator[Any], rng: Any) -> Iterator[tuple[Any,
         stale = 0
         try:
             answer = next(matcher.answers(term), None)
+        except RelationError as exc:  # the relation's own code raised: a defect
+            yield term, exc
+            continue
         except Exception:
             continue
         if answer is not None:
@@ -371,7 +373,13 @@ def _run(term: Any, values: dict) -> Any:
         return np.asarray(evaluate(term, values))
 
 
+def _raised(term: Any, exc: RelationError, direction: str) -> Counterexample:
+    return Counterexample(direction, term, term, {}, None, None, f"the relation raised: {exc}")
+
+
 def _compare(term: Any, after: Any, rng: Any, direction: str, values=None):
+    if isinstance(after, RelationError):
+        return None  # reported by _raised
     values = _values(term, after, rng) if values is None else values
     try:
         before = _run(term, values)
@@ -413,7 +421,9 @@ def _difference(
 def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """numpy's comparison: NaN matches NaN, -0.0 matches 0.0, finite values up to a few
     roundings in their dtype."""
-    eps = np.finfo(a.dtype).eps if a.dtype.kind in "fc" else np.finfo(np.float64).eps
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        return a == b  # booleans and integers: exactly
+    eps = np.finfo(a.dtype).eps
     with np.errstate(all="ignore"):
         same = (a == b) | (np.isnan(a) & np.isnan(b))
         finite = np.isfinite(a) & np.isfinite(b)

@@ -62,7 +62,8 @@ class Attempt:
     term : Term
         The subterm there.
     outcome : str
-        ``"rewrote"``, ``"no match"`` or ``"refused"``.
+        ``"rewrote"``, ``"no match"``, ``"refused"`` or ``"raised"`` (the relation's
+        own code, such as a rule's condition, raised an exception here).
     reason : str
         What failed, with the values it saw (empty when it rewrote).
     results : tuple
@@ -144,10 +145,16 @@ def _why(rule: Any, term: Any) -> Why:
 
 def _attempt(rule: Any, position: tuple, node: Term) -> Attempt:
     rel = rule.relation
-    if isinstance(rel, PatternRelation):
-        answers, failure = list(islice(rel.answers(node), ANSWERS)), _rule_failure
-    else:
-        answers, failure = _goal_answers(rel, node), _goal_failure
+    try:
+        if isinstance(rel, PatternRelation):
+            answers, failure = list(islice(rel.answers(node), ANSWERS)), _rule_failure
+        else:
+            answers, failure = _goal_answers(rel, node), _goal_failure
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+        if isinstance(rel, PatternRelation):
+            reason = _rule_failure(rel, node)
+        return Attempt(position, node, "raised", reason)
     if not answers:
         return Attempt(position, node, "no match", failure(rel, node))
     kept, reasons = [], []
@@ -190,13 +197,17 @@ def _rule_failure(rel: PatternRelation, node: Term) -> str:
     if bindings is None:
         return rel.left.explain(node, {})
     for condition in rel.conditions:
-        if next(condition.states(bindings), None) is None:
+        try:
+            state = next(condition.states(bindings), None)
+        except Exception as exc:  # the user's condition raised: say so, at this position
+            return f"condition {condition!r} raised {type(exc).__name__}: {exc}"
+        if state is None:
             missing = condition.missing(bindings)
             if missing:
                 return f"condition {condition!r} reads {missing}, unbound in this direction"
             seen = ", ".join(f"{v}={brief(bindings[v])}" for v in condition.vars)
             return f"condition {condition!r} is false" + (f" for {seen}" if seen else "")
-        bindings = next(condition.states(bindings))
+        bindings = state
     return "the right-hand side has a variable nothing bound"
 
 
