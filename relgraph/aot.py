@@ -9,9 +9,11 @@ path, and so do kernels that call BLAS (BLAS from an extension module ran 2x slo
 
 Builds wait in a queue in the cache directory (``aot-queue/``); at most one builder
 process per cache directory works through it, holding an ``flock`` on
-``aot-builder.lock`` that the system releases if the builder dies.  A built module is
-loaded only if it matches the SHA-256 written beside it when it was built, so a
-truncated or foreign file is removed instead of crashing the process that loads it.
+``aot-builder.lock`` that the system releases if the builder dies.  A job is signed
+(:mod:`relgraph.cache_files`) with the SHA-256 of the kernel source it was queued
+for, and the builder compiles the source only if it still is that text.  A built
+module is loaded only if its SHA-256 matches the one signed beside it when it was
+built, so a truncated, edited or foreign file is removed instead of being run.
 
 Set ``RELGRAPH_AOT=0`` to never start a build.  A build that fails leaves nothing
 behind, and the JIT path goes on working.
@@ -35,6 +37,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from relgraph.cache_files import read_signed, write_signed
 from relgraph.infer import typeof
 from relgraph.leaves import Symbol
 from relgraph.types import TensorType
@@ -114,7 +117,7 @@ def load(directory: Path, name: str) -> Callable | None:
     if not path.exists():
         return None
     try:
-        intact = checksum.read_text().strip() == _digest(path)
+        intact = read_signed(checksum) == _digest(path).encode()
     except OSError:
         intact = False
     if intact:
@@ -159,12 +162,17 @@ def _queue(source_path: Path, name: str, sig: str) -> bool:
     if (directory / f"{name}.failed").exists() or extension_path(directory, name).exists():
         return False
     queue = directory / QUEUE
-    queue.mkdir(exist_ok=True)
-    job = {"source": source_path.name, "name": name, "sig": sig}
-    tmp = queue / f"{name}.{os.getpid()}.tmp"
-    tmp.write_text(json.dumps(job))
-    os.replace(tmp, queue / f"{name}.job")
-    return True
+    try:
+        queue.mkdir(exist_ok=True)
+        text = source_path.read_bytes()
+    except OSError:
+        return False
+    job = {"source": source_path.name, "name": name, "sig": sig, "sha256": _sha256(text)}
+    return write_signed(queue / f"{name}.job", json.dumps(job).encode())
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _spawn(directory: Path) -> None:
@@ -215,40 +223,39 @@ def run_queue(directory: Path) -> int:
 def _drain(queue: Path) -> int:
     built = 0
     while jobs := sorted(queue.glob("*.job")):
-        try:
-            job = json.loads(jobs[0].read_text())
-        except (OSError, ValueError):
-            job = None
+        signed = read_signed(jobs[0])  # a job this user's processes queued, or none
         jobs[0].unlink(missing_ok=True)
-        if job is None:
+        if signed is None:
             continue
+        job = json.loads(signed)
         try:
-            build(queue.parent / job["source"], job["name"], job["sig"])
+            build(queue.parent / job["source"], job["name"], job["sig"], job["sha256"])
             built += 1
         except Exception:
             pass  # marked .failed: the JIT kernel serves
     return built
 
 
-def build(source_path: Path, name: str, sig: str) -> Path:
-    """Compile the kernel in ``source_path`` into the extension module ``name``."""
+def build(source_path: Path, name: str, sig: str, sha256: str) -> Path:
+    """Compile the kernel in ``source_path`` into the extension module ``name``, if
+    the file still holds the source whose SHA-256 is ``sha256`` (else ValueError)."""
     source_path = Path(source_path)
     directory = source_path.parent
     try:
+        text = source_path.read_bytes()  # read once: what is verified is what is built
+        if _sha256(text) != sha256:
+            raise ValueError(f"{source_path} is not the kernel source it was queued as")
         with warnings.catch_warnings():
             # pycc is "pending deprecation" with its replacement still in the works;
             # if a Numba release drops it, this build fails and the JIT path serves.
             warnings.simplefilter("ignore")
             from numba.pycc import CC
 
-        # Import the kernel module under the name the JIT path gives it
-        # (relgraph_kernel_<digest>): Numba's cache entries refer to it.
-        module_name = "relgraph_kernel_" + source_path.stem.removeprefix("k_")
-        spec = importlib.util.spec_from_file_location(module_name, source_path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        namespace: dict[str, Any] = {"kernel": module.kernel}
+        # The verified text, compiled without Numba's disk cache (whose entries
+        # this process has not verified).
+        namespace: dict[str, Any] = {}
+        code = text.decode().replace("cache=True", "cache=False")
+        exec(compile(code, str(source_path), "exec"), namespace)
         # pycc compiles what it exports with fixed flags (Python's error model, whose
         # zero-division checks stop vectorisation): export a wrapper that calls the
         # kernel, which keeps its own @njit options.
@@ -265,9 +272,8 @@ def build(source_path: Path, name: str, sig: str) -> Path:
             built = extension_path(Path(tmp), name)
             target = extension_path(directory, name)
             # The checksum first: a loader that sees the module sees its checksum.
-            checksum_tmp = Path(tmp) / "checksum"
-            checksum_tmp.write_text(_digest(built))
-            os.replace(checksum_tmp, _checksum_path(directory, name))
+            if not write_signed(_checksum_path(directory, name), _digest(built).encode()):
+                raise OSError(f"cannot write the checksum of {name}")
             os.replace(built, target)
         return target
     except Exception:

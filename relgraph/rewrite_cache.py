@@ -9,11 +9,11 @@ and relgraph's and the relations' own code).  Entries live under
 ``$RELGRAPH_CACHE_DIR/rewrites`` (default ``~/.cache/relgraph``), one file each,
 written atomically, so processes on one machine share them safely.
 
-Nothing read back is trusted blindly: an entry must name the digest asked for and
-this format, and its payload must match the checksum written with it; anything
-else (a truncated or corrupt file, another version's entry) is ignored and written
-again.  A cache that cannot be written means no disk cache,
-silently: the kernel cache has already warned about it.
+Nothing read back is trusted (see :mod:`relgraph.cache_files`): an entry must carry
+this user's MAC and name the digest asked for and this format, and it is data, never
+a pickle; anything else (a planted, truncated or corrupt file, another version's
+entry) is ignored and written again.  A cache that cannot be written means no disk
+cache, with one warning.
 """
 
 from __future__ import annotations
@@ -22,23 +22,22 @@ import dataclasses
 import functools
 import hashlib
 import os
-import pickle
 import sys
-import tempfile
 import types
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from relgraph.kernel_cache import cache_dir
+from relgraph import term_json
+from relgraph.cache_files import cache_root, read_signed, refusal, warn_once, write_signed
 from relgraph.leaves import Constant, Symbol
 from relgraph.term import Term
 from relgraph.traverse import subterms
 
 __all__ = ["load", "store", "key", "canonical", "fingerprint", "report_of"]
 
-_FORMAT = b"relgraph-rewrite-2"
+_FORMAT = b"relgraph-rewrite-3"
 
 
 @functools.cache
@@ -59,60 +58,64 @@ def key(program: Any, query: str) -> str:
     return hashlib.sha256(blob).hexdigest()
 
 
-def _path(digest: str) -> str:
-    return os.path.join(_root(os.environ.get("RELGRAPH_CACHE_DIR")), digest[:2], digest[2:40])
-
-
-@functools.lru_cache(maxsize=8)
-def _root(env: str | None) -> str:
-    return str(cache_dir().parent / "rewrites")
+def _path(digest: str) -> Path:
+    return cache_root() / "rewrites" / digest[:2] / digest[2:40]
 
 
 def load(digest: str) -> tuple[Any, bytes] | None:
-    """``(rewritten, report)`` kept under ``digest``, or None; the report stays
-    pickled until :func:`report_of` reads it (a batch rarely looks at them all).
+    """``(rewritten, report)`` kept under ``digest``, or None; the report stays as
+    data until :func:`report_of` reads it (a batch rarely looks at them all).
 
-    The file must name this digest and this format, and its payload must match the
-    checksum written with it: anything else is not an entry.
+    The file must carry this user's MAC (:mod:`relgraph.cache_files`), name this
+    digest and this format: anything else is not an entry.  Nothing read is
+    unpickled: the program is rebuilt from data (:mod:`relgraph.term_json`).
     """
-    try:
-        with open(_path(digest), "rb") as f:
-            form, kept, checksum, payload = pickle.loads(f.read())
-        if form != _FORMAT or kept != digest:
-            return None
-        if hashlib.sha256(payload).digest() != checksum:
-            return None
-        rewritten, report = pickle.loads(payload)
-    except Exception:  # missing, unreadable, or written by other code: not an entry
+    if _refused():
         return None
-    return rewritten, report
+    signed = read_signed(_path(digest))
+    if signed is None:
+        return None
+    try:
+        form, kept, program, report = signed.split(b"\n", 3)
+        if form != _FORMAT or kept != digest.encode():
+            return None
+        return term_json.loads(program), report
+    except ValueError:  # another version's entry, or an Op this process lacks
+        return None
+
+
+def _refused() -> bool:
+    """Whether the cache directory is not this user's alone (then it is not used)."""
+    root = cache_root()
+    problem = refusal(root) or refusal(root / "rewrites")
+    if problem is not None:
+        warn_once("rewrites", f"the rewrite cache {root / 'rewrites'} is not used ({problem})")
+    return problem is not None
 
 
 def report_of(blob: bytes) -> Any:
     """The rewrite report of an entry (None if it cannot be read)."""
     try:
-        return pickle.loads(blob)
-    except Exception:
+        return term_json.loads(blob)
+    except ValueError:
         return None
 
 
 def store(digest: str, rewritten: Any, report: Any) -> None:
-    """Keep an entry (atomically: a reader sees the old file or the new one)."""
+    """Keep an entry (atomically: a reader sees the old file or the new one).  A
+    program with no data form (an Op defined outside a module) is not kept."""
     path = _path(digest)
-    try:
-        payload = pickle.dumps((rewritten, pickle.dumps(report, protocol=4)), protocol=4)
-        blob = pickle.dumps((_FORMAT, digest, hashlib.sha256(payload).digest(), payload))
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(blob)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+    if _refused():
         return
+    try:
+        data = [_FORMAT, digest.encode(), term_json.dumps(rewritten), term_json.dumps(report)]
+        os.makedirs(path.parent, exist_ok=True)
+    except term_json.Unstorable:
+        return
+    except OSError as exc:
+        warn_once("rewrites", f"the rewrite cache {path.parent} cannot be written ({exc})")
+        return
+    write_signed(path, b"\n".join(data))
 
 
 # --- the canonical form of a program ---------------------------------------------------
@@ -244,6 +247,10 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:
         digest.update(_module_digest(getattr(obj, "__module__", None)))
         for value in (*(c.cell_contents for c in obj.__closure__ or ()), obj.__defaults__):
             _feed(digest, value, seen)
+        for name in sorted(_global_names(code)):  # the settings and helpers it reads
+            if name in obj.__globals__:
+                digest.update(f"global:{name}".encode())
+                _feed_global(digest, obj.__globals__[name], seen)
         for attr in ("__wrapped__", "directions"):
             if hasattr(obj, attr):
                 _feed(digest, getattr(obj, attr), seen)
@@ -255,6 +262,11 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:
         digest.update(f"{type(obj).__name__}{len(items)}".encode())
         for item in items:
             _feed(digest, item, seen)
+    elif isinstance(obj, dict):
+        digest.update(f"dict{len(obj)}".encode())
+        for k, v in sorted(obj.items(), key=lambda item: repr(item[0])):
+            _feed(digest, k, seen)
+            _feed(digest, v, seen)
     elif type(obj) is Term:
         digest.update(canonical(obj))
     elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):  # a Rule
@@ -271,6 +283,40 @@ def _feed(digest: Any, obj: Any, seen: set[int]) -> None:
         digest.update(f"{type(obj).__module__}.{type(obj).__qualname__}:{obj!r}".encode())
     else:
         raise _Unknown(obj)
+
+
+# Libraries whose code the key covers by their version, not by reading it.
+_LIBRARIES = {"relgraph", "relations", "kanren", "unification", "etuples", "cons", "numpy",
+              "multipledispatch", "toolz", "builtins"}  # fmt: skip
+
+
+def _global_names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _global_names(const)
+    return names
+
+
+def _feed_global(digest: Any, value: Any, seen: set[int]) -> None:
+    """A global a relation reads: a module by its file, a helper by its code, a
+    setting by its value (an array by its bytes)."""
+    module = getattr(value, "__module__", None) or getattr(value, "__name__", "")
+    library = str(module).partition(".")[0] in _LIBRARIES
+    if isinstance(value, types.ModuleType):
+        version = getattr(sys.modules.get(value.__name__.partition(".")[0]), "__version__", "")
+        digest.update(f"module:{value.__name__}:{version}".encode())
+        if not library:
+            digest.update(_module_digest(value.__name__))
+    elif isinstance(value, np.ndarray):
+        digest.update(f"{value.dtype.str}{value.shape}".encode())
+        digest.update(hashlib.sha256(np.ascontiguousarray(value).tobytes()).digest())
+    elif isinstance(value, (types.FunctionType, functools.partial)) and library:
+        digest.update(f"{module}.{getattr(value, '__qualname__', value)!r}".encode())
+    elif isinstance(value, type):
+        digest.update(f"class:{value.__module__}.{value.__qualname__}".encode())
+    else:
+        _feed(digest, value, seen)
 
 
 def _code_bytes(code: types.CodeType) -> bytes:
