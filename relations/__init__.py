@@ -25,6 +25,7 @@ from relations.tags import (
     FACTOR,
     FAST_RUN,
     LINALG,
+    REASSOCIATE,
     SPECIALIZE,
     STABILIZE,
     UNSAFE,
@@ -52,6 +53,7 @@ neg, exp, log, sqrt, sum_, T, dot = (
 # name, relation, tags, head Ops it rewrites (None: any).  Order matters: at a
 # node, the first relation that applies wins.
 CANONICALIZE_RELATIONS = [
+    ("reassociateo", arith.reassociateo, (C, REASSOCIATE), (add, mul)),
     ("ac_normalo", arith.ac_normalo, (C, F), (add, mul)),
     ("constant_foldo", arith.constant_foldo, (C, F), None),
     ("add_zeroo", arith.add_zeroo, (C, F), (add,)),
@@ -139,14 +141,14 @@ LINALG_RELATIONS = [
 # Relations that handle sums and products of any length themselves: not tried on
 # runs of arguments (the driver's windows).
 WHOLE = {
-    "ac_normalo", "constant_foldo", "add_zeroo", "mul_oneo", "mul_zeroo", "mul_div_cancelo",
-    "add_zero_termo", "mul_neg_oneo", "collect_termso", "pow_mulo", "mul_nego", "abs_mulo",
-    "cancelo", "exp_mulo", "expm1o",
+    "ac_normalo", "reassociateo", "constant_foldo", "add_zeroo", "mul_oneo", "mul_zeroo",
+    "mul_div_cancelo", "add_zero_termo", "mul_neg_oneo", "collect_termso", "pow_mulo",
+    "mul_nego", "abs_mulo", "cancelo", "exp_mulo", "expm1o",
 }  # fmt: skip
 
 
 def _equilibrium(name: str, relations: list) -> EquilibriumDB:
-    db = EquilibriumDB(name, opt_in=[UNSAFE])
+    db = EquilibriumDB(name, opt_in=[UNSAFE, REASSOCIATE])
     for rel_name, relation, tags, tracks in relations:
         db.register(
             rel_name,

@@ -51,6 +51,7 @@ from relgraph.traverse import as_term
 
 __all__ = [
     "ac_normalo",
+    "reassociateo",
     "constant_foldo",
     "add_zeroo",
     "mul_oneo",
@@ -85,12 +86,23 @@ def _is_ac(op: Any) -> bool:
     return (op,) in associative.facts and (op,) in commutative.facts
 
 
-def _ac_normal(t: Any) -> Any:
-    """The AC normal form of a sum or product, or None if ``t`` is in it already."""
+def _ac_normal(t: Any, regroup: bool = False) -> Any:
+    """The AC normal form of a sum or product, or None if ``t`` is in it already.
+
+    Integer sums and products wrap around (modular arithmetic) and bool ones are
+    logic: any grouping and order gives the same values, so they are flattened and
+    sorted.  A float sum or product is rounded, and can overflow, differently in
+    another grouping (``x * (y * 1e300)`` is finite where ``1e300 * x * y`` is
+    inf): only the two arguments of a binary one are sorted (exact), unless
+    ``regroup``.
+    """
     if type(t) is not Term or not _is_ac(t._tuple[0]):
         return None
     op, args = t._tuple[0], t._tuple[1:]
-    if any(type(a) is Term and a._tuple[0] is op for a in args):
+    exact = typeof(t).dtype.kind in "biu"
+    if not (exact or regroup or len(args) == 2):
+        return None
+    if (exact or regroup) and any(type(a) is Term and a._tuple[0] is op for a in args):
         args = tuple(flatten_assoc_args(lambda head: head is op, args))
     ordered = sorted_args(op, args)
     if len(ordered) == len(t._tuple) - 1 and all(a is b for a, b in zip(ordered, t._tuple[1:])):
@@ -99,7 +111,9 @@ def _ac_normal(t: Any) -> Any:
 
 
 def ac_normalo(in_lv, out_lv):
-    """Flatten nested ``add``/``mul`` and sort their arguments: the AC normal form.
+    """Flatten nested ``add``/``mul`` and sort their arguments where that keeps the
+    values exactly: the AC normal form (integers and bools flattened and sorted;
+    float sums and products keep their grouping, a binary one is sorted).
 
     Forward this computes the one representative of the input's AC class
     (``kanren.assoccomm``'s flattening, then :mod:`relations.order`), so it
@@ -107,6 +121,15 @@ def ac_normalo(in_lv, out_lv):
     groupings and orders of a sum or product, lazily.
     """
     return ifgroundo(in_lv, computeo(_ac_normal, [in_lv], out_lv), eq_assoccomm(in_lv, out_lv))
+
+
+def reassociateo(in_lv, out_lv):
+    """Flatten and sort float sums and products too (``x * (y * 1e300) ->
+    1e300 * x * y``): the float AC normal form, opt-in like LLVM's ``reassoc`` flag,
+    since another grouping can overflow or round where the written one does not.
+    """
+    regrouped = partial(_ac_normal, regroup=True)
+    return ifgroundo(in_lv, computeo(regrouped, [in_lv], out_lv), eq_assoccomm(in_lv, out_lv))
 
 
 def _fold(t: Term) -> Any:

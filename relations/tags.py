@@ -1,7 +1,7 @@
 """The tag vocabulary of relgraph's relation databases, declared in one place.
 
 >>> sorted(TAGS) == sorted([FAST_RUN, CANONICALIZE, STABILIZE, SPECIALIZE, LINALG,
-...                         EXPAND, FACTOR, UNSAFE])
+...                         EXPAND, FACTOR, UNSAFE, REASSOCIATE])
 True
 """
 
@@ -13,6 +13,7 @@ LINALG = "linalg"
 EXPAND = "expand"
 FACTOR = "factor"
 UNSAFE = "unsafe"
+REASSOCIATE = "reassociate"
 
 TAGS: dict[str, str] = {
     FAST_RUN: "the default pipeline: safe rewrites toward a simpler, faster, stabler program",
@@ -23,6 +24,8 @@ TAGS: dict[str, str] = {
     EXPAND: "toward more, smaller terms (distribution); never selected with its factor",
     FACTOR: "the reverse of expand: gather common factors",
     UNSAFE: "valid on part of the domain only (x / x -> 1); selected only when named",
+    REASSOCIATE: "float sums and products regrouped (x * (y * z) -> x * y * z), which can "
+    "overflow or round where the written grouping does not; selected only when named",
 }
 
 __all__ = [
@@ -34,5 +37,6 @@ __all__ = [
     "EXPAND",
     "FACTOR",
     "UNSAFE",
+    "REASSOCIATE",
     "TAGS",
 ]

@@ -30,6 +30,10 @@ __all__ = ["LoweringError", "Lowered", "lower"]
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
 CHUNK = 4096  # elements per parallel chunk of a vector's reduction
 LANES = 8  # partial sums per row loop, so that a sum vectorises
+# Nodes per kernel computed by relgraph.vecmath's inlined, vectorising functions; the
+# rest call libm.  Each inlined copy is large, and LLVM's time and memory grow
+# faster than linearly with them (60 chained tanh: 40 s and 3 GB; with libm: 1 s).
+INLINED_MAX = 8
 # The row loops' max and min updates (relgraph.reductions), by their comparison.
 _EXTREMES = {
     "if {v} > {acc} or {v} != {v}: {acc} = {v}": ">",
@@ -139,6 +143,8 @@ class _Generator:
                 if spec is not None:
                     self.row_loops[n] = spec
         self.materialised = self._materialised()
+        vectorised = [n for n in self.nodes if _inlines(n)]
+        self.inlined = set(vectorised[:INLINED_MAX])
         for n in [n for n in self.row_loops if n.args[0] in self.materialised]:
             del self.row_loops[n]  # its operand is an array anyway
 
@@ -513,6 +519,8 @@ class _Generator:
             op = node.op
             dtype = typeof(node).dtype
             code = op.scalar_code(dtype, op.operands(node.args))
+            if _inlines(node) and node not in self.inlined:
+                code = op.code  # over the budget of inlined functions: libm
             if code is None:
                 raise LoweringError(
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
@@ -545,6 +553,12 @@ class _Generator:
                 a = min(max(a, int(info.min)), int(info.max))
             return _literal(a, dtype)
         return _literal(a.item(), np.asarray(a).dtype)
+
+
+def _inlines(node: Term) -> bool:
+    """Whether ``node``'s code inlines a :mod:`relgraph.vecmath` function."""
+    code = node.op.scalar_code(typeof(node).dtype, node.op.operands(node.args))
+    return bool(code) and "vecmath." in code and bool(getattr(node.op, "code", None))
 
 
 def _is_weak(a: Any) -> bool:
