@@ -139,7 +139,8 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     ex.add_argument(
         "--timeout", type=float, default=None, metavar="SECONDS",
-        help="stop after this many seconds (default: no limit)",
+        help="stop after this many seconds (default: as rg.explore, 5 s for the e-graph, no "
+        "limit for bfs)",
     )  # fmt: skip
     ex.add_argument(
         "--directions", nargs="+", default=["forward", "backward"],
@@ -205,6 +206,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RelgraphError as exc:
         print(f"relgraph: error: {exc}", file=sys.stderr)
         return 2
+    except MemoryError as exc:  # data of the sizes asked for does not fit
+        print(f"relgraph: error: the data does not fit in memory ({exc}); give a smaller "
+              "size", file=sys.stderr)  # fmt: skip
+        return 2
     except BrokenPipeError:  # `relgraph tags | head`: the reader left, which is fine
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
         return 0
@@ -252,8 +257,9 @@ def _explore(args: argparse.Namespace) -> int:
         else {"max_terms": args.max_terms, "max_depth": args.max_depth}
     )
     space = rg.explore(
-        term, rewriter, directions=args.directions, timeout=args.timeout,
-        method=args.method, **budgets,
+        term, rewriter, directions=args.directions,
+        timeout="default" if args.timeout is None else args.timeout, method=args.method,
+        **budgets,
     )  # fmt: skip
     best = space.best()
     status = "complete" if space.complete else f"cut off by {space.stopped_by}"
@@ -376,7 +382,12 @@ def _agreement(k: int, want: np.ndarray, got: np.ndarray) -> int:
         ok = np.allclose(got[finite], want[finite], rtol=1e-9, atol=1e-12)
         gap = np.abs(got[finite] - want[finite]) / np.maximum(np.abs(want[finite]), 1e-300)
     if want.ndim == 0:
-        verdict = "same" if ok or not finite else "DIFFERENT"
+        if not finite:  # numpy overflowed (or has no value): nothing to agree with
+            what = "finite: the rewritten program avoids it" if np.isfinite(got) else "the same"
+            print(f"output {k}: numpy gives {want.item()} (it overflows or has no value); "
+                  f"rg.jit gives {got.item():.10g}, {what}")  # fmt: skip
+            return 0
+        verdict = "same" if ok else "DIFFERENT"
         print(f"output {k}: numpy {want.item():.10g}, rg.jit {got.item():.10g} ({verdict})")
         return 0 if ok else 1
     print(
