@@ -1,10 +1,11 @@
 """Many programs at once: ``rg.rewrite_many`` and ``rg.compile_many`` on dask.distributed.
 
 Programs are looked up in the rewrite cache (:mod:`relgraph.rewrite_cache`) here
-first; only the others go to the workers, in batches, with the rewriter sent once
-per worker.  A worker looks in the cache again (another process may have done it),
-rewrites, and keeps the result there.  A program that fails is an error of its own,
-in :attr:`Batch.errors`; the others go on.  Without a client everything runs in
+first; only the others go to the workers, in batches, each with the rewriter.  A
+worker looks in the cache again (another process may have done it), rewrites, and
+keeps the result there.  A program that fails is an error of its own, in
+:attr:`Batch.errors`; the others go on (a batch whose worker died is sent again one
+program a task).  Without a client everything runs in
 this process, with the same cache.
 """
 
@@ -323,28 +324,42 @@ def _client(client: Any) -> tuple[Any, bool]:
 
 
 def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
+    """Batches of programs as tasks.  The rewriter travels in each task, not as a
+    scattered replica: a worker that dies with the only replica would make the
+    scheduler cancel every task still to run.  A batch that fails (its worker died)
+    is sent again one program a task, so that only the program at fault fails."""
     from distributed import as_completed
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     size = batch_size or max(1, min(64, len(todo) // (8 * workers)))
-    chunks = [todo[k : k + size] for k in range(0, len(todo), size)]
-    shared = client.scatter(rewriter, broadcast=True) if rewriter is not None else None
-    futures = [
-        client.submit(_batch_task, chunk, shared, cache, compile, pure=False) for chunk in chunks
-    ]
-    chunk_of = {f.key: c for f, c in zip(futures, chunks)}
+    chunk_of: dict[str, list] = {}
+    submitted: list = []
+
+    def submit(chunk: list) -> Any:
+        future = client.submit(_batch_task, chunk, rewriter, cache, compile, pure=False)
+        chunk_of[future.key] = chunk
+        submitted.append(future)
+        return future
+
+    futures = [submit(todo[k : k + size]) for k in range(0, len(todo), size)]
+    pending = as_completed(futures)
     rows: list = []
     try:
-        for future in as_completed(futures):
-            chunk = chunk_of[future.key]
-            if future.status == "error":  # the worker died, or the task could not run
-                exc = future.exception()
-                rows += [(i, None, None, False, _error(i, item, exc)) for i, item in chunk]
-            else:
+        for future in pending:
+            chunk = chunk_of.pop(future.key)
+            try:
+                # Waits if the result was lost with its worker and is computed again.
                 rows += future.result()
-            bar.update(len(chunk))
+                bar.update(len(chunk))
+            except Exception as exc:  # the worker died, or the task was cancelled
+                if len(chunk) > 1:
+                    for row in chunk:
+                        pending.add(submit([row]))
+                    continue
+                rows += [(i, None, None, False, _error(i, item, exc)) for i, item in chunk]
+                bar.update(1)
     except BaseException:
-        client.cancel(futures)
+        client.cancel(submitted)
         raise
     return rows
 
