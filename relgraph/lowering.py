@@ -548,17 +548,31 @@ class _Generator:
         # operands to, and is refused as numpy refuses it when it does not fit.
         if _is_weak(a):
             dtype = _weak_dtype(node)
-            if node.op.name == "clip" and dtype.kind in "iu" and type(a) is int:
-                info = np.iinfo(dtype)  # numpy's clip saturates an out-of-range bound
-                a = min(max(a, int(info.min)), int(info.max))
+            if dtype.kind in "iu" and type(a) is int and not _fits(a, dtype):
+                if node.op.name == "clip":  # numpy's clip saturates an out-of-range bound
+                    info = np.iinfo(dtype)
+                    a = min(max(a, int(info.min)), int(info.max))
+                elif node.op.name in _COMPARISONS:  # numpy compares the true values
+                    dtype = next(d for d in _WIDE if d.kind == "f" or _fits(a, d))
             return _literal(a, dtype)
         return _literal(a.item(), np.asarray(a).dtype)
 
 
 def _inlines(node: Term) -> bool:
     """Whether ``node``'s code inlines a :mod:`relgraph.vecmath` function."""
+    if not node.op.elementwise:
+        return False
     code = node.op.scalar_code(typeof(node).dtype, node.op.operands(node.args))
     return bool(code) and "vecmath." in code and bool(getattr(node.op, "code", None))
+
+
+_COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
+_WIDE = [np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64)]
+
+
+def _fits(value: int, dtype: np.dtype) -> bool:
+    info = np.iinfo(dtype)
+    return int(info.min) <= value <= int(info.max)
 
 
 def _is_weak(a: Any) -> bool:

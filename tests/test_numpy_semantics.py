@@ -1,0 +1,208 @@
+"""Compiled code computes what numpy computes: Python scalars beside arrays (weak, NEP
+50), inf/nan constants, unsigned ints, int64 wrap-around, reductions' dtype=, ndarray
+subclasses, numpy integer axes, empty results."""
+
+import numpy as np
+import pytest
+
+import relgraph as rg
+
+pytestmark = pytest.mark.usefixtures("kernel_cache")
+
+FLOATS = np.array([0.0, 0.5, 0.7, 1.0, 2.0, -3.0, np.inf, -np.inf, np.nan, -0.0])
+INTS = np.arange(-5, 10)
+
+
+def same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    np.testing.assert_array_equal(got, want)
+    assert np.array_equal(np.signbit(got), np.signbit(want)) if got.dtype.kind == "f" else True
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x > 0.5,
+        lambda x: x <= 0.5,
+        lambda x: x > -3,
+        lambda x: x > 300,
+        lambda x: np.equal(x, 2.0),
+        lambda x: np.where(x > 0.5, x, 0.0),
+        lambda x: np.maximum(x, 0.25),
+    ],
+)
+@pytest.mark.parametrize("data", [FLOATS, INTS, INTS.astype(np.int8), FLOATS.astype(np.float32)])
+def test_a_python_scalar_beside_an_array_is_weak_in_every_op(fn, data):
+    same(rg.jit(fn, include=())(data), fn(data))
+    same(rg.jit(fn)(data), fn(data))
+
+
+def test_comparisons_with_scalars_in_function_and_evaluate_agree():
+    x, xi = rg.vector("x"), rg.vector("xi", "int64")
+    for t, sym, val in [(x > 0.5, x, FLOATS), (xi > 5, xi, INTS), (xi > -3, xi, INTS)]:
+        same(rg.function([sym], t)(val), rg.evaluate(t, {sym: val}))
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: np.where(x > 0, x, np.nan),
+        lambda x: np.maximum(x, -np.inf),
+        lambda x: x + np.inf,
+        lambda x: np.minimum(x, np.inf) * 2.0,
+    ],
+)
+def test_inf_and_nan_constants_compile(fn):
+    same(rg.jit(fn, include=())(FLOATS), fn(FLOATS))
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "uint16", "uint32", "uint64", "int8", "int64"])
+def test_sign_of_every_integer_dtype(dtype):
+    info = np.iinfo(dtype)
+    data = np.array([0, 1, info.max, info.max - 1, info.min], dtype)
+    same(rg.jit(np.sign, include=())(data), np.sign(data))
+
+
+def test_an_out_of_range_python_int_raises_as_numpy_does():
+    a = np.array([1, 2], np.int8)
+    with pytest.raises(OverflowError, match="1000 out of bounds for int8"):
+        a + 1000
+    with pytest.raises(OverflowError, match="1000 out of bounds for int8"):
+        rg.jit(lambda x: x + 1000, include=())(a)
+
+
+def test_clip_saturates_an_out_of_range_bound_as_numpy_does():
+    u = np.array([0, 1, 200], np.uint8)
+    fn = lambda x: np.clip(x, -1, 1)  # noqa: E731
+    same(rg.jit(fn, include=())(u), fn(u))
+
+
+@pytest.mark.parametrize(
+    "a, s",
+    [(np.array([100, 50], np.int8), 2), (np.array([1.5, 2.5], np.float32), 3.0),
+     (np.array([200, 3], np.uint8), 100), (np.array([True, False]), 2)],
+)  # fmt: skip
+def test_python_scalar_arguments_are_weak(a, s):
+    f = rg.jit(lambda x, s: x * s)
+    same(f(a, s), a * s)
+    same(f(a, s + 1), a * (s + 1))  # another value, another specialization
+
+
+def test_int64_arithmetic_wraps_as_numpy_does():
+    x = np.array([2**63 - 1, -(2**63) + 1, 5, -(2**63)], np.int64)
+    for fn in [
+        lambda x: (x + 1) > x,
+        lambda x: np.maximum(x + 1, x),
+        lambda x: np.minimum(x + x, 0),
+        lambda x: (x * 3) < x,
+        lambda x: (-x) > 0,
+        lambda x: (x - 1) < x,
+    ]:
+        with np.errstate(over="ignore"):
+            same(rg.jit(fn, include=())(x), fn(x))
+
+
+def test_a_constant_half_power_is_numpy_sqrt():
+    data = np.array([-np.inf, -0.0, 4.0, np.nan, np.inf])
+    with np.errstate(invalid="ignore"):
+        same(rg.jit(lambda x: x**0.5, include=())(data), data**0.5)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: np.sum(x, dtype=np.int8),
+        lambda x: np.prod(x, dtype=np.int8),
+        lambda x: x.sum(dtype=np.int16),
+        lambda x: np.sum(x, dtype=bool),
+        lambda x: np.prod(x, dtype=np.uint8),
+        lambda x: np.sum(x, axis=0, dtype=np.int8),
+    ],
+)
+def test_reduction_dtype_accumulates_as_numpy_does(fn):
+    x = np.array([100, 100], np.int64)
+    same(rg.jit(fn, include=())(x), fn(x))
+
+
+def test_bitwise_or_of_a_mask_and_an_int_is_refused_not_made_logical():
+    x = np.array([1.0, -1.0])
+    with pytest.raises(rg.UnsupportedError, match="bitwise_or"):
+        rg.jit(lambda x: (x > 0) | 2)(x)
+    same(rg.jit(lambda x: (x > 0) | (x < -5))(x), (x > 0) | (x < -5))
+    same(rg.jit(lambda x: (x > 0) & True)(x), (x > 0) & True)
+
+
+def test_a_numpy_integer_axis_is_an_axis():
+    m = np.arange(12.0).reshape(3, 4)
+    same(rg.jit(lambda x: np.sum(x, axis=np.int64(1)))(m), m.sum(axis=1))
+    A = rg.matrix("A")
+    assert rg.sum(A, axis=np.int32(0)) == rg.sum(A, axis=0)
+
+
+def test_ndarray_subclasses_are_refused_with_a_clear_error():
+    masked = np.ma.masked_array([1.0, 2.0, 1e6], mask=[False, False, True])
+    with pytest.raises(TypeError, match="MaskedArray.*filled"):
+        rg.jit(np.sum)(masked)
+    x = rg.vector("x")
+    with pytest.raises(TypeError, match="argument 'x' is a numpy.matrix"):
+        rg.function([x], x * 2.0)(np.matrix([[1.0, 2.0]]))
+
+
+def test_an_empty_result_is_a_new_array_every_call():
+    x = rg.vector("x")
+    f = rg.function([x], x * 2.0)
+    r1, r2 = f(np.zeros(0)), f(np.zeros(0))
+    assert r1 is not r2
+    r1.flags.writeable = False
+    r2.shape = (0, 5)
+    same(f(np.zeros(0)), np.zeros(0))
+    same(f(np.ones(3)), np.full(3, 2.0))
+
+
+def test_no_outputs_is_a_clear_error():
+    with pytest.raises(TypeError, match="at least one output"):
+        rg.function([rg.vector("x")], [])
+
+
+def test_fast_run_keeps_the_written_grouping_of_floats():
+    """Regrouping float products and sums overflows where numpy does not."""
+    one = lambda v: np.array([v])  # noqa: E731
+    cases = [
+        (lambda x, y: x * (y * 1e300), (one(1e10), one(1e-300))),
+        (lambda x, y: (x * y) ** 2, (one(1e200), one(1e-200))),
+        (lambda x, y: np.exp(-((y * x) ** 2)), (one(1e200), one(1e-200))),
+        (lambda x, y, z: (x + z) + y, (one(1e308), one(1e308), one(-1e308))),
+    ]
+    for fn, args in cases:
+        with np.errstate(all="ignore"):
+            same(rg.jit(fn)(*args), fn(*args))
+
+
+def test_reassociation_is_an_opt_in_tag():
+    from relations import optdb
+
+    x, y = rg.vector("x"), rg.vector("y")
+    t = x * (y * 2.0)
+    assert rg.pprint(rg.rewrite(t, optdb.query(include=["fast_run"]))) == "(x * (2.0 * y))"
+    regrouped = rg.rewrite(t, optdb.query(include=["fast_run", "reassociate"]))
+    assert rg.pprint(regrouped) == "(2.0 * x * y)"
+    i, j = rg.vector("i", "int64"), rg.vector("j", "int64")  # exact: always flattened
+    assert rg.pprint(rg.rewrite(i * (j * 2), optdb.query(include=["fast_run"]))) == "(2 * i * j)"
+
+
+def test_a_long_chain_of_transcendentals_inlines_a_bounded_number():
+    from relgraph.lowering import INLINED_MAX, lower
+
+    x = rg.vector("x")
+    t = x
+    for _ in range(40):
+        t = rg.tanh(t)
+    source = lower([x], [t]).source
+    assert 0 < source.count("vecmath.tanh(") <= 3 * INLINED_MAX  # flat and strided loops
+    assert source.count("np.tanh(") >= 40 - INLINED_MAX
+    v = np.linspace(-2, 2, 7)
+    want = v
+    for _ in range(40):
+        want = np.tanh(want)
+    np.testing.assert_allclose(rg.function([x], t)(v), want, rtol=1e-14)
