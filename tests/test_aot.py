@@ -1,5 +1,6 @@
 """Ahead-of-time kernels: a later process loads them without importing Numba."""
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -29,7 +30,8 @@ def test_a_built_kernel_is_loaded_without_numba(tmp_path, monkeypatch):
     x, y = rg.vector("x"), rg.vector("y")
     term = rg.exp(x) * y + rg.log1p(y * y) - x / y
     sig = aot.signature([x, y], [term], lower([x, y], [term]).out_slots)
-    aot.build(source, aot_name(source.read_text(), sig), sig)  # what a background build does
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    aot.build(source, aot_name(source.read_text(), sig), sig, digest)  # as a background build
     later = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
     expected = (np.exp([0.5, 1.0]) * [1.0, 2.0] + np.log1p([1.0, 4.0]) - [0.5, 0.5]).tolist()
     values, numba_loaded = later.rsplit(" ", 1)
@@ -81,7 +83,9 @@ def test_a_failed_build_is_marked_and_not_queued_again(tmp_path, monkeypatch):
     source = tmp_path / "k_bad.py"
     source.write_text("def kernel(a0):\n    return (undefined_name,)\n")
     try:
-        aot.build(source, "aot_bad", "Tuple((float64,))(float64)")
+        aot.build(
+            source, "aot_bad", "Tuple((float64,))(float64)", aot._sha256(source.read_bytes())
+        )
     except Exception:
         pass
     assert (tmp_path / "aot_bad.failed").exists()

@@ -14,7 +14,7 @@ from unification import reify
 
 import relgraph as rg
 from relations import optdb
-from relgraph import rewrite_cache
+from relgraph import rewrite_cache, term_json
 
 pytest.importorskip("distributed")
 
@@ -153,14 +153,15 @@ def test_corrupt_and_stale_entries_are_ignored_and_written_again(tmp_path, monke
     rg.rewrite_many([term], q, progress=False)
     assert rewrite_cache.load(digest)[0] == x
     good = path.read_bytes()
-    form, kept, checksum, payload = pickle.loads(good)
-    wrong = pickle.dumps((y, None))
+    mac, data = good[:32], good[32:]
+    form, kept, program, report = data.split(b"\n", 3)
+    other = term_json.dumps(y)
     damaged = [
-        b"\x80\x04garbage",  # not a pickle
+        b"garbage",  # not an entry
         good[: len(good) // 2],  # cut short
-        pickle.dumps((form, kept, checksum, wrong)),  # a payload other than the one written
-        pickle.dumps((form, digest[::-1], hashlib.sha256(wrong).digest(), wrong)),  # other key
-        pickle.dumps((b"relgraph-rewrite-0", kept, checksum, payload)),  # another format
+        mac + b"\n".join([form, kept, other, report]),  # a program other than the one signed
+        hashlib.sha256(other).digest() + b"\n".join([form, kept, other, report]),  # unkeyed
+        pickle.dumps((form, kept, hashlib.sha256(other).digest(), other)),  # the old format
     ]
     for blob in damaged:
         path.write_bytes(blob)
@@ -196,7 +197,7 @@ def test_the_key_is_the_same_in_another_process():
     code = textwrap.dedent(
         """
         import relgraph as rg
-        from relgraph import rewrite_cache
+        from relgraph import rewrite_cache, term_json
         from relations import optdb
         x, y = rg.vector("x"), rg.vector("y")
         q = rewrite_cache.fingerprint(optdb.query(include=["fast_run"]))
@@ -218,7 +219,7 @@ def test_processes_writing_one_entry_at_once_leave_a_sound_entry(tmp_path):
     code = textwrap.dedent(
         """
         import relgraph as rg
-        from relgraph import rewrite_cache
+        from relgraph import rewrite_cache, term_json
         from relations import optdb
         x = rg.vector("x")
         q, term = optdb.query(include=["fast_run"]), rg.log(rg.exp(x)) * 1.0

@@ -74,7 +74,9 @@ def build_ahead_of_time(cache: Path) -> Path:
     x = rg.vector("x")
     term = rg.exp(x) * 2.5 + x
     sig = aot.signature([x], [term], lower([x], [term]).out_slots)
-    return aot.build(source, aot_name(source.read_text(), sig), sig)
+    return aot.build(
+        source, aot_name(source.read_text(), sig), sig, aot._sha256(source.read_bytes())
+    )
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign"])
