@@ -7,8 +7,13 @@ Run backward (``rel(q, term)``) they enumerate inputs that rewrite to ``term``.
 >>> from kanren import run, var
 >>> x, y = rg.vector("x"), rg.vector("y")
 >>> q = var()
->>> [rg.pprint(rg.as_term(r)) for r in run(0, q, ac_normalo(y * (x * y), q))]
-['(x * y * y)']
+>>> i, j = rg.vector("i", "int64"), rg.vector("j", "int64")
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, ac_normalo(j * (i * j), q))]
+['(i * j * j)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, ac_normalo(x * (y * x), q))]  # floats: kept
+[]
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, reassociateo(x * y * x, q))]
+['(x * x * y)']
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, add_zeroo(q, x))]
 ['(0 + x)', '(x + 0)']
 """
@@ -93,18 +98,21 @@ def _ac_normal(t: Any, regroup: bool = False) -> Any:
     logic: any grouping and order gives the same values, so they are flattened and
     sorted.  A float sum or product is rounded, and can overflow, differently in
     another grouping (``x * (y * 1e300)`` is finite where ``1e300 * x * y`` is
-    inf): only the two arguments of a binary one are sorted (exact), unless
-    ``regroup``.
+    inf), unless ``regroup``: only what is exact is done, splicing a left-nested
+    chain (``(x + y) + z`` is ``add(x, y, z)``, which folds from the left) and
+    sorting the two arguments of a binary one.
     """
     if type(t) is not Term or not _is_ac(t._tuple[0]):
         return None
     op, args = t._tuple[0], t._tuple[1:]
-    exact = typeof(t).dtype.kind in "biu"
-    if not (exact or regroup or len(args) == 2):
-        return None
-    if (exact or regroup) and any(type(a) is Term and a._tuple[0] is op for a in args):
-        args = tuple(flatten_assoc_args(lambda head: head is op, args))
-    ordered = sorted_args(op, args)
+    if typeof(t).dtype.kind in "biu" or regroup:
+        if any(type(a) is Term and a._tuple[0] is op for a in args):
+            args = tuple(flatten_assoc_args(lambda head: head is op, args))
+        ordered = sorted_args(op, args)
+    else:
+        while type(args[0]) is Term and args[0]._tuple[0] is op:  # the left fold: exact
+            args = (*args[0]._tuple[1:], *args[1:])
+        ordered = sorted_args(op, args) if len(args) == 2 else args
     if len(ordered) == len(t._tuple) - 1 and all(a is b for a, b in zip(ordered, t._tuple[1:])):
         return None
     return Term((op, *ordered))
@@ -113,7 +121,8 @@ def _ac_normal(t: Any, regroup: bool = False) -> Any:
 def ac_normalo(in_lv, out_lv):
     """Flatten nested ``add``/``mul`` and sort their arguments where that keeps the
     values exactly: the AC normal form (integers and bools flattened and sorted;
-    float sums and products keep their grouping, a binary one is sorted).
+    float sums and products keep their grouping: left-nested chains are spliced, a
+    binary one is sorted).
 
     Forward this computes the one representative of the input's AC class
     (``kanren.assoccomm``'s flattening, then :mod:`relations.order`), so it
