@@ -243,7 +243,8 @@ def explore(
     >>> A = rg.matrix("A")
     >>> x, y, z, w = (rg.vector(n) for n in "xyzw")
     >>> space = rg.explore(A @ x + A @ y + A @ z + A @ w,
-    ...                    optdb.query(include=["linalg", "canonicalize"]), max_iterations=1)
+    ...                    optdb.query(include=["linalg", "canonicalize"]), max_iterations=1,
+    ...                    timeout=None)
     >>> space.stopped_by, rg.pprint(space.best()), space.cost(space.best())
     ('max_iterations', '(A @ (x + y + z + w))', 11.0)
     >>> [(step.relation, step.direction) for step in space.explain()]

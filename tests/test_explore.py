@@ -35,7 +35,7 @@ def replays(derivation):
 
 
 def test_issue_example_best_and_explain():
-    space = rg.explore(START, LINALG_CANON, max_iterations=2)
+    space = rg.explore(START, LINALG_CANON, max_iterations=2, timeout=None)
     assert space.stopped_by == "max_iterations" and not space.saturated
     assert space.best() == A @ rg.add(x, y, z, w)
     assert space.cost(space.best()) == rg.op_cost(A @ rg.add(x, y, z, w)) < space.cost(START)
@@ -138,10 +138,10 @@ def test_custom_cost():
 
 def test_max_nodes_and_max_iterations_stop_cleanly():
     s = rg.explore(x * y, [mul_oneo, add_zeroo, optdb.query(include=["canonicalize"])],
-                   max_nodes=60)  # fmt: skip
+                   max_nodes=60, timeout=None)  # fmt: skip
     assert s.stopped_by == "max_nodes" and 60 <= len(s) < 200
     assert s.best() == x * y and replays(s.explain())
-    t = rg.explore(START, LINALG_CANON, max_iterations=1)
+    t = rg.explore(START, LINALG_CANON, max_iterations=1, timeout=None)
     assert t.stopped_by == "max_iterations" and t.best() == A @ rg.add(x, y, z, w)
 
 
