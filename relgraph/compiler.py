@@ -114,6 +114,10 @@ class Function:
         # empty result is a new array, not one shared by every call, each call gets
         # its own placeholders.
         self._placeholder_types = [(out_types[k].ndim, out_types[k].dtype) for k in self.out_slots]
+        # An output computed elementwise from inputs only is allocated here, by numpy,
+        # in the shape those inputs broadcast to: numpy puts a large array on huge
+        # pages, which the kernel then writes twice as fast as memory it allocates.
+        self._shape_of = [_broadcast_plan(outputs[k], inputs) for k in self.out_slots]
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
@@ -193,7 +197,7 @@ class Function:
                 large = True
                 break
         outs = None if out is None else self._check_out(out, values)
-        values += self._no_buffer() if outs is None else self._slot_buffers(outs)
+        values += self._new_buffers(values) if outs is None else self._slot_buffers(outs, values)
         results = self._run(values, large)
         if outs is not None:
             results = self._into(outs, results)
@@ -215,7 +219,7 @@ class Function:
     def run_serial(self, values: list, out: Any = None) -> Any:
         """The serial kernel on checked arrays (a chunk of a dask array: the workers
         are the parallelism), writing a single output into ``out`` if it fits."""
-        buffers = self._no_buffer() if out is None else self._slot_buffers([out])
+        buffers = self._no_buffer() if out is None else self._slot_buffers([out], values)
         results = self._run(values + buffers, False)
         return results[0] if self.single else results
 
@@ -274,11 +278,22 @@ class Function:
             given.append((k, o))
         return outs
 
+    def _new_buffers(self, values: list) -> list:
+        buffers = []
+        for (ndim, dtype), plan in zip(self._placeholder_types, self._shape_of):
+            if plan is None:
+                buffers.append(np.empty((0,) * ndim, dtype))
+                continue
+            indices, constant_shapes = plan
+            shape = np.broadcast_shapes(*(np.shape(values[i]) for i in indices), *constant_shapes)
+            buffers.append(np.empty(shape, dtype))
+        return buffers
+
     def _no_buffer(self) -> list:
         return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
 
-    def _slot_buffers(self, outs: list) -> list:
-        placeholders = self._no_buffer()
+    def _slot_buffers(self, outs: list, values: list) -> list:
+        placeholders = self._new_buffers(values)
         return [
             placeholders[j] if outs[k] is None else outs[k] for j, k in enumerate(self.out_slots)
         ]
@@ -295,6 +310,27 @@ class Function:
             np.copyto(o, r)
             results[k] = o
         return results
+
+
+def _broadcast_plan(out: Any, inputs: tuple) -> tuple[list[int], list[tuple]] | None:
+    """(input positions, constant shapes) whose shapes broadcast to ``out``'s, if it is
+    computed elementwise from inputs and constants only; else None."""
+    indices: list[int] = []
+    shapes: list[tuple] = []
+    stack, seen = [out], set()
+    while stack:
+        node = stack.pop()
+        if type(node) is Term and node.op.elementwise:
+            if node not in seen:
+                seen.add(node)
+                stack.extend(node.op.operands(node.args))
+        elif isinstance(node, Symbol):
+            indices.append(inputs.index(node))
+        elif isinstance(node, Constant):
+            shapes.append(node.value.shape)
+        elif type(node) is Term:  # a reduction, a product: its shape is the kernel's
+            return None
+    return sorted(set(indices)), shapes
 
 
 def _rebuilt(inputs: tuple, outputs: tuple, single: bool) -> Function:
