@@ -25,6 +25,10 @@ from relgraph.traverse import checked_term
 
 __all__ = ["rewrite_many", "compile_many", "Batch"]
 
+# Tries more for a program alone in its task whose worker died: a task queued on a
+# worker that another program killed counts that death against itself.
+RETRIES = 1
+
 
 @dataclass
 class Batch(Sequence):
@@ -332,12 +336,12 @@ def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     size = batch_size or max(1, min(64, len(todo) // (8 * workers)))
-    chunk_of: dict[str, list] = {}
+    chunk_of: dict[str, tuple[list, int]] = {}  # a task's programs, and its try
     submitted: list = []
 
-    def submit(chunk: list) -> Any:
+    def submit(chunk: list, attempt: int = 0) -> Any:
         future = client.submit(_batch_task, chunk, rewriter, cache, compile, pure=False)
-        chunk_of[future.key] = chunk
+        chunk_of[future.key] = (chunk, attempt)
         submitted.append(future)
         return future
 
@@ -346,7 +350,7 @@ def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
     rows: list = []
     try:
         for future in pending:
-            chunk = chunk_of.pop(future.key)
+            chunk, attempt = chunk_of.pop(future.key)
             try:
                 # Waits if the result was lost with its worker and is computed again.
                 rows += future.result()
@@ -355,6 +359,9 @@ def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
                 if len(chunk) > 1:
                     for row in chunk:
                         pending.add(submit([row]))
+                    continue
+                if attempt < RETRIES:  # it may only have been queued where another died
+                    pending.add(submit(chunk, attempt + 1))
                     continue
                 rows += [(i, None, None, False, _error(i, item, exc)) for i, item in chunk]
                 bar.update(1)

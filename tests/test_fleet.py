@@ -238,3 +238,50 @@ def test_processes_writing_one_entry_at_once_leave_a_sound_entry(tmp_path):
     ]
     assert [p.communicate(timeout=120)[0].strip() for p in procs] == ["ok"] * 3
     assert not list(tmp_path.rglob(".tmp-*"))  # no temporary file left behind
+
+
+def test_thirty_batches_on_one_client_lose_nothing(dask_client):
+    terms = programs(6, salt=0.75)
+    expected = [rg.rewrite(t, fast_run()) for t in terms]
+    for _ in range(30):
+        batch = rg.rewrite_many(terms, fast_run(), client=dask_client, cache=False,
+                                progress=False, batch_size=2)  # fmt: skip
+        assert batch.ok and list(batch) == expected
+
+
+KILLER = textwrap.dedent(
+    """
+    import logging, os
+    logging.disable(logging.CRITICAL)
+
+    def dieo(a, b):
+        def goal(S):
+            from unification import reify
+            if "x3" in repr(reify(a, S)):
+                os._exit(3)  # as a segfault or the OOM killer would
+            return iter(())
+        return goal
+
+    if __name__ == "__main__":
+        import relgraph as rg
+        from distributed import Client, LocalCluster
+        with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
+            with Client(cluster) as client:
+                programs = [rg.exp(rg.vector(f"x{i}")) for i in range(8)]
+                for size in (1, 4):
+                    batch = rg.rewrite_many(programs, rg.EquilibriumRewriter([dieo]),
+                                            client=client, cache=False, progress=False,
+                                            batch_size=size)
+                    print(sorted(batch.errors), sum(r is not None for r in batch.results))
+    """
+)
+
+
+def test_a_program_that_kills_its_worker_is_one_error(tmp_path):
+    script = tmp_path / "killer.py"
+    script.write_text(KILLER)
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[:2] == ["[3] 7", "[3] 7"]
