@@ -221,3 +221,15 @@ def test_the_query_key_follows_the_globals_a_relation_reads(tmp_path):
         for limit in ("0", "10", "0")
     ]
     assert out == ["sign(v)", "sign(3.0 * v)", "sign(v)"]
+
+
+def test_a_deep_program_is_kept_and_read_back(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    x = rg.vector("x")
+    deep = x
+    for _ in range(3000):
+        deep = deep * 1.0 + 0.0
+    digest = "cd" * 20
+    rewrite_cache.store(digest, deep, None)
+    found = rewrite_cache.load(digest)
+    assert found is not None and found[0] == deep

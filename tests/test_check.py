@@ -96,3 +96,16 @@ def test_every_relation_of_the_library_is_checked(name, request):
         assert result.ok is not (name in SHOWN_UNSAFE), str(result)
     else:
         assert result.ok, str(result)
+
+
+def test_an_unsound_boolean_rule_has_a_counterexample():
+    x = rg.lvar("x")
+    result = rg.check(rg.rule(x > 0.5, x > 1.0, name="gt_shift"))
+    assert not result.ok and "values differ" in result.counterexample.problem
+
+
+def test_a_rule_whose_condition_raises_does_not_hold():
+    x = rg.lvar("x")
+    r = rg.rule(rg.exp(x), x * 2.0, when=lambda x: 1 / 0, name="raiser")
+    result = rg.check(r)
+    assert not result.ok and "ZeroDivisionError" in result.counterexample.problem

@@ -3,6 +3,7 @@ import sys
 
 import pytest
 
+import relgraph as rg
 from relgraph.cli import main, parse_symbols
 
 SEED = "A:matrix,B:matrix,x:vector,y:vector,z:vector,w:vector"
@@ -63,7 +64,8 @@ def test_jit_runs_a_numpy_function_from_a_file(capsys, tmp_path, monkeypatch):
     assert lines[0] == "traced:    sum((y * (X @ w)) - log(1 + exp(X @ w)))"
     assert lines[1] == "rewritten: sum((y * (X @ w)) - softplus(X @ w))"
     assert lines[2].startswith("cost 15 (traced 23); trace")
-    assert lines[3].startswith("output 0: numpy -inf, rg.jit -") and lines[3].endswith("(same)")
+    assert lines[3].startswith("output 0: numpy gives -inf (it overflows or has no value); ")
+    assert lines[3].endswith("finite: the rewritten program avoids it")
     assert lines[4].startswith("per call: rg.jit")
 
 
@@ -92,6 +94,10 @@ def test_jit_runs_a_numpy_function_from_a_file(capsys, tmp_path, monkeypatch):
         (["rewrite", "x + 1", "--symbols", "x:vector:3x4"], "a vector has 1 dimension"),
         (["rewrite", "exp(x)", "--symbols", "x:vector:float16", "--compile"], "float16"),
         (["rewrite", "A @ x", "--symbols", "A:matrix:3x4,x:vector:5"], "inner dimensions"),
+        (
+            ["rewrite", "exp(x)", "--symbols", "x:vector", "--check", "--size", "100000000000"],
+            "does not fit in memory",
+        ),
         (
             [
                 "rewrite",
@@ -247,3 +253,16 @@ def test_trace_prints_every_rewrite_in_order(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "pass 1, at []: dot_distributeo: (A @ (x + y)) -> ((A @ x) + (A @ y))"
     assert lines[1] == "((A @ x) + (A @ y))"
+
+
+def test_explore_takes_the_api_default_timeout(monkeypatch, capsys):
+    seen = {}
+    explore = rg.explore
+
+    def spy(*args, **kwargs):
+        seen.update(kwargs)
+        return explore(*args, **{**kwargs, "max_iterations": 1})
+
+    monkeypatch.setattr(rg, "explore", spy)
+    assert main([*EXPLORE, "--symbols", SEED]) == 0
+    assert seen["timeout"] == "default"  # rg.explore's 5 s, not "no limit"

@@ -32,3 +32,9 @@ def test_shared_subterms_print_once_when_the_tree_is_huge():
     assert text.endswith(" in (t39 * t39)") and len(text) < 1000
     small = (x * x) * (x * x)
     assert rg.pprint(small) == "((x * x) * (x * x))"  # small trees print as trees
+
+
+def test_a_large_term_with_nothing_shared_prints_no_let():
+    vs = [rg.vector(f"v{i}") for i in range(3000)]
+    text = rg.pprint(rg.add(*[rg.exp(rg.log(v)) for v in vs]))
+    assert text.startswith("(exp(log(v0)) + exp(log(v1))")

@@ -66,3 +66,10 @@ def test_bad_input_is_named():
     with pytest.raises(TypeError):
         rg.why(dot_distributeo, "A @ x")
     assert "<td>rewrote</td>" in rg.why(dot_distributeo, M @ (a + b))._repr_html_()
+
+
+def test_why_reports_a_condition_that_raises_at_its_position():
+    x, v = rg.lvar("x"), rg.vector("v")
+    r = rg.rule(rg.exp(x), x * 2.0, when=lambda x: 1 / 0, name="raiser")
+    (attempt,) = rg.why(r, rg.exp(v)).attempts
+    assert attempt.outcome == "raised" and "ZeroDivisionError" in attempt.reason
