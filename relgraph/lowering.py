@@ -526,6 +526,13 @@ class _Generator:
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
                 )
             args = [self._scalar(a, members, load, node, prefix) for a in op.operands(node.args)]
+            if dtype.kind == "f" and op.name != "where":
+                # numpy converts integer operands to the float loop's dtype first (a
+                # uint64 beside an int64 is not wrapped into int64, as Numba does).
+                args = [
+                    f"{_dtype_expr(dtype)}({arg})" if _integral(a) else arg
+                    for a, arg in zip(op.operands(node.args), args)
+                ]
             if op.nin is None:  # variadic: fold the binary template
                 expr = args[0]
                 for a in args[1:]:
@@ -575,19 +582,31 @@ def _fits(value: int, dtype: np.dtype) -> bool:
     return int(info.min) <= value <= int(info.max)
 
 
+def _integral(a: Any) -> bool:
+    """Whether ``a`` is an array value of an integer or bool dtype."""
+    return isinstance(a, (Term, Symbol, Constant)) and typeof(a).dtype.kind in "biu"
+
+
 def _is_weak(a: Any) -> bool:
     return isinstance(a, (bool, int, float)) and not isinstance(a, np.generic)
 
 
 def _weak_dtype(node: Term) -> np.dtype:
-    """The dtype numpy gives a Python scalar operand of ``node``: the promotion of
-    the operands (a comparison's operands, not its bool result; ``where``'s values,
-    not its condition)."""
+    """The dtype numpy gives a Python scalar operand of ``node``: that of the ufunc
+    loop numpy picks (``int8 / 300`` divides in float64, ``int8 + 300`` is refused in
+    int8), else the promotion of the operands (``where``'s values, not its condition)."""
     operands = list(node.op.operands(node.args))
     if node.op.name == "where":
         operands = operands[1:]
-    keys = [a if _is_weak(a) else typeof(a).dtype for a in operands]
-    return np.result_type(*keys)
+    keys = [type(a) if _is_weak(a) else typeof(a).dtype for a in operands]
+    ufunc = getattr(node.op, "ufunc", None)
+    if isinstance(ufunc, np.ufunc) and ufunc.nin == len(keys) and ufunc.nout == 1:
+        try:
+            loop = ufunc.resolve_dtypes((*keys, None))
+            return loop[next(i for i, a in enumerate(operands) if _is_weak(a))]
+        except (TypeError, ValueError, StopIteration):
+            pass
+    return np.result_type(*(a if _is_weak(a) else typeof(a).dtype for a in operands))
 
 
 def _literal(value: Any, dtype: np.dtype) -> str:
