@@ -41,10 +41,12 @@ def test_a_built_kernel_is_loaded_without_numba(tmp_path, monkeypatch):
 
 def test_builds_wait_for_the_process_to_exit_and_share_one_builder(tmp_path, monkeypatch):
     monkeypatch.setenv("RELGRAPH_AOT", "1")
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(aot, "_PENDING", [])
     started = []
     monkeypatch.setattr(aot, "_spawn", lambda d: started.append(d))
     for k in range(10):
+        (tmp_path / f"k_{k}.py").write_text(f"# kernel {k}\n")
         aot.start_build(tmp_path / f"k_{k}.py", f"aot_{k}", "Tuple((float64,))(float64)")
     assert started == [] and len(aot._PENDING) == 10
     aot._start_pending()  # what atexit runs
@@ -64,9 +66,11 @@ def test_one_builder_at_a_time_and_a_dead_one_blocks_nothing(tmp_path):
 
 
 def test_the_builder_works_through_the_queue(tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
     built = []
-    monkeypatch.setattr(aot, "build", lambda src, name, sig: built.append(name))
+    monkeypatch.setattr(aot, "build", lambda src, name, sig, sha256: built.append(name))
     for k in range(3):
+        (tmp_path / f"k_{k}.py").write_text(f"# kernel {k}\n")
         aot._queue(tmp_path / f"k_{k}.py", f"aot_{k}", "sig")
     assert aot.run_queue(tmp_path) == 3 and sorted(built) == ["aot_0", "aot_1", "aot_2"]
     assert not list((tmp_path / aot.QUEUE).glob("*.job"))

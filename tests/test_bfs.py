@@ -37,7 +37,7 @@ def test_issue_example_best_and_explain(space):
     derivation = space.explain()
     assert derivation.start == START and derivation.result == space.best()
     assert [(s.relation, s.direction) for s in derivation] == [
-        ("ac_normalo", "backward"),
+        ("ac_normalo", "forward"),
         ("dot_distributeo", "backward"),
     ]
     assert len(derivation) == space.depth(space.best()) == 2
