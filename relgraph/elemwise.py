@@ -210,8 +210,15 @@ minimum = Elemwise("minimum", np.minimum, 2, code="np.minimum({0}, {1})")
 tanh = Elemwise("tanh", np.tanh, 1, code="np.tanh({0})", code_f64="vecmath.tanh(np.float64({0}))")
 sin = Elemwise("sin", np.sin, 1, code="np.sin({0})")
 cos = Elemwise("cos", np.cos, 1, code="np.cos({0})")
-# Numba's sign of an unsigned int is -1 for values with the top bit set.
-sign = Elemwise("sign", np.sign, 1, code="np.sign({0})", code_int="(({0} > 0) - ({0} < 0))")
+# Numba's sign of an unsigned int is -1 for values with the top bit set, and its sign
+# of -0.0 is -0.0 (numpy's is 0.0).
+sign = Elemwise(
+    "sign",
+    np.sign,
+    1,
+    code="(np.nan if {0} != {0} else (1.0 * ({0} > 0) - 1.0 * ({0} < 0)))",
+    code_int="(({0} > 0) - ({0} < 0))",
+)
 square = Elemwise(
     "square",
     np.square,

@@ -525,7 +525,10 @@ class _Generator:
                 raise LoweringError(
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
                 )
-            args = [self._scalar(a, members, load, node, prefix) for a in op.operands(node.args)]
+            operands = op.operands(node.args)
+            args = [
+                self._scalar(a, members, load, node, prefix, k) for k, a in enumerate(operands)
+            ]
             if dtype.kind == "f" and op.name != "where":
                 # numpy converts integer operands to the float loop's dtype first (a
                 # uint64 beside an int64 is not wrapped into int64, as Numba does).
@@ -545,7 +548,7 @@ class _Generator:
             lines.append(f"{self._local(node, prefix)} = {expr}")
         return lines
 
-    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], node, prefix) -> str:
+    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], node, prefix, k) -> str:
         if type(a) is Term and a in region:
             return self._local(a, prefix)
         if isinstance(a, (Symbol, Constant)) or type(a) is Term:
@@ -556,9 +559,9 @@ class _Generator:
         if _is_weak(a):
             dtype = _weak_dtype(node)
             if dtype.kind in "iu" and type(a) is int and not _fits(a, dtype):
-                if node.op.name == "clip":  # numpy's clip saturates an out-of-range bound
-                    info = np.iinfo(dtype)
-                    a = min(max(a, int(info.min)), int(info.max))
+                info = np.iinfo(dtype)
+                if node.op.name == "clip" and (a < info.min if k == 1 else a > info.max):
+                    a = min(max(a, int(info.min)), int(info.max))  # numpy saturates it
                 elif node.op.name in _COMPARISONS:  # numpy compares the true values
                     dtype = next(d for d in _WIDE if d.kind == "f" or _fits(a, d))
             return _literal(a, dtype)
