@@ -565,7 +565,10 @@ class _Generator:
                 elif node.op.name in _COMPARISONS:  # numpy compares the true values
                     dtype = next(d for d in _WIDE if d.kind == "f" or _fits(a, d))
             return _literal(a, dtype)
-        return _literal(a.item(), np.asarray(a).dtype)
+        dtype = np.asarray(a).dtype
+        if dtype == np.float16:  # Numba has no float16: numpy computes it wider anyway
+            dtype = np.dtype(np.float32)
+        return _literal(a.item(), dtype)
 
 
 def _inlines(node: Term) -> bool:

@@ -107,7 +107,7 @@ def agree(want, got) -> bool:
     return bool(np.all(np.abs(w - g) <= rtol * np.maximum(np.abs(w), tiny)))
 
 
-@settings(max_examples=60, deadline=None)  # each example compiles a kernel
+@settings(max_examples=40, deadline=None)  # each example compiles a kernel
 @given(term=programs(), shift=st.integers(0, 50))
 def test_compiled_kernels_compute_what_numpy_computes(term, shift):
     values = {}
