@@ -29,6 +29,7 @@ from relgraph.exceptions import TraceError
 from relgraph.leaves import Symbol
 from relgraph.printing import brief
 from relgraph.report import RewriteReport
+from relgraph.scalars import is_weak
 from relgraph.term import Term
 from relgraph.tracing import (
     MAX_CONSTANT_BYTES,
@@ -200,7 +201,7 @@ class JitFunction:
         functools.update_wrapper(self, fn)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or self.static_argnames or any(map(_is_weak, args)):
+        if kwargs or self.static_argnames or any(map(is_weak, args)):
             call = self._bind(args, kwargs)
             self.last = spec = self.specializations.get(call.key) or self._specialize(call)
             return _caller(spec)(*call.values)
@@ -222,7 +223,7 @@ class JitFunction:
 
     def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
         """Trace, rewrite and compile for these arguments' signature, without running."""
-        weak = any(map(_is_weak, args))
+        weak = any(map(is_weak, args))
         call = self._bind(args, kwargs) if kwargs or self.static_argnames or weak else None
         call = call or self._positional(args)
         return self.specializations.get(call.key) or self._specialize(call)
@@ -255,7 +256,7 @@ class JitFunction:
             items = value if kind is inspect.Parameter.VAR_POSITIONAL else (value,)
             suffixes = range(len(items)) if kind is inspect.Parameter.VAR_POSITIONAL else [""]
             for suffix, item in zip(suffixes, items):
-                if _is_weak(item):  # a constant of the program, as numpy's weak scalars
+                if is_weak(item):  # a constant of the program, as numpy's weak scalars
                     static.append((f"{name}{suffix}", type(item), repr(item)))
                 else:
                     names.append(f"{name}{suffix}")
@@ -270,8 +271,8 @@ class JitFunction:
                 if name in self.static_argnames:
                     continue
                 if kind is inspect.Parameter.VAR_POSITIONAL:
-                    arguments[name] = tuple(v if _is_weak(v) else next(it) for v in value)
-                elif not _is_weak(value):
+                    arguments[name] = tuple(v if is_weak(v) else next(it) for v in value)
+                elif not is_weak(value):
                     arguments[name] = next(it)
             call = inspect.BoundArguments(self.signature, arguments)
             return self.fn(*call.args, **call.kwargs)
@@ -373,12 +374,6 @@ def _rewriter(query: tuple) -> Any:
     from relations import optdb  # the standard library of relations, built on relgraph
 
     return optdb.query(include=include, exclude=exclude, require=require)
-
-
-def _is_weak(a: Any) -> bool:
-    """A Python scalar: numpy treats it as weak (``int8_array * 2`` stays int8), so it
-    is traced as a constant of the program, with one specialization per value."""
-    return isinstance(a, (bool, int, float, complex)) and not isinstance(a, np.generic)
 
 
 def _key_of(a: Any) -> tuple:

@@ -22,6 +22,7 @@ from relgraph.exceptions import RelgraphError
 from relgraph.infer import typeof
 from relgraph.leaves import Constant, Symbol
 from relgraph.printing import brief
+from relgraph.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.term import Term
 from relgraph.traverse import subterms
 
@@ -97,10 +98,6 @@ def _broadcast_dim(name: str, sizes: list[str]) -> str:
     if not sizes:
         return f"{name} = 1"
     return f"{name} = kernels.broadcast_dim(({', '.join(sizes)}{',' if len(sizes) == 1 else ''}))"
-
-
-def _dtype_expr(dtype: np.dtype) -> str:
-    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
 
 
 class _Generator:
@@ -268,12 +265,12 @@ class _Generator:
             )
             return name
         if isinstance(x, float) and not np.isfinite(x):
-            return _literal(x, np.dtype(np.float64))
+            return literal(x, np.dtype(np.float64))
         return repr(x)
 
     def _emit_array_op(self, node: Term) -> None:
         code = node.op.array_code(node)
-        dtype = _dtype_expr(typeof(node).dtype)
+        dtype = dtype_expr(typeof(node).dtype)
         operands = [self._value(a) for a in node.op.operands(node.args)]
         self.lines.append(f"{self._name(node)} = {code.format(*operands, dtype=dtype)}")
 
@@ -345,7 +342,7 @@ class _Generator:
         generic, fast, same = self._loads(leaves, [i, j][2 - d :], n, "")
         if check:  # outside the parallel loop, which a raise inside would make serial
             lines.append(check.format(**names))
-        dtype, keep = _dtype_expr(typeof(node).dtype), self.op_keeps_dims(node)
+        dtype, keep = dtype_expr(typeof(node).dtype), self.op_keeps_dims(node)
         each = out if d == 2 else f"{out}_part"
         shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"
         lines.append(f"{each} = np.empty({shape}, {dtype})")
@@ -353,7 +350,7 @@ class _Generator:
         lo, hi, buf, prefix = f"{out}_lo", f"{out}_hi", f"{out}_buf", f"{out}_e_"
         lines.append(f"    {lo} = {i} * {CHUNK}" if chunked else f"    {lo} = 0")
         lines.append(f"    {hi} = min({lo} + {CHUNK}, {n})" if chunked else f"    {hi} = {n}")
-        lines.append(f"    {buf} = np.empty({hi} - {lo}, {_dtype_expr(typeof(x).dtype)})")
+        lines.append(f"    {buf} = np.empty({hi} - {lo}, {dtype_expr(typeof(x).dtype)})")
         lines.append(f"    if {same}:")
         for load in (fast, generic):
             value = self._local(x, prefix) if region else load[leaves[0][0]]
@@ -449,7 +446,7 @@ class _Generator:
         self._emit_loops(root, region, leaves, out, out_type)
 
     def _emit_loops(self, root, region, leaves, out, out_type) -> None:
-        d, dtype = out_type.ndim, _dtype_expr(out_type.dtype)
+        d, dtype = out_type.ndim, dtype_expr(out_type.dtype)
         dims = [f"{out}_n{k}" for k in range(d)]
         lines = self.lines
         for k, dim in enumerate(dims):
@@ -533,7 +530,7 @@ class _Generator:
                 # numpy converts integer operands to the float loop's dtype first (a
                 # uint64 beside an int64 is not wrapped into int64, as Numba does).
                 args = [
-                    f"{_dtype_expr(dtype)}({arg})" if _integral(a) else arg
+                    f"{dtype_expr(dtype)}({arg})" if is_integral(a) else arg
                     for a, arg in zip(op.operands(node.args), args)
                 ]
             if op.nin is None:  # variadic: fold the binary template
@@ -544,7 +541,7 @@ class _Generator:
                 expr = code.format(*args)
             # numpy keeps small dtypes, and an expression's type in Numba can differ from
             # numpy's (sign of a uint8 is an int64 there): every value has numpy's dtype.
-            expr = f"{_dtype_expr(dtype)}({expr})"
+            expr = f"{dtype_expr(dtype)}({expr})"
             lines.append(f"{self._local(node, prefix)} = {expr}")
         return lines
 
@@ -554,21 +551,7 @@ class _Generator:
         if isinstance(a, (Symbol, Constant)) or type(a) is Term:
             name = self._value(a)
             return load.get(name, name)
-        # A Python scalar is weak (NEP 50): it takes the dtype numpy promotes the
-        # operands to, and is refused as numpy refuses it when it does not fit.
-        if _is_weak(a):
-            dtype = _weak_dtype(node)
-            if dtype.kind in "iu" and type(a) is int and not _fits(a, dtype):
-                info = np.iinfo(dtype)
-                if node.op.name == "clip" and (a < info.min if k == 1 else a > info.max):
-                    a = min(max(a, int(info.min)), int(info.max))  # numpy saturates it
-                elif node.op.name in _COMPARISONS:  # numpy compares the true values
-                    dtype = next(d for d in _WIDE if d.kind == "f" or _fits(a, d))
-            return _literal(a, dtype)
-        dtype = np.asarray(a).dtype
-        if dtype == np.float16:  # Numba has no float16: numpy computes it wider anyway
-            dtype = np.dtype(np.float32)
-        return _literal(a.item(), dtype)
+        return scalar_source(a, node, k)
 
 
 def _inlines(node: Term) -> bool:
@@ -577,50 +560,3 @@ def _inlines(node: Term) -> bool:
         return False
     code = node.op.scalar_code(typeof(node).dtype, node.op.operands(node.args))
     return bool(code) and "vecmath." in code and bool(getattr(node.op, "code", None))
-
-
-_COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
-_WIDE = [np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64)]
-
-
-def _fits(value: int, dtype: np.dtype) -> bool:
-    info = np.iinfo(dtype)
-    return int(info.min) <= value <= int(info.max)
-
-
-def _integral(a: Any) -> bool:
-    """Whether ``a`` is an array value of an integer or bool dtype."""
-    return isinstance(a, (Term, Symbol, Constant)) and typeof(a).dtype.kind in "biu"
-
-
-def _is_weak(a: Any) -> bool:
-    return isinstance(a, (bool, int, float)) and not isinstance(a, np.generic)
-
-
-def _weak_dtype(node: Term) -> np.dtype:
-    """The dtype numpy gives a Python scalar operand of ``node``: that of the ufunc
-    loop numpy picks (``int8 / 300`` divides in float64, ``int8 + 300`` is refused in
-    int8), else the promotion of the operands (``where``'s values, not its condition)."""
-    operands = list(node.op.operands(node.args))
-    if node.op.name == "where":
-        operands = operands[1:]
-    keys = [type(a) if _is_weak(a) else typeof(a).dtype for a in operands]
-    ufunc = getattr(node.op, "ufunc", None)
-    if isinstance(ufunc, np.ufunc) and ufunc.nin == len(keys) and ufunc.nout == 1:
-        try:
-            loop = ufunc.resolve_dtypes((*keys, None))
-            return loop[next(i for i, a in enumerate(operands) if _is_weak(a))]
-        except (TypeError, ValueError, StopIteration):
-            pass
-    return np.result_type(*(a if _is_weak(a) else typeof(a).dtype for a in operands))
-
-
-def _literal(value: Any, dtype: np.dtype) -> str:
-    """Source for ``value`` as a scalar of ``dtype``; OverflowError, as numpy's, for a
-    Python int that does not fit (``int8 + 1000``)."""
-    if dtype.kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
-        np.array(value, dtype)  # numpy's OverflowError, with its message
-    if isinstance(value, float) and not np.isfinite(value):
-        text = "np.nan" if np.isnan(value) else ("np.inf" if value > 0 else "-np.inf")
-        return f"{_dtype_expr(dtype)}({text})"
-    return f"{_dtype_expr(dtype)}({value!r})"
