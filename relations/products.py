@@ -178,9 +178,21 @@ def _exps_merged(t: Any) -> Any:
         if len(group) < 2:
             continue
         used.update(map(id, group))
-        total = Term((add, *sorted_args(add, [_exponent(a) for a in group])))
+        total = _sum_of([_exponent(a) for a in group])
         merged.append(Term((exp, total)) if base == "exp" else Term((pow, base, total)))
     return _product([a for a in factors if id(a) not in used] + merged)
+
+
+def _sum_of(exponents: list) -> Term:
+    """The sum a merge creates.  A sum among the exponents goes first, spliced: a sum
+    folds from the left, so ``add(a, b, c)`` is ``(a + b) + c`` and merging
+    ``exp(a + b) * exp(c)`` keeps the grouping of ``a + b`` (floats regroup only
+    under the opt-in ``reassociate`` tag)."""
+    first = next((e for e in exponents if has_head(e, add)), None)
+    if first is None:
+        return Term((add, *sorted_args(add, exponents)))
+    rest = [e for e in exponents if e is not first]
+    return Term((add, *first._tuple[1:], *sorted_args(add, rest)))
 
 
 def exp_mulo(in_lv, out_lv):
