@@ -106,7 +106,7 @@ def _checksum_path(directory: Path, name: str) -> Path:
 
 
 def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return _sha256(path.read_bytes())
 
 
 def load(directory: Path, name: str) -> Callable | None:

@@ -33,8 +33,8 @@ import threading
 import warnings
 from pathlib import Path
 
-__all__ = ["cache_root", "refusal", "sign", "write_atomic", "write_signed", "read_signed",
-           "warn_once"]  # fmt: skip
+__all__ = ["cache_root", "refusal", "refusal_of", "sign", "write_atomic", "write_signed",
+           "read_signed", "warn_once"]  # fmt: skip
 
 _SECRET = "secret"
 _MAC = 32  # bytes of an HMAC-SHA256
@@ -73,6 +73,12 @@ def refusal(directory: Path) -> str | None:
     if not os.access(directory, os.W_OK | os.X_OK):
         return "it cannot be written"
     return None
+
+
+def refusal_of(part: str) -> str | None:
+    """Why the cache, or its folder ``part``, cannot be used (None if both can)."""
+    root = cache_root()
+    return refusal(root) or refusal(root / part)
 
 
 def sign(path: Path, data: bytes) -> bytes:

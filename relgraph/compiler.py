@@ -279,23 +279,26 @@ class Function:
         return outs
 
     def _new_buffers(self, values: list) -> list:
-        buffers = []
-        for (ndim, dtype), plan in zip(self._placeholder_types, self._shape_of):
-            if plan is None:
-                buffers.append(np.empty((0,) * ndim, dtype))
-                continue
-            indices, constant_shapes = plan
-            shape = np.broadcast_shapes(*(np.shape(values[i]) for i in indices), *constant_shapes)
-            buffers.append(np.empty(shape, dtype))
-        return buffers
+        return [self._buffer(j, values) for j in range(len(self.out_slots))]
+
+    def _buffer(self, j: int, values: list) -> Any:
+        """Slot ``j``'s output array, or a placeholder the kernel replaces."""
+        ndim, dtype = self._placeholder_types[j]
+        plan = self._shape_of[j]
+        if plan is None:
+            return np.empty((0,) * ndim, dtype)
+        indices, constant_shapes = plan
+        return np.empty(
+            np.broadcast_shapes(*(np.shape(values[i]) for i in indices), *constant_shapes), dtype
+        )
 
     def _no_buffer(self) -> list:
         return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
 
     def _slot_buffers(self, outs: list, values: list) -> list:
-        placeholders = self._new_buffers(values)
         return [
-            placeholders[j] if outs[k] is None else outs[k] for j, k in enumerate(self.out_slots)
+            self._buffer(j, values) if outs[k] is None else outs[k]
+            for j, k in enumerate(self.out_slots)
         ]
 
     def _into(self, outs: list, results: list) -> list:

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from relgraph import aot
-from relgraph.cache_files import cache_root, read_signed, refusal, warn_once, write_signed
+from relgraph.cache_files import cache_root, read_signed, refusal_of, warn_once, write_signed
 
 __all__ = ["cache_dir", "compile_kernel", "aot_name", "kernel_path"]
 
@@ -56,7 +56,7 @@ def cache_dir() -> Path:
 def _usable_dir() -> tuple[Path, bool]:
     """The cache directory, or a private temporary one (and False) if it is not writable."""
     directory = cache_dir()
-    problem = refusal(cache_root()) or refusal(directory)
+    problem = refusal_of(directory.name)
     if problem is None:
         try:
             probe = directory / f".probe.{os.getpid()}.{threading.get_ident()}"

@@ -531,7 +531,7 @@ class _Generator:
                 # uint64 beside an int64 is not wrapped into int64, as Numba does).
                 args = [
                     f"{dtype_expr(dtype)}({arg})" if is_integral(a) else arg
-                    for a, arg in zip(op.operands(node.args), args)
+                    for a, arg in zip(operands, args)
                 ]
             if op.nin is None:  # variadic: fold the binary template
                 expr = args[0]

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from relgraph import term_json
-from relgraph.cache_files import cache_root, read_signed, refusal, warn_once, write_signed
+from relgraph.cache_files import cache_root, read_signed, refusal_of, warn_once, write_signed
 from relgraph.leaves import Constant, Symbol
 from relgraph.term import Term
 from relgraph.traverse import subterms
@@ -86,10 +86,10 @@ def load(digest: str) -> tuple[Any, bytes] | None:
 
 def _refused() -> bool:
     """Whether the cache directory is not this user's alone (then it is not used)."""
-    root = cache_root()
-    problem = refusal(root) or refusal(root / "rewrites")
+    problem = refusal_of("rewrites")
     if problem is not None:
-        warn_once("rewrites", f"the rewrite cache {root / 'rewrites'} is not used ({problem})")
+        warn_once("rewrites", f"the rewrite cache {cache_root() / 'rewrites'} is not used "
+                  f"({problem})")  # fmt: skip
     return problem is not None
 
 
