@@ -30,7 +30,7 @@ import numpy as np
 
 import relgraph as rg
 from relations import canonicalize_db, optdb
-from relgraph.traverse import subterms
+from relgraph.terms.traverse import subterms
 
 VECTORS = [rg.vector(n) for n in "xyzw"]
 SCALARS = [rg.scalar(n) for n in "ab"]

@@ -38,7 +38,7 @@ from bench_canonicalize import median_time  # the same timer: median, and the la
 
 import relgraph as rg
 from relations import optdb
-from relgraph.printing import brief
+from relgraph.terms.printing import brief
 
 sys.setrecursionlimit(100_000)  # egglog recurses on long nested sums
 A = rg.matrix("A")

@@ -16,7 +16,7 @@ nodes; PyTensor's ``DimShuffle`` and shape bookkeeping are not counted), and che
 both results at the extreme points: every combination of -inf, values near overflow,
 -1, -0.0, 0.0, subnormals, 1, +inf and NaN (and a few ordinary values).  A result is
 *wrong* where it differs from the input program, unless it is closer to the exact
-value, computed by ``relgraph.exact`` with mpmath: a stabilisation may
+value, computed by ``relgraph.ops.exact`` with mpmath: a stabilisation may
 return a number where the input overflowed, never the reverse.  Zeros compare by
 value (-0.0 == 0.0), as numpy compares them.
 
@@ -39,7 +39,7 @@ import numpy as np
 
 import relgraph as rg
 from relations import optdb
-from relgraph.exact import agrees, exact_evaluate
+from relgraph.ops.exact import agrees, exact_evaluate
 
 MATH = "test_math.py"
 BASIC = "test_basic.py"

@@ -1,6 +1,6 @@
 """relgraph's standard library of relations, registered in tagged databases.
 
-``optdb`` is the default database: a :class:`~relgraph.db.SequenceDB` running,
+``optdb`` is the default database: a :class:`~relgraph.rewriting.db.SequenceDB` running,
 in PyTensor's order, the equilibrium databases ``canonicalize``, ``stabilize``,
 ``specialize`` and ``linalg``, with ``canonicalize`` once more after ``stabilize``
 (as the stage ``recanonicalize``).  ``optdb.query(include=["fast_run"])`` is the
@@ -31,8 +31,8 @@ from relations.tags import (
     UNSAFE,
 )
 from relgraph import ops
-from relgraph.db import EquilibriumDB, SequenceDB
-from relgraph.relation import reverse
+from relgraph.rewriting.db import EquilibriumDB, SequenceDB
+from relgraph.rewriting.relation import reverse
 
 __all__ = ["optdb", "canonicalize_db", "stabilize_db", "specialize_db", "linalg_db"]
 

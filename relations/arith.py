@@ -46,13 +46,13 @@ from relations.goals import (
     zipo,
 )
 from relations.order import sorted_args
-from relgraph.evaluate import evaluate
-from relgraph.infer import typeof
-from relgraph.leaves import Constant
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
-from relgraph.relation import forward_only
-from relgraph.term import Term
-from relgraph.traverse import as_term
+from relgraph.rewriting.relation import forward_only
+from relgraph.terms.evaluate import evaluate
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import as_term
 
 __all__ = [
     "ac_normalo",

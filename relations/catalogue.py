@@ -11,7 +11,7 @@ import inspect
 
 from relations import optdb
 from relations.tags import TAGS
-from relgraph.relation import directions_of
+from relgraph.rewriting.relation import directions_of
 
 __all__ = ["catalogue", "SAFE"]
 
@@ -25,7 +25,7 @@ may change: where the input loses its value to overflow, underflow or cancellati
 the rewritten program may give a value closer to the exact one (`log1p(x)` for
 `log(1 + x)` at `x = 1e-20`, `logaddexp(x, y)` where `exp` overflows), never the
 reverse.  Stabilisations are checked against the exact value computed with mpmath
-(`relgraph.exact`).  A relation that holds only for finite, nonzero or positive
+(`relgraph.ops.exact`).  A relation that holds only for finite, nonzero or positive
 inputs carries `unsafe` and is selected only when a query names it."""
 
 

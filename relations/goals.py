@@ -30,10 +30,10 @@ from kanren.graph import mapo
 from unification import reify, unify, var
 from unification.core import isground
 
-from relgraph.infer import typeof
-from relgraph.leaves import Constant, Symbol
-from relgraph.term import Args, Term
-from relgraph.traverse import as_term
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.term import Args, Term
+from relgraph.terms.traverse import as_term
 
 __all__ = [
     "testo",

@@ -21,14 +21,13 @@ import numpy as np
 from etuples import etuple
 from kanren import conde, conso, eq, heado, lall, tailo
 from kanren.assoccomm import assoc_flatten, flatten_assoc_args
-from unification import var
-from unification import vars as lvars
+from unification import var, vars as lvars
 
 from relations.goals import is_number, is_scalar, pipeo, removeo, testo, variadico, zipo
-from relgraph.infer import typeof
 from relgraph.ops import add, dot, mul, sum, transpose
-from relgraph.term import Term
-from relgraph.traverse import as_term, subterms
+from relgraph.terms.infer import typeof
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import as_term, subterms
 
 __all__ = [
     "dot_distributeo",

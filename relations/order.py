@@ -22,9 +22,9 @@ import functools
 from hashlib import blake2b
 from typing import Any
 
-from relgraph.leaves import Constant, Symbol
 from relgraph.ops import add, mul, neg, pow
-from relgraph.term import Term, memoized
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.term import Term, memoized
 
 __all__ = ["term_key", "arg_key", "sorted_args"]
 

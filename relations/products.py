@@ -23,18 +23,17 @@ from typing import Any
 
 from etuples import etuple
 from kanren import conde, eq, lall
-from unification import var
-from unification import vars as lvars
+from unification import var, vars as lvars
 
 from relations.arith import _zero_like, commo, negated, nego
 from relations.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relations.order import sorted_args
-from relgraph.infer import typeof
-from relgraph.lvars import lvar
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
-from relgraph.relation import forward_only
-from relgraph.rules import rule
-from relgraph.term import Term
+from relgraph.rewriting.relation import forward_only
+from relgraph.rewriting.rules import rule
+from relgraph.terms.infer import typeof
+from relgraph.terms.lvars import lvar
+from relgraph.terms.term import Term
 
 __all__ = [
     "mul_nego", "abs_mulo", "div_consto", "exp_mulo", "exp_divo", "sign_div_consto", "cancelo",

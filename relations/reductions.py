@@ -17,13 +17,13 @@ from kanren import conde, eq, lall
 from unification import var
 
 from relations.goals import computeo, eacho, has_head, ifgroundo
-from relgraph.infer import typeof
-from relgraph.lvars import lvar
 from relgraph.ops import maximum, minimum, sum, where
-from relgraph.reductions import Reduce
-from relgraph.relation import forward_only
-from relgraph.rules import rule
-from relgraph.term import Term
+from relgraph.ops.reductions import Reduce
+from relgraph.rewriting.relation import forward_only
+from relgraph.rewriting.rules import rule
+from relgraph.terms.infer import typeof
+from relgraph.terms.lvars import lvar
+from relgraph.terms.term import Term
 
 __all__ = ["sum_sumo", "same_choiceo", "reduce_scalaro", "sum_addo"]
 

@@ -24,12 +24,10 @@ from typing import Any
 from cons import cons
 from etuples import etuple
 from kanren import conde, eq, lall
-from unification import var
-from unification import vars as lvars
+from unification import var, vars as lvars
 
 from relations.arith import commo, nego
 from relations.goals import computeo, has_head, ifgroundo, is_number, pipeo, removeo, variadico
-from relgraph.leaves import Constant
 from relgraph.ops import (
     abs,
     add,
@@ -41,6 +39,7 @@ from relgraph.ops import (
     log1p,
     logaddexp,
     logsumexp,
+    max as max_,
     neg,
     pow,
     reciprocal,
@@ -53,9 +52,9 @@ from relgraph.ops import (
     true_div,
     where,
 )
-from relgraph.ops import max as max_
-from relgraph.relation import forward_only
-from relgraph.term import Term
+from relgraph.rewriting.relation import forward_only
+from relgraph.terms.leaves import Constant
+from relgraph.terms.term import Term
 
 __all__ = [
     "log1po", "expm1o", "logsumexpo", "logsumexp_shifto", "log_add_expo", "log_diff_expo",

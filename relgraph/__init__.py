@@ -1,5 +1,9 @@
 """relgraph: relational (miniKanren) term rewriting for array programs.
 
+Every public name is re-exported here from the layer that defines it (the
+contributor page of the docs shows the layers), so modules can move without
+breaking ``import relgraph as rg``.
+
 Examples
 --------
 >>> import relgraph as rg
@@ -8,126 +12,333 @@ Examples
 '(A @ (x + y))'
 """
 
-from relgraph import display as _display  # noqa: F401  (Jupyter display hooks)
-from relgraph.bfs import Derivation, Edge, TermSpace
-from relgraph.compiler import Function, function
-from relgraph.cost import op_cost, per_node, shape_cost, weighted
-from relgraph.db import EquilibriumDB, Query, RelationDB, SequenceDB
-from relgraph.evaluate import evaluate
+from importlib.metadata import PackageNotFoundError as _NotInstalled, version as _version
+
+from relgraph.backends.numba.function import (
+    Function as Function,
+    function as function,
+)
+from relgraph.eqsat.bfs import (
+    Derivation as Derivation,
+    Edge as Edge,
+    TermSpace as TermSpace,
+)
+from relgraph.eqsat.cost import (
+    op_cost as op_cost,
+    per_node as per_node,
+    shape_cost as shape_cost,
+    weighted as weighted,
+)
+from relgraph.eqsat.explore import (
+    RewriteSpace as RewriteSpace,
+    explore as explore,
+)
 from relgraph.exceptions import (
-    EquilibriumLimitError,
-    OscillationError,
-    ParseError,
-    ProgramError,
-    QueryError,
-    RegistrationError,
-    RelationError,
-    RelgraphError,
-    SearchTimeout,
-    TraceError,
-    TypeCheckError,
-    UnsupportedError,
+    DerivationError as DerivationError,
+    EquilibriumLimitError as EquilibriumLimitError,
+    LoweringError as LoweringError,
+    OscillationError as OscillationError,
+    ParseError as ParseError,
+    PatternError as PatternError,
+    ProgramError as ProgramError,
+    QueryError as QueryError,
+    RegistrationError as RegistrationError,
+    RelationError as RelationError,
+    RelgraphError as RelgraphError,
+    SearchTimeout as SearchTimeout,
+    TraceError as TraceError,
+    TypeCheckError as TypeCheckError,
+    UnsupportedError as UnsupportedError,
 )
-from relgraph.explore import RewriteSpace, explore
-from relgraph.fleet import Batch, compile_many, rewrite_many
-from relgraph.infer import typeof
-from relgraph.jit import JitFunction, Specialization, jit
-from relgraph.leaves import Constant, Symbol, matrix, scalar, tensor, vector
-from relgraph.lvars import LVar, Rest, lvar, lvars, rest
+from relgraph.frontend.fleet import (
+    Batch as Batch,
+    compile_many as compile_many,
+    rewrite_many as rewrite_many,
+)
+from relgraph.frontend.jit import (
+    JitFunction as JitFunction,
+    Specialization as Specialization,
+    jit as jit,
+)
+from relgraph.frontend.parse import (
+    parse as parse,
+)
+from relgraph.frontend.tracing import (
+    Traced as Traced,
+    trace as trace,
+)
 from relgraph.ops import (
-    Op,
-    abs,
-    add,
-    astype,
-    broadcast_to,
-    ceil,
-    clip,
-    concatenate,
-    cos,
-    dot,
-    equal,
-    erf,
-    exp,
-    exp2,
-    expand_dims,
-    expm1,
-    floor,
-    getitem,
-    greater,
-    greater_equal,
-    less,
-    less_equal,
-    log,
-    log1mexp,
-    log1p,
-    log2,
-    log10,
-    logaddexp,
-    logical_and,
-    logical_not,
-    logical_or,
-    logsumexp,
-    matmul,
-    max,
-    maximum,
-    mean,
-    min,
-    minimum,
-    mul,
-    neg,
-    not_equal,
-    pow,
-    prod,
-    reciprocal,
-    reshape,
-    sigmoid,
-    sign,
-    sin,
-    softplus,
-    sqrt,
-    square,
-    squeeze,
-    stack,
-    sub,
-    sum,
-    tanh,
-    transpose,
-    true_div,
-    where,
+    Op as Op,
+    abs as abs,
+    add as add,
+    astype as astype,
+    broadcast_to as broadcast_to,
+    ceil as ceil,
+    clip as clip,
+    concatenate as concatenate,
+    cos as cos,
+    dot as dot,
+    equal as equal,
+    erf as erf,
+    exp as exp,
+    exp2 as exp2,
+    expand_dims as expand_dims,
+    expm1 as expm1,
+    floor as floor,
+    getitem as getitem,
+    greater as greater,
+    greater_equal as greater_equal,
+    less as less,
+    less_equal as less_equal,
+    log as log,
+    log1mexp as log1mexp,
+    log1p as log1p,
+    log2 as log2,
+    log10 as log10,
+    logaddexp as logaddexp,
+    logical_and as logical_and,
+    logical_not as logical_not,
+    logical_or as logical_or,
+    logsumexp as logsumexp,
+    matmul as matmul,
+    max as max,
+    maximum as maximum,
+    mean as mean,
+    min as min,
+    minimum as minimum,
+    mul as mul,
+    neg as neg,
+    not_equal as not_equal,
+    pow as pow,
+    prod as prod,
+    reciprocal as reciprocal,
+    reshape as reshape,
+    sigmoid as sigmoid,
+    sign as sign,
+    sin as sin,
+    softplus as softplus,
+    sqrt as sqrt,
+    square as square,
+    squeeze as squeeze,
+    stack as stack,
+    sub as sub,
+    sum as sum,
+    tanh as tanh,
+    transpose as transpose,
+    true_div as true_div,
+    where as where,
 )
-from relgraph.parse import parse
-from relgraph.printing import pprint
-from relgraph.relation import Rule, directions_of, forward_only, reverse, rewrites
-from relgraph.report import RewriteReport, RuleStats
-from relgraph.rewriter import EquilibriumRewriter
-from relgraph.rules import PatternRelation, rule
-from relgraph.sequence import SequenceRewriter, rewrite
-from relgraph.soundness import CheckResult, Counterexample, check
-from relgraph.term import Term
-from relgraph.tracing import Traced, trace
-from relgraph.traverse import as_term, count_nodes
-from relgraph.types import TensorType
-from relgraph.why import Why, why
+from relgraph.rewriting.check import (
+    CheckResult as CheckResult,
+    Counterexample as Counterexample,
+    check as check,
+)
+from relgraph.rewriting.db import (
+    EquilibriumDB as EquilibriumDB,
+    Query as Query,
+    RelationDB as RelationDB,
+    SequenceDB as SequenceDB,
+)
+from relgraph.rewriting.driver import (
+    EquilibriumRewriter as EquilibriumRewriter,
+)
+from relgraph.rewriting.relation import (
+    Rule as Rule,
+    directions_of as directions_of,
+    forward_only as forward_only,
+    reverse as reverse,
+    rewrites as rewrites,
+)
+from relgraph.rewriting.report import (
+    RewriteReport as RewriteReport,
+    RuleStats as RuleStats,
+)
+from relgraph.rewriting.rules import (
+    PatternRelation as PatternRelation,
+    rule as rule,
+)
+from relgraph.rewriting.sequence import (
+    SequenceRewriter as SequenceRewriter,
+    rewrite as rewrite,
+)
+from relgraph.rewriting.why import (
+    Why as Why,
+    why as why,
+)
+from relgraph.terms.evaluate import (
+    evaluate as evaluate,
+)
+from relgraph.terms.infer import (
+    typeof as typeof,
+)
+from relgraph.terms.leaves import (
+    Constant as Constant,
+    Symbol as Symbol,
+    matrix as matrix,
+    scalar as scalar,
+    tensor as tensor,
+    vector as vector,
+)
+from relgraph.terms.lvars import (
+    LVar as LVar,
+    Rest as Rest,
+    lvar as lvar,
+    lvars as lvars,
+    rest as rest,
+)
+from relgraph.terms.printing import (
+    pprint as pprint,
+)
+from relgraph.terms.term import (
+    Term as Term,
+)
+from relgraph.terms.traverse import (
+    as_term as as_term,
+    count_nodes as count_nodes,
+)
+from relgraph.terms.types import (
+    TensorType as TensorType,
+)
+from relgraph.ui import display as _display  # noqa: F401  (Jupyter display hooks)
+
+try:
+    __version__: str = _version("relgraph")
+except _NotInstalled:  # running from a source tree that was never installed
+    __version__ = "0+unknown"
 
 __all__ = [
-    "Derivation", "Edge", "EquilibriumDB", "EquilibriumRewriter", "Function", "function",
-    "Query", "RelationDB", "RewriteReport", "RewriteSpace", "Rule", "explore", "op_cost",
-    "weighted", "shape_cost", "per_node", "TermSpace",
-    "RuleStats", "SequenceDB", "SequenceRewriter", "parse", "reverse", "rewrite", "rewrites",
-    "forward_only", "directions_of", "trace", "Traced", "jit", "JitFunction", "Specialization",
-    "TraceError", "UnsupportedError", "LVar", "Rest", "lvar", "lvars", "rest", "rule",
-    "PatternRelation", "why", "Why", "check", "CheckResult", "Counterexample",
-    "Constant", "EquilibriumLimitError", "Op", "OscillationError", "ParseError",
-    "QueryError", "RegistrationError", "RelationError", "RelgraphError", "SearchTimeout", "Symbol",
-    "TensorType", "Term", "TypeCheckError", "abs", "add", "as_term", "count_nodes", "dot",
-    "evaluate", "exp", "expm1", "log", "log1p", "matrix", "max", "maximum", "mul", "neg",
-    "minimum", "tanh", "sin", "cos", "sign", "square", "reciprocal", "log2", "log10",
-    "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp", "logaddexp", "erf",
-    "less", "less_equal",
-    "greater", "greater_equal", "equal", "not_equal", "logical_and", "logical_or",
-    "logical_not", "where", "clip", "min", "prod", "mean",
-    "pow", "pprint", "scalar", "sqrt", "sub", "sum", "tensor", "transpose", "true_div",
-    "typeof", "vector", "astype", "matmul", "reshape", "expand_dims", "squeeze",
-    "broadcast_to", "getitem", "concatenate", "stack", "logsumexp",
-    "rewrite_many", "compile_many", "Batch", "ProgramError",
-]  # fmt: skip
+    "Batch",
+    "CheckResult",
+    "Constant",
+    "Counterexample",
+    "Derivation",
+    "DerivationError",
+    "Edge",
+    "EquilibriumDB",
+    "EquilibriumLimitError",
+    "EquilibriumRewriter",
+    "Function",
+    "JitFunction",
+    "LVar",
+    "LoweringError",
+    "Op",
+    "OscillationError",
+    "ParseError",
+    "PatternError",
+    "PatternRelation",
+    "ProgramError",
+    "Query",
+    "QueryError",
+    "RegistrationError",
+    "RelationDB",
+    "RelationError",
+    "RelgraphError",
+    "Rest",
+    "RewriteReport",
+    "RewriteSpace",
+    "Rule",
+    "RuleStats",
+    "SearchTimeout",
+    "SequenceDB",
+    "SequenceRewriter",
+    "Specialization",
+    "Symbol",
+    "TensorType",
+    "Term",
+    "TermSpace",
+    "TraceError",
+    "Traced",
+    "TypeCheckError",
+    "UnsupportedError",
+    "Why",
+    "abs",
+    "add",
+    "as_term",
+    "astype",
+    "broadcast_to",
+    "ceil",
+    "check",
+    "clip",
+    "compile_many",
+    "concatenate",
+    "cos",
+    "count_nodes",
+    "directions_of",
+    "dot",
+    "equal",
+    "erf",
+    "evaluate",
+    "exp",
+    "exp2",
+    "expand_dims",
+    "explore",
+    "expm1",
+    "floor",
+    "forward_only",
+    "function",
+    "getitem",
+    "greater",
+    "greater_equal",
+    "jit",
+    "less",
+    "less_equal",
+    "log",
+    "log10",
+    "log1mexp",
+    "log1p",
+    "log2",
+    "logaddexp",
+    "logical_and",
+    "logical_not",
+    "logical_or",
+    "logsumexp",
+    "lvar",
+    "lvars",
+    "matmul",
+    "matrix",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "mul",
+    "neg",
+    "not_equal",
+    "op_cost",
+    "parse",
+    "per_node",
+    "pow",
+    "pprint",
+    "prod",
+    "reciprocal",
+    "reshape",
+    "rest",
+    "reverse",
+    "rewrite",
+    "rewrite_many",
+    "rewrites",
+    "rule",
+    "scalar",
+    "shape_cost",
+    "sigmoid",
+    "sign",
+    "sin",
+    "softplus",
+    "sqrt",
+    "square",
+    "squeeze",
+    "stack",
+    "sub",
+    "sum",
+    "tanh",
+    "tensor",
+    "trace",
+    "transpose",
+    "true_div",
+    "typeof",
+    "vector",
+    "weighted",
+    "where",
+    "why",
+    "__version__",
+]

@@ -20,6 +20,9 @@ __all__ = [
     "UnsupportedError",
     "TraceError",
     "ProgramError",
+    "LoweringError",
+    "PatternError",
+    "DerivationError",
 ]
 
 
@@ -115,3 +118,15 @@ class ProgramError(RelgraphError):
 
     def __reduce__(self):
         return (ProgramError, (self.index, self.program, self.error, self.details))
+
+
+class LoweringError(RelgraphError):
+    """A term cannot be compiled: it names the Op or the construct."""
+
+
+class PatternError(RelgraphError, ValueError):
+    """A pattern that cannot be matched: a misplaced rest variable, a plain Var."""
+
+
+class DerivationError(RelgraphError, RuntimeError):
+    """No replayable derivation was found (the e-graph still holds the term)."""

@@ -8,9 +8,9 @@ import sys
 import numpy as np
 
 import relgraph as rg
-from relgraph import aot
-from relgraph.kernel_cache import aot_name, cache_dir
-from relgraph.lowering import lower
+from relgraph.backends.numba import aot
+from relgraph.backends.numba.kernel_cache import aot_name, cache_dir
+from relgraph.backends.numba.lowering import lower
 
 SCRIPT = """
 import sys, numpy as np, relgraph as rg

@@ -3,14 +3,13 @@
 import numpy as np
 import pytest
 from fuzz import inputs, programs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
 from relations import optdb
 from relations.arith import add_zeroo, mul_oneo
 from relations.linalg import dot_distributeo
-from relgraph.relation import as_rule
+from relgraph.rewriting.relation import as_rule
 
 A, B = rg.matrix("A"), rg.matrix("B")
 x, y, z, w = (rg.vector(n) for n in "xyzw")

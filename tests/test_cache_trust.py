@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 import relgraph as rg
-from relgraph import cache_files, rewrite_cache, term_json
+from relgraph import cache_files
+from relgraph.rewriting import cache as rewrite_cache, term_json
 
 JIT_SCRIPT = textwrap.dedent(
     """
@@ -146,7 +147,7 @@ def test_numba_cache_entries_are_verified_before_loading(tmp_path, damage):
 
 
 def test_the_ahead_of_time_builder_refuses_edited_source(tmp_path, monkeypatch):
-    from relgraph import aot
+    from relgraph.backends.numba import aot
 
     monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
     assert values(run(tmp_path, KERNEL_SCRIPT)) == [2.5] * 3
@@ -160,7 +161,7 @@ def test_the_ahead_of_time_builder_refuses_edited_source(tmp_path, monkeypatch):
 
 
 def test_an_unsigned_queued_job_is_not_built(tmp_path, monkeypatch):
-    from relgraph import aot
+    from relgraph.backends.numba import aot
 
     monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
     queue = tmp_path / aot.QUEUE

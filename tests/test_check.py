@@ -6,6 +6,7 @@ import pytest
 from test_relations import CASES, RULES
 
 import relgraph as rg
+from relgraph.terms.traverse import subterms
 
 x, y = rg.lvars("x y")
 A = rg.lvar("A", ndim=2)
@@ -27,7 +28,7 @@ def test_a_well_typed_wrong_rule_is_caught_with_both_outputs():
     result = rg.check(rg.rule(rg.sum(A + x), rg.sum(A) + rg.sum(x)), seed=3)
     ce = result.counterexample
     assert not result.ok and ce.before.shape == ce.after.shape == ()
-    values = {s: ce.inputs[s.name] for n in rg.traverse.subterms(ce.term) for s in n.args
+    values = {s: ce.inputs[s.name] for n in subterms(ce.term) for s in n.args
               if isinstance(s, rg.Symbol)}  # fmt: skip
     np.testing.assert_array_equal(rg.evaluate(ce.term, values), ce.before)
     assert "does not hold" in str(result)

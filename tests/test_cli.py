@@ -4,7 +4,7 @@ import sys
 import pytest
 
 import relgraph as rg
-from relgraph.cli import main, parse_symbols
+from relgraph.ui.cli import main, parse_symbols
 
 SEED = "A:matrix,B:matrix,x:vector,y:vector,z:vector,w:vector"
 LOGISTIC = "docs/examples/logistic.py"
@@ -155,7 +155,7 @@ def test_explore_budgets_and_directions(capsys):
 
 
 def test_explore_svg(capsys, tmp_path, monkeypatch):
-    from relgraph import display
+    from relgraph.ui import display
 
     target = tmp_path / "space.svg"
     argv = [*EXPLORE, "--symbols", SEED, "--max-iterations", "1", "--svg", str(target)]
@@ -196,7 +196,7 @@ def test_without_include_the_default_pipeline_runs(capsys):
 
 
 def test_every_option_has_help_text():
-    from relgraph.cli import _parser
+    from relgraph.ui.cli import _parser
 
     parser = _parser()
     commands = parser._subparsers._group_actions[0].choices
@@ -225,7 +225,7 @@ def test_console_script_entry_point():
         [
             sys.executable,
             "-m",
-            "relgraph.cli",
+            "relgraph.ui.cli",
             "rewrite",
             "A @ (x + y)",
             "--include",
@@ -239,7 +239,7 @@ def test_console_script_entry_point():
     )
     assert proc.returncode == 0 and proc.stdout.splitlines()[0] == "((A @ x) + (A @ y))"
     proc = subprocess.run(
-        [sys.executable, "-m", "relgraph.cli", "rewrite"],
+        [sys.executable, "-m", "relgraph.ui.cli", "rewrite"],
         capture_output=True,
         text=True,
         check=False,

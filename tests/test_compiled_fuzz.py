@@ -10,14 +10,12 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from test_dtype_fuzz import computes
-from test_dtype_fuzz import edges as integer_edges
+from hypothesis import given, settings, strategies as st
+from test_dtype_fuzz import computes, edges as integer_edges
 
 import relgraph as rg
-from relgraph.lowering import LoweringError
-from relgraph.traverse import free_symbols
+from relgraph.backends.numba.lowering import LoweringError
+from relgraph.terms.traverse import free_symbols
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
 

@@ -5,12 +5,11 @@ import sys
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
-from relgraph.compiler import cache_dir
-from relgraph.lowering import LoweringError, lower
+from relgraph.backends.numba.function import cache_dir
+from relgraph.backends.numba.lowering import LoweringError, lower
 
 DTYPES = ["float32", "float64", "int64"]
 UNARY = [rg.neg, rg.exp, rg.log, rg.log1p, rg.expm1, rg.sqrt, rg.abs]
@@ -208,8 +207,8 @@ class TestCaching:
         assert any(p.read_text() == f.source for p in files)
 
     def test_the_cache_key_covers_the_inlined_helpers(self, monkeypatch):
-        import relgraph.kernel_cache as K
-        from relgraph import aot
+        import relgraph.backends.numba.kernel_cache as K
+        from relgraph.backends.numba import aot
 
         x = rg.vector("x")
         source = lower([x], [rg.exp(x)]).source
@@ -361,7 +360,7 @@ class TestOutputBuffers:
         import gc
         import weakref
 
-        from relgraph import compiler
+        from relgraph.backends.numba import function as compiler
 
         x = rg.vector("x_dropped")
         f = rg.function([x], rg.exp(x) * 2.0)

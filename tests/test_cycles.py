@@ -9,7 +9,7 @@ from kanren import eq, lall, var
 import relgraph as rg
 from relations import optdb
 from relations.arith import mul_neg_oneo
-from relgraph.cycles import CycleWarning
+from relgraph.rewriting.cycles import CycleWarning
 
 x, y = rg.lvars("x y")
 

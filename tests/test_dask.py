@@ -9,13 +9,12 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, reject, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, reject, settings, strategies as st
 
 import relgraph as rg
-from relgraph import kernel_cache
-from relgraph.chunked import ChunkKernel
-from relgraph.lowering import LoweringError
+from relgraph.backends.dask.chunked import ChunkKernel
+from relgraph.backends.numba import kernel_cache
+from relgraph.backends.numba.lowering import LoweringError
 
 da = pytest.importorskip("dask.array")
 

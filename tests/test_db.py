@@ -3,7 +3,7 @@ from etuples import etuple
 from kanren import eq, lall, var
 
 import relgraph as rg
-from relgraph.db import EquilibriumDB, Query, SequenceDB
+from relgraph.rewriting.db import EquilibriumDB, Query, SequenceDB
 
 
 def make_rel(name):

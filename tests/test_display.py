@@ -5,7 +5,7 @@ import pytest
 import relgraph as rg
 from relations import optdb
 from relations.linalg import dot_distributeo
-from relgraph import display
+from relgraph.ui import display
 
 A = rg.matrix("A")
 x, y = rg.vector("x"), rg.vector("y")
@@ -100,5 +100,5 @@ def test_the_core_never_imports_the_display():
                 continue
             names = [a.name for a in node.names]
             module = getattr(node, "module", "") or ""
-            assert "relgraph.display" not in [module, *names], path.name
+            assert "relgraph.ui.display" not in [module, *names], path.name
             assert not (module == "relgraph" and "display" in names), path.name

@@ -18,8 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
 from relations import optdb
@@ -134,7 +133,7 @@ def test_fast_run_computes_what_numpy_computes(term, picks):
 
 
 def closer_to_exact(term, before, after, values, dtype):
-    from relgraph.exact import agrees, exact_evaluate
+    from relgraph.ops.exact import agrees, exact_evaluate
 
     if dtype.kind not in "fc" or np.shape(before) != np.shape(after):
         return False

@@ -6,15 +6,14 @@ import operator
 import numpy as np
 import pytest
 from fuzz import inputs, programs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
 from relations import optdb
 from relations.arith import add_zeroo, mul_oneo
 from relations.linalg import dot_distributeo
-from relgraph.derive import DerivationError
-from relgraph.egraph import EGraph, flat_form
+from relgraph.eqsat.derive import DerivationError
+from relgraph.eqsat.egraph import EGraph, flat_form
 
 A, B = rg.matrix("A"), rg.matrix("B")
 x, y, z, w = (rg.vector(n) for n in "xyzw")

@@ -14,7 +14,7 @@ from unification import reify
 
 import relgraph as rg
 from relations import optdb
-from relgraph import rewrite_cache, term_json
+from relgraph.rewriting import cache as rewrite_cache, term_json
 
 pytest.importorskip("distributed")
 
@@ -197,7 +197,8 @@ def test_the_key_is_the_same_in_another_process():
     code = textwrap.dedent(
         """
         import relgraph as rg
-        from relgraph import rewrite_cache, term_json
+        from relgraph.rewriting import cache as rewrite_cache
+        from relgraph.rewriting import term_json
         from relations import optdb
         x, y = rg.vector("x"), rg.vector("y")
         q = rewrite_cache.fingerprint(optdb.query(include=["fast_run"]))
@@ -219,7 +220,8 @@ def test_processes_writing_one_entry_at_once_leave_a_sound_entry(tmp_path):
     code = textwrap.dedent(
         """
         import relgraph as rg
-        from relgraph import rewrite_cache, term_json
+        from relgraph.rewriting import cache as rewrite_cache
+        from relgraph.rewriting import term_json
         from relations import optdb
         x = rg.vector("x")
         q, term = optdb.query(include=["fast_run"]), rg.log(rg.exp(x)) * 1.0

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import relgraph as rg
-from relgraph.lowering import lower
+from relgraph.backends.numba.lowering import lower
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
 

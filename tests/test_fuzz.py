@@ -10,11 +10,11 @@ runs 10,000.
 import numpy as np
 import pytest
 from fuzz import inputs, programs
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
 from relations import optdb
+from relgraph.terms.traverse import subterms
 
 QUERIES = {
     "canonicalize": ["canonicalize"],
@@ -34,7 +34,7 @@ def fuzz_settings(**kwargs):
 
 def scale(term, values) -> float:
     """The largest magnitude among the program's leaves and intermediate values."""
-    nodes = [*rg.traverse.subterms(term), *(values[s] for s in values)]
+    nodes = [*subterms(term), *(values[s] for s in values)]
     return max(float(np.max(np.abs(rg.evaluate(n, values)), initial=0.0)) for n in nodes)
 
 

@@ -10,12 +10,11 @@ import threading
 import numpy as np
 import pytest
 import scipy.special
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from hypothesis.extra import numpy as hnp
 
 import relgraph as rg
-from relgraph.exact import agrees, exact_evaluate
+from relgraph.ops.exact import agrees, exact_evaluate
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
 

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 import relgraph as rg
-from relgraph import aot
-from relgraph.kernel_cache import aot_name, kernel_path
-from relgraph.lowering import lower
+from relgraph.backends.numba import aot
+from relgraph.backends.numba.kernel_cache import aot_name, kernel_path
+from relgraph.backends.numba.lowering import lower
 
 SCRIPT = (
     "import numpy as np, relgraph as rg; x = rg.vector('x'); "
@@ -129,7 +129,7 @@ def builders(directory: Path) -> list[str]:
             argv = (proc / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if b"relgraph.aot" in argv and str(directory).encode() in argv:
+        if b"relgraph.backends.numba.aot" in argv and str(directory).encode() in argv:
             found.append(proc.name)
     return found
 

@@ -7,8 +7,8 @@ import pytest
 import scipy.special
 
 import relgraph as rg
-from relgraph.numpy_api import supported_names
-from relgraph.tracing import Traced
+from relgraph.frontend.numpy_api import supported_names
+from relgraph.frontend.tracing import Traced
 
 M, N = rg.matrix("M"), rg.matrix("N")
 x, y = rg.vector("x"), rg.vector("y")

@@ -192,7 +192,7 @@ def test_reassociation_is_an_opt_in_tag():
 
 
 def test_a_long_chain_of_transcendentals_inlines_a_bounded_number():
-    from relgraph.lowering import INLINED_MAX, lower
+    from relgraph.backends.numba.lowering import INLINED_MAX, lower
 
     x = rg.vector("x")
     t = x

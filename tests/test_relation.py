@@ -5,7 +5,7 @@ from kanren import conde, eq, lall, var
 
 import relgraph as rg
 from relations.linalg import dot_distributeo
-from relgraph.relation import Matcher, as_rule, steps
+from relgraph.rewriting.relation import Matcher, as_rule, steps
 
 
 def two_ways_o(a, b):

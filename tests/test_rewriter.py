@@ -8,6 +8,8 @@ from kanren import conde, eq, lall, var
 import relgraph as rg
 from relations import optdb
 from relations.linalg import dot_distributeo
+from relgraph.rewriting.relation import replace_at
+from relgraph.ui.display import report_html
 
 
 def neg_neg_o(a, b):
@@ -183,7 +185,7 @@ class TestDriver:
         # The window 1 + 2.5 folds to a float64 3.5 and keeps its own type, but
         # x + 3.5 is float64 where x + 1 + 2.5 is float32.
         from relations.arith import constant_foldo
-        from relgraph.relation import as_rule
+        from relgraph.rewriting.relation import as_rule
 
         x = rg.vector("x", "float32")
         pairs = as_rule(constant_foldo, tracks=[rg.add], windows=True)
@@ -280,15 +282,15 @@ class TestDeepSearches:
         assert len(out.args) == 4096 and out.args[-1] == A @ vs[-1]
 
     def test_past_the_recursion_limit_the_relation_is_named(self, monkeypatch):
-        import relgraph.worker
+        import relgraph.logic.search
 
-        monkeypatch.setattr(relgraph.worker, "GOAL_RECURSION_LIMIT", 3000)
+        monkeypatch.setattr(relgraph.logic.search, "GOAL_RECURSION_LIMIT", 3000)
         A, vs = rg.matrix("A"), [rg.vector(f"v{i}") for i in range(2000)]
         with pytest.raises(rg.RelationError, match="'mapo_distribute_o' raised RecursionError"):
             rg.rewrite(A @ rg.add(*vs), [self.mapo_distribute_o])
 
     def test_nested_rewrites_reuse_the_goal_thread(self):
-        from relgraph.worker import run_deep
+        from relgraph.logic.search import run_deep
 
         inner = []
         run_deep(lambda: inner.append(run_deep(lambda: 42)))
@@ -297,7 +299,7 @@ class TestDeepSearches:
     def test_an_interrupt_cancels_the_search(self, ctrl_c):
         import time
 
-        import relgraph.worker
+        import relgraph.logic.search
 
         runs = [0]
 
@@ -320,7 +322,7 @@ class TestDeepSearches:
         time.sleep(0.3)
         # the search thread stopped with the caller: no goal runs after the interrupt
         assert seen > 0 and runs[0] == seen
-        assert relgraph.worker._worker.job is None  # idle, ready for the next search
+        assert relgraph.logic.search._worker.job is None  # idle, ready for the next search
 
     def test_no_garbage_collection_runs_on_the_goal_thread(self):
         # Other libraries' thread-bound objects (egglog's e-graphs) must not be
@@ -445,9 +447,9 @@ def test_a_trace_lists_every_rewrite_in_order_with_its_position():
     # Replaying the steps (before -> after) in order on the input gives the output.
     replay = term
     for s in steps:
-        replay = rg.relation.replace_at(replay, s.before, None, s.after)
+        replay = replace_at(replay, s.before, None, s.after)
     assert replay == out == rg.exp(A @ x + A @ y)
     assert "dot_distributeo: (A @ (x + y))" in str(report)
-    assert "<td>log_expo</td>" in rg.display.report_html(report)
+    assert "<td>log_expo</td>" in report_html(report)
     _, untraced = rg.rewrite(term, inner, report=True)
     assert untraced.trace == ()

@@ -3,8 +3,7 @@ same answers as the hand-written relations they replace."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from kanren import eq, run, var
 
 import relgraph as rg
@@ -12,6 +11,8 @@ from relations.arith import neg_nego
 from relations.explog import exp_logo, log_expo
 from relations.goals import computeo
 from relations.linalg import dot_assoco, dot_distributeo, transpose_doto, transpose_transposeo
+from relgraph.rewriting.relation import as_rule
+from relgraph.terms.traverse import subterms
 
 X, Y = rg.lvars("x y")
 Am, Bm, Cm = rg.lvars("A B C")
@@ -61,7 +62,7 @@ def matrix_terms(draw, depth=4):
 @given(term=matrix_terms())
 def test_a_rule_and_its_hand_written_twin_give_the_same_answers(name, term):
     rule, twin = TWINS[name]
-    for node in {term, *rg.traverse.subterms(term)}:
+    for node in {term, *subterms(term)}:
         forward = answers(rule, node)
         assert forward == answers(twin, node), rg.pprint(node)
         for out in forward:  # and back: to the input, or its flattened sums
@@ -162,7 +163,7 @@ def test_a_rule_registers_in_a_database_with_its_head():
     out = rg.rewrite(rg.exp(rg.log(rg.exp(a))), db.query(include=["simplify"]))
     assert out == rg.exp(a)
     dist = rg.rule(Am @ rg.add(XS), rg.add(Am @ XS))
-    assert not rg.relation.as_rule(rg.reverse(dist)).windows  # it takes any number itself
+    assert not as_rule(rg.reverse(dist)).windows  # it takes any number itself
 
 
 def test_a_rule_explores_and_steps_like_a_hand_written_relation():

@@ -3,7 +3,7 @@
 "Safe" (docs/relations.md, "What safe means"): the rewritten program gives the input
 program's value at every point, compared as numpy compares (NaN equals NaN, -0.0
 equals 0.0, finite values up to the rounding of a reordered sum), or a value closer to
-the exact one, computed with mpmath (``relgraph.exact``): a stabilisation may return a
+the exact one, computed with mpmath (``relgraph.ops.exact``): a stabilisation may return a
 number where the input overflowed or cancelled, never the reverse.  Values are drawn
 from the special points (+-inf, NaN, +-0.0, subnormals, values near overflow, the
 points where exp overflows) as well as from ranges.
@@ -13,13 +13,12 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from kanren import run, var
 
 import relgraph as rg
 from relations import optdb, stabilize
-from relgraph.exact import agrees, exact_evaluate
+from relgraph.ops.exact import agrees, exact_evaluate
 
 FAST_RUN = optdb.query(include=["fast_run"])
 X, Y, Z = rg.vector("x"), rg.vector("y"), rg.vector("z")

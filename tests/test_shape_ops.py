@@ -4,8 +4,7 @@ as text that parses back to the same term."""
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
 

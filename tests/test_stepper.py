@@ -7,7 +7,7 @@ from relations import optdb
 from relations.linalg import dot_distributeo
 
 pytest.importorskip("ipywidgets")
-from relgraph.stepper import Stepper  # noqa: E402
+from relgraph.ui.stepper import Stepper  # noqa: E402
 
 A = rg.matrix("A")
 x, y, z = (rg.vector(n) for n in "xyz")

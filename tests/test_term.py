@@ -10,8 +10,8 @@ from kanren.graph import mapo
 from unification import reify, unify
 
 import relgraph as rg
-from relgraph.term import Args
-from relgraph.traverse import as_term, substitute, subterms
+from relgraph.terms.term import Args
+from relgraph.terms.traverse import as_term, substitute, subterms
 
 
 def test_symbols_compare_by_name_and_type():

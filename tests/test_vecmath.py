@@ -1,4 +1,4 @@
-"""relgraph.vecmath: within 2 ulp of numpy everywhere, and numpy's special values."""
+"""vecmath: within 2 ulp of numpy everywhere, and numpy's special values."""
 
 import math
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from relgraph import vecmath
+from relgraph.backends.numba import vecmath
 
 SPECIAL = np.array([
     0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 709.78, 709.79, -745.13, -745.14, -708.4,
@@ -36,7 +36,7 @@ _erf_all = _over_array(vecmath.erf)
 
 
 def _reference(fn):
-    """The relgraph.special reference, in float128 where the platform has it."""
+    """The relgraph.ops.special reference, in float128 where the platform has it."""
 
     wide = getattr(np, "longdouble", np.float64)
     return lambda x: fn(np.asarray(x, wide)).astype(np.float64) if wide != np.float64 else fn(x)

@@ -12,7 +12,7 @@ import pytest
 import relgraph as rg
 from relations import optdb
 from relations.linalg import dot_distributeo
-from relgraph import worker
+from relgraph.logic import search as worker
 
 
 def busy_o(a, b):

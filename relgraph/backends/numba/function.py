@@ -1,0 +1,523 @@
+"""The compiler: ``rg.function`` turns terms into one Numba kernel and calls it safely.
+
+Arguments are checked against the symbols' types before any kernel runs (count,
+safe dtype casts, ndim, known shapes, and the shape relations the graph implies,
+e.g. the inner dimensions of a product).  Kernels are cached by their generated
+source, in memory and on disk (:mod:`relgraph.backends.numba.kernel_cache`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from relgraph.backends.numba import aot
+from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel
+from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
+from relgraph.exceptions import TypeCheckError
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.printing import brief
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import checked_term, free_symbols, subterms
+
+__all__ = ["function", "Function", "cache_dir"]
+
+# Functions by (inputs, outputs): held weakly, so a Function the caller drops is freed
+# (its kernel stays in _KERNELS, shared by every graph of the same structure).
+_FUNCTIONS: weakref.WeakValueDictionary[tuple, Function] = weakref.WeakValueDictionary()
+
+
+MAX_NODES = 4_000  # Numba compiles about 300 nodes a second, in one function
+
+
+def function(
+    inputs: Sequence[Symbol], outputs: Any, *, max_nodes: int = MAX_NODES, lazy: bool = False
+) -> Function:
+    """Compile ``outputs`` (a term or a list of terms) as a function of ``inputs``.
+
+    Parameters
+    ----------
+    inputs : sequence of Symbol
+    outputs : Term or list of Terms
+    max_nodes : int
+        Graphs with more distinct nodes are refused with :class:`LoweringError`:
+        Numba compiles the whole graph as one function, at about 300 nodes a second.
+        Raise it to compile a larger graph anyway.
+    lazy : bool
+        Compile each kernel on the first call that needs it, rather than the serial
+        kernel now: a first call with large inputs then compiles only the parallel
+        kernel (Numba compile errors then surface at that call).
+
+    Examples
+    --------
+    >>> import numpy as np, relgraph as rg
+    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+    >>> f = rg.function([A, x, y], A @ x + rg.exp(y))
+    >>> f(np.eye(2), np.array([1.0, 2.0]), np.zeros(2))
+    array([2., 3.])
+    >>> f(np.eye(2), np.array([1.0, 2.0]), np.zeros(3))
+    Traceback (most recent call last):
+    ...
+    relgraph.exceptions.TypeCheckError: shapes do not fit ...: axis 0 of A is 2, axis 0 of y is 3
+    """
+    single = not isinstance(outputs, (list, tuple))
+    outs = tuple(checked_term(o, "compile") for o in ([outputs] if single else outputs))
+    if not outs:
+        raise TypeError("rg.function needs at least one output; the output list is empty")
+    ins = tuple(inputs)
+    for s in ins:
+        if not isinstance(s, Symbol):
+            raise TypeError(f"inputs must be symbols, got {s!r}")
+    if len(set(ins)) != len(ins):
+        raise TypeError(f"an input symbol is listed twice: {[s.name for s in ins]}")
+    key = (ins, outs, single)
+    found = _FUNCTIONS.get(key)
+    if found is None:
+        nodes = len({node for out in outs for node in subterms(out)})
+        if nodes > max_nodes:
+            raise LoweringError(
+                f"the graph has {nodes} nodes, more than max_nodes={max_nodes}: Numba "
+                f"would compile it as one function for about {nodes // 300} s; pass "
+                "rg.function(..., max_nodes=...) to compile it anyway"
+            )
+        found = _FUNCTIONS[key] = Function(ins, outs, single, lazy)
+    return found
+
+
+class Function:
+    """A compiled function of some symbols; call it with numpy arrays."""
+
+    def __init__(
+        self, inputs: tuple[Symbol, ...], outputs: tuple[Any, ...], single: bool, lazy: bool
+    ):
+        missing = free_symbols(outputs) - set(inputs)
+        if missing:
+            names = ", ".join(sorted(s.name for s in missing))
+            raise TypeCheckError(f"the outputs use symbols that are not inputs: {names}")
+        self.inputs, self.outputs, self.single = inputs, outputs, single
+        # The first kernel has flat loops only (half the compile time); calls whose
+        # shapes broadcast fall back to general_kernel, built on first need.  BLAS
+        # called from an ahead-of-time module ran 2x slower: those stay JIT-only.
+        lowered = lower(inputs, outputs, broadcast=False)
+        self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
+        # Outputs the kernel can write into a caller's ``out=`` array; the others are
+        # copied into it.  Without ``out=`` every call returns fresh arrays: a result
+        # the caller holds is never written again.
+        out_types = [typeof(o) for o in outputs]
+        self.out_types = out_types
+        self.out_slots = lowered.out_slots
+        # A kernel returns the buffer it is given when its shape fits: so that an
+        # empty result is a new array, not one shared by every call, each call gets
+        # its own placeholders.
+        self._placeholder_types = [(out_types[k].ndim, out_types[k].dtype) for k in self.out_slots]
+        # An output computed elementwise from inputs only is allocated here, by numpy,
+        # in the shape those inputs broadcast to: numpy puts a large array on huge
+        # pages, which the kernel then writes twice as fast as memory it allocates.
+        self._shape_of = [_broadcast_plan(outputs[k], inputs) for k in self.out_slots]
+        # An output listed twice comes back as its own array each time, not as one
+        # array twice: changing one result must not change another.
+        self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
+        self.signature = aot.signature(inputs, outputs, self.out_slots)
+        self._aot_ok = "kernels.dot(" not in self.source
+        self._kernel: Callable | None = None
+        self.kernel_is_aot = False
+        if not lazy:
+            _ = self.kernel
+        self._parallel: Callable | None = None  # built when a large input first arrives
+        self._general: Callable | None = None  # built when shapes first broadcast
+        self.groups, self.equalities = _shape_checks(inputs, outputs)
+        # Numba returns 0-d results as Python scalars: restore their dtype.
+        self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in out_types]
+        self.has_scalars = any(d is not None for d in self.scalar_dtypes)
+        self.expected = [
+            (
+                s.type.dtype,
+                s.type.ndim,
+                s.type.ndim > 0 and s.type.shape.count(None) == s.type.ndim,
+            )
+            for s in inputs
+        ]
+
+    @property
+    def kernel(self) -> Callable:
+        """The serial kernel with flat loops (compiled on first need when ``lazy``)."""
+        if self._kernel is None:
+            kernel = compile_kernel(self.source, self.signature, aot_ok=self._aot_ok)
+            self.kernel_is_aot = not hasattr(kernel, "py_func")  # a Numba dispatcher has it
+            self._kernel = kernel
+        return self._kernel
+
+    @property
+    def general_kernel(self) -> Callable:
+        """The serial kernel with strided loops for broadcasting shapes too."""
+        if self._general is None:
+            source = lower(self.inputs, self.outputs).source
+            self._general = compile_kernel(source, self.signature, aot_ok=False)
+        return self._general
+
+    @property
+    def parallel_kernel(self) -> Callable:
+        """The same kernel with its outer loops spread over all cores."""
+        if self._parallel is None:  # JIT only: ahead-of-time builds are serial
+            source = lower(self.inputs, self.outputs, parallel=True).source
+            self._parallel = compile_kernel(source, self.signature, aot_ok=False)
+        return self._parallel
+
+    def __repr__(self) -> str:
+        args = ", ".join(s.name for s in self.inputs)
+        outs = ", ".join(brief(o, 60) for o in self.outputs)
+        return f"Function(({args}) -> {outs})"
+
+    def __call__(self, *args: Any, out: Any = None) -> Any:
+        """Run the kernel on ``args``; ``out`` (an array, or one per output, None for
+        "allocate") receives the results in place, as numpy's ``out=`` does."""
+        if len(args) != len(self.inputs):
+            names = ", ".join(s.name for s in self.inputs)
+            raise TypeError(f"expected {len(self.inputs)} arguments ({names}), got {len(args)}")
+        # The common case costs a few comparisons per argument: arrays that already
+        # have the symbol's dtype and ndim, and no fixed sizes to check.
+        values = list(args)
+        for i, (dtype, ndim, free) in enumerate(self.expected):
+            v = values[i]
+            if not (free and type(v) is np.ndarray and v.dtype == dtype and v.ndim == ndim):
+                if any(hasattr(a, "__dask_graph__") for a in args):
+                    return self._lazy_call(values, out)
+                values[i] = _checked_value(self.inputs[i], v)
+        if self.groups or self.equalities:
+            shapes = [np.shape(v) for v in values]
+            check_shapes(self.groups, self.equalities, shapes, self.inputs)
+        # Threads pay off only when the fused loops are long.
+        large = False
+        for i in self.loop_inputs:
+            if values[i].size >= PARALLEL_MIN:
+                large = True
+                break
+        outs = None if out is None else self._check_out(out, values)
+        values += self._new_buffers(values) if outs is None else self._slot_buffers(outs, values)
+        results = self._run(values, large)
+        if outs is not None:
+            results = self._into(outs, results)
+        return results[0] if self.single else results
+
+    def _lazy_call(self, values: list, out: Any) -> Any:
+        """Called with dask arrays: a dask array, built by the Dask backend."""
+        from relgraph.backends.dask.chunked import call
+
+        if out is not None:
+            raise TypeError("out= takes numpy arrays; with dask arrays the result is lazy")
+        return call(self, values)
+
+    def check_shapes(self, shapes: list) -> None:
+        """Raise :class:`TypeCheckError` if arguments of these shapes do not fit."""
+        if self.groups or self.equalities:
+            check_shapes(self.groups, self.equalities, shapes, self.inputs)
+
+    def run_serial(self, values: list, out: Any = None) -> Any:
+        """The serial kernel on checked arrays (a chunk of a dask array: the workers
+        are the parallelism), writing a single output into ``out`` if it fits."""
+        buffers = self._no_buffer() if out is None else self._slot_buffers([out], values)
+        results = self._run(values + buffers, False)
+        return results[0] if self.single else results
+
+    def __reduce__(self) -> tuple:
+        """Pickled as its terms: unpickling compiles again (from the kernel cache)."""
+        return (_rebuilt, (self.inputs, self.outputs, self.single))
+
+    def _run(self, values: list, large: bool) -> list:
+        if large:
+            results = self.parallel_kernel(*values)
+        else:
+            kernel = self._kernel or self.kernel
+            if self.kernel_is_aot:  # built for C-contiguous arrays
+                for i, v in enumerate(values):
+                    if type(v) is np.ndarray and not v.flags.c_contiguous:
+                        values[i] = np.ascontiguousarray(v)
+            try:
+                results = kernel(*values)
+            except ValueError as exc:
+                if exc.args != (BROADCAST,):
+                    raise
+                results = self.general_kernel(*values)
+        results = list(results)
+        for k in self.repeated:
+            results[k] = results[k].copy()
+        if self.has_scalars:
+            for k, dtype in enumerate(self.scalar_dtypes):
+                if dtype is not None:
+                    results[k] = np.asarray(results[k], dtype)
+        return results
+
+    def _check_out(self, out: Any, values: list) -> list:
+        """``out`` as one entry per output, checked before any kernel runs."""
+        outs = [out] if self.single else list(out)
+        if len(outs) != len(self.outputs):
+            raise TypeError(f"out= needs {len(self.outputs)} entries, one per output")
+        given = []
+        for k, (o, t) in enumerate(zip(outs, self.out_types)):
+            if o is None:
+                continue
+            if type(o) is not np.ndarray or o.dtype != t.dtype or o.ndim != t.ndim:
+                raise TypeCheckError(
+                    f"out[{k}] must be a {t.ndim}-d {t.dtype} array, got {_describe(o)}"
+                )
+            if not (o.flags.writeable and o.flags.c_contiguous):
+                raise TypeCheckError(f"out[{k}] must be a writeable C-contiguous array")
+            for i, v in enumerate(values):
+                if isinstance(v, np.ndarray) and np.may_share_memory(o, v):
+                    raise TypeCheckError(
+                        f"out[{k}] shares memory with argument {self.inputs[i].name!r}: the "
+                        "kernel would overwrite an input it still reads"
+                    )
+            for j, other in given:
+                if np.may_share_memory(o, other):
+                    raise TypeCheckError(f"out[{k}] shares memory with out[{j}]")
+            given.append((k, o))
+        return outs
+
+    def _new_buffers(self, values: list) -> list:
+        return [self._buffer(j, values) for j in range(len(self.out_slots))]
+
+    def _buffer(self, j: int, values: list) -> Any:
+        """Slot ``j``'s output array, or a placeholder the kernel replaces."""
+        ndim, dtype = self._placeholder_types[j]
+        plan = self._shape_of[j]
+        if plan is None:
+            return np.empty((0,) * ndim, dtype)
+        indices, constant_shapes = plan
+        return np.empty(
+            np.broadcast_shapes(*(np.shape(values[i]) for i in indices), *constant_shapes), dtype
+        )
+
+    def _no_buffer(self) -> list:
+        return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
+
+    def _slot_buffers(self, outs: list, values: list) -> list:
+        return [
+            self._buffer(j, values) if outs[k] is None else outs[k]
+            for j, k in enumerate(self.out_slots)
+        ]
+
+    def _into(self, outs: list, results: list) -> list:
+        for k, (o, r) in enumerate(zip(outs, results)):
+            if o is not None and o.shape != np.shape(r):
+                raise TypeCheckError(
+                    f"out[{k}] has shape {o.shape}, but output {k} has shape {np.shape(r)}"
+                )
+        for k, (o, r) in enumerate(zip(outs, results)):
+            if o is None or o is r:
+                continue
+            np.copyto(o, r)
+            results[k] = o
+        return results
+
+
+def _broadcast_plan(out: Any, inputs: tuple) -> tuple[list[int], list[tuple]] | None:
+    """(input positions, constant shapes) whose shapes broadcast to ``out``'s, if it is
+    computed elementwise from inputs and constants only; else None."""
+    indices: list[int] = []
+    shapes: list[tuple] = []
+    stack, seen = [out], set()
+    while stack:
+        node = stack.pop()
+        if type(node) is Term and node.op.elementwise:
+            if node not in seen:
+                seen.add(node)
+                stack.extend(node.op.operands(node.args))
+        elif isinstance(node, Symbol):
+            indices.append(inputs.index(node))
+        elif isinstance(node, Constant):
+            shapes.append(node.value.shape)
+        elif type(node) is Term:  # a reduction, a product: its shape is the kernel's
+            return None
+    return sorted(set(indices)), shapes
+
+
+def _rebuilt(inputs: tuple, outputs: tuple, single: bool) -> Function:
+    return function(inputs, outputs[0] if single else list(outputs), max_nodes=10**9)
+
+
+def _describe(x: Any) -> str:
+    if isinstance(x, np.ndarray):
+        return f"a {x.ndim}-d {x.dtype} array"
+    return f"{type(x).__name__}"
+
+
+def refuse_subclass(what: str, value: Any) -> None:
+    """Refuse an ndarray subclass: a masked array's mask, ``np.matrix``'s ``*`` would be
+    silently dropped by kernels that see only the data."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        raise TypeError(
+            f"{what} is a {type(value).__module__}.{type(value).__name__}: compiled "
+            "kernels would drop its meaning (a mask, matrix products); pass a plain "
+            "np.ndarray (np.asarray, or .filled() for a masked array)"
+        )
+
+
+def _checked_value(symbol: Symbol, value: Any) -> Any:
+    t = symbol.type
+    refuse_subclass(f"argument {symbol.name!r}", value)
+    if isinstance(value, (bool, int, float, complex)) and t.ndim == 0:
+        return np.asarray(value, dtype=t.dtype)[()]
+    arr = checked_array(symbol, np.asarray(value))
+    return arr[()] if t.ndim == 0 else arr
+
+
+def checked_array(symbol: Symbol, arr: Any) -> Any:
+    """``arr`` (a numpy or dask array) checked against the symbol's rank and fixed
+    sizes, and cast to its dtype if that is safe; an unknown size (NaN) passes."""
+    t = symbol.type
+    if arr.ndim != t.ndim:
+        raise TypeCheckError(
+            f"argument {symbol.name!r} must be {t.ndim}-d, got an array of shape {arr.shape}"
+        )
+    if arr.dtype != t.dtype:
+        if not np.can_cast(arr.dtype, t.dtype, casting="safe"):
+            raise TypeCheckError(
+                f"argument {symbol.name!r} is {t.dtype}; cannot safely cast {arr.dtype} to it"
+            )
+        arr = arr.astype(t.dtype)
+    for axis, (want, got) in enumerate(zip(t.shape, arr.shape)):
+        if want is not None and got == got and want != got:
+            raise TypeCheckError(
+                f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
+            )
+    return arr
+
+
+# --- shape relations checked before the kernel runs ---------------------------------
+# Broadcasting puts dimensions into groups whose values other than 1 must agree
+# (union-find over (input, axis) references and known sizes); a product's inner
+# dimensions must be equal.  Both are flattened at build time so a call only
+# compares a few integers.
+
+
+ONE = ("size", 1)
+
+
+class _Shapes:
+    def __init__(self, inputs):
+        self.inputs = inputs
+        self.parent: dict = {}
+        self.where: dict = {}  # group root -> the node that joined it
+        self.equalities: list = []  # (dim, dim, node) that must be equal exactly
+
+    def find(self, d):
+        while self.parent.get(d, d) != d:
+            d = self.parent[d]
+        return d
+
+    def join(self, a, b, node):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+            self.where[rb] = self.where.get(rb) or self.where.get(ra) or node
+
+    def broadcast(self, shapes, node) -> tuple:
+        """numpy broadcasting of symbolic shapes: dimensions aligned from the right
+        join one group; the result keeps the first of each.  A fixed size 1 fits
+        any dimension, so it joins nothing: ``(n, 1) - (1, m)`` needs no n == m."""
+        ndim = max((len(s) for s in shapes), default=0)
+        out = []
+        for k in range(ndim):
+            dims = [s[k - ndim + len(s)] for s in shapes if k - ndim + len(s) >= 0]
+            dims = [d for d in dims if d != ONE] or [ONE]
+            for other in dims[1:]:
+                self.join(dims[0], other, node)
+            out.append(dims[0])
+        return tuple(out)
+
+    def shape_of(self, x, shapes):
+        if type(x) is Term:
+            return shapes[x]
+        if isinstance(x, Symbol):
+            i = self.inputs.index(x)
+            return tuple(
+                ("in", i, k) if d is None else ("size", d) for k, d in enumerate(x.type.shape)
+            )
+        if isinstance(x, Constant):
+            return tuple(("size", d) for d in x.value.shape)
+        return ()
+
+    def node_shape(self, node, args):
+        return node.op.symbolic_shape(self, node, args)
+
+    def equal(self, a, b, node) -> None:
+        """Dimensions ``a`` and ``b`` must be equal exactly (no broadcasting)."""
+        self.equalities.append((a, b, node))
+
+    def from_type(self, node) -> tuple:
+        """The dimensions the node's type knows; unknown ones stand for themselves."""
+        return tuple(("size", d) if d is not None else ("node", id(node), k)
+                     for k, d in enumerate(typeof(node).shape))  # fmt: skip
+
+    def groups(self):
+        members: dict = {}
+        for d in list(self.parent):
+            members.setdefault(self.find(d), set()).add(d)
+        for root, dims in members.items():
+            dims.add(root)
+        return members
+
+
+def _shape_checks(inputs, outputs) -> tuple[list, list]:
+    """(groups, equalities): flat descriptions of the checks a call makes."""
+    sh = _Shapes(list(inputs))
+    shapes: dict = {}
+    for out in outputs:
+        for node in subterms(out):
+            if node not in shapes:
+                operands = node.op.operands(node.args)
+                shapes[node] = sh.node_shape(node, [sh.shape_of(a, shapes) for a in operands])
+    members = sh.groups()
+
+    def described(root):
+        dims = members.get(root, {root})
+        refs = tuple(sorted((d[1], d[2]) for d in dims if d[0] == "in"))
+        return refs, {d[1] for d in dims if d[0] == "size"}
+
+    groups = [
+        (*described(root), sh.where.get(root))
+        for root in members
+        if sum(len(part) for part in described(root)) > 1
+    ]
+    equalities = [
+        (described(sh.find(a)), described(sh.find(b)), node)
+        for a, b, node in sh.equalities
+        if sh.find(a) != sh.find(b)
+    ]
+    return groups, equalities
+
+
+def _group_value(refs, sizes, shapes, inputs, node):
+    """The size a group of broadcast dimensions stands for (raising if they clash)."""
+    value = 1
+    for size in sizes:
+        if size != 1:
+            value = size
+    for i, axis in refs:
+        v = shapes[i][axis]
+        if v != 1:
+            if value != 1 and v != value:
+                raise TypeCheckError(_mismatch(refs, sizes, shapes, inputs, node))
+            value = v
+    return value
+
+
+def _mismatch(refs, sizes, shapes, inputs, node) -> str:
+    parts = [f"axis {a} of {inputs[i].name} is {shapes[i][a]}" for i, a in refs]
+    parts += [f"a fixed size {s}" for s in sorted(sizes)]
+    return f"shapes do not fit in {brief(node)}: " + ", ".join(parts)
+
+
+def check_shapes(groups, equalities, shapes, inputs) -> None:
+    for refs, sizes, node in groups:
+        _group_value(refs, sizes, shapes, inputs, node)
+    for (ra, sa), (rb, sb), node in equalities:
+        a = _group_value(ra, sa, shapes, inputs, node)
+        b = _group_value(rb, sb, shapes, inputs, node)
+        if a != b:
+            raise TypeCheckError(_mismatch(ra + rb, sa | sb, shapes, inputs, node))

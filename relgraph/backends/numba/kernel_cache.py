@@ -1,0 +1,210 @@
+"""The kernel cache: generated kernels in memory and on disk, verified before use.
+
+A kernel is kept by its generated source: in memory for the process, and on disk
+(``RELGRAPH_CACHE_DIR``, default ``~/.cache/relgraph``) as ``kernels/k_<digest>.py``,
+where ``digest`` hashes the source and the helpers it inlines.  Numba keeps the
+compiled machine code beside it, and a background build may add an ahead-of-time
+extension module (:mod:`relgraph.backends.numba.aot`).
+
+Nothing on disk is trusted (see :mod:`relgraph.cache_files`): the directory must be
+this user's alone; a kernel file must hold exactly the source its name was made
+from, or it is written again (atomically); Numba's cache entries for a kernel are
+loaded only if they match the signed list of their digests written when they were
+made (else they are removed and the kernel compiled afresh); an extension module
+must match the MAC written when it was built.  A cache directory that cannot be
+written means no disk cache for this process, with one warning.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from relgraph.backends.numba import aot
+from relgraph.cache_files import cache_root, read_signed, refusal_of, warn_once, write_signed
+
+__all__ = ["cache_dir", "compile_kernel", "aot_name", "kernel_path"]
+
+# Numba invalidates its disk cache by the kernel file's timestamp only, so the file
+# name also carries a fingerprint of the helpers a kernel inlines.
+_HELPERS = hashlib.sha256(
+    b"".join(
+        Path(importlib.util.find_spec(m).origin).read_bytes()
+        for m in (
+            "relgraph.backends.numba.kernels",
+            "relgraph.backends.numba.vecmath",
+            "relgraph.backends.numba.lowering",
+        )
+    )
+).hexdigest()[:12]
+# Compiled kernels by (source, signature): they live as long as the process.
+_KERNELS: dict[tuple[str, str | None], Callable] = {}
+_LOCK = threading.Lock()
+_fallback: Path | None = None  # a private directory when the cache cannot be written
+
+
+def cache_dir() -> Path:
+    """Where generated kernels and Numba's compiled code are kept on disk."""
+    return cache_root() / "kernels"
+
+
+def _usable_dir() -> tuple[Path, bool]:
+    """The cache directory, or a private temporary one (and False) if it is not writable."""
+    directory = cache_dir()
+    problem = refusal_of(directory.name)
+    if problem is None:
+        try:
+            probe = directory / f".probe.{os.getpid()}.{threading.get_ident()}"
+            probe.write_bytes(b"")
+            probe.unlink()
+            return directory, True
+        except OSError as exc:
+            problem = str(exc)
+    warn_once("kernels", f"the kernel cache {directory} is not used ({problem}); kernels "
+              "are compiled for this process only")  # fmt: skip
+    return _private_dir(), False
+
+
+def _private_dir() -> Path:
+    global _fallback
+    if _fallback is None:
+        _fallback = Path(tempfile.mkdtemp(prefix="relgraph-kernels-"))
+        atexit.register(shutil.rmtree, _fallback, True)
+    return _fallback
+
+
+def kernel_path(directory: Path, source: str) -> Path:
+    """The file of ``source`` in ``directory``: written if missing or not exactly it."""
+    digest = hashlib.sha256((_HELPERS + source).encode()).hexdigest()[:24]
+    path = directory / f"k_{digest}.py"
+    try:
+        intact = path.read_text() == source
+    except (OSError, UnicodeDecodeError):
+        intact = False
+    if not intact:
+        if path.exists():
+            _purge_numba_cache(path)  # compiled from other text
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            tmp.write_text(source)
+            os.replace(tmp, path)  # readers see the old file or the new one, never half
+        except OSError:
+            tmp.unlink(missing_ok=True)
+            raise
+    return path
+
+
+def compile_kernel(source: str, signature: str, aot_ok: bool = True) -> Callable:
+    """The kernel of ``source``: from memory, a verified ahead-of-time build, or Numba.
+
+    ``signature`` is the kernel's Numba signature; the JIT kernel is compiled for it at
+    once, so a broken cache entry shows here and is replaced.  With ``aot_ok`` a
+    missing ahead-of-time build is queued for the processes that come later.
+    """
+    key = (source, signature if aot_ok else None)
+    with _LOCK:
+        found = _KERNELS.get(key)
+        if found is not None:
+            return found
+        directory, persistent = _usable_dir()
+        try:
+            path = kernel_path(directory, source)
+            kernel = None
+            if aot_ok and persistent:
+                name = aot_name(source, signature)
+                kernel = aot.load(directory, name)
+                if kernel is None:
+                    aot.start_build(path, name, signature)
+            if kernel is None:
+                kernel = _jit(path, signature, persistent)
+        except OSError as exc:  # a full disk: compiled for this process, in memory
+            warn_once("kernels-full", f"the kernel cache {directory} cannot be written "
+                      f"({exc}); kernels are compiled for this process only")  # fmt: skip
+            kernel = _in_memory(source, signature)
+        _KERNELS[key] = kernel
+        return kernel
+
+
+def aot_name(source: str, signature: str) -> str:
+    """The module name of a kernel's ahead-of-time build: it is built for one signature
+    and for this CPU's features."""
+    key = _HELPERS + source + signature + aot.cpu_fingerprint()
+    return "aot_" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def _jit(path: Path, signature: str, persistent: bool) -> Callable:
+    """Import the kernel module and compile it for ``signature``, from Numba's cache
+    if its entries are the ones this user's processes wrote (else they are removed
+    and the kernel compiled again); then sign the entries Numba has written."""
+    if persistent and not _numba_entries_verified(path):
+        _purge_numba_cache(path)
+    try:
+        kernel = _import_and_compile(path, signature)
+    except OSError:
+        raise
+    except Exception:  # a Numba cache entry of another Numba version
+        _purge_numba_cache(path)
+        kernel = _import_and_compile(path, signature)
+    if persistent:
+        write_signed(_manifest(path), json.dumps(_numba_entries(path)).encode())
+    return kernel
+
+
+def _in_memory(source: str, signature: str) -> Callable:
+    """The kernel compiled from ``source`` with no file and no Numba disk cache."""
+    namespace: dict = {}
+    exec(compile(source.replace("cache=True", "cache=False"), "<relgraph kernel>", "exec"),
+         namespace)  # fmt: skip
+    kernel = namespace["kernel"]
+    kernel.compile(signature)
+    return kernel
+
+
+def _manifest(path: Path) -> Path:
+    return path.with_suffix(".numba")
+
+
+def _numba_entries(path: Path) -> dict[str, str]:
+    """Numba's cache files of the kernel module at ``path``, with their digests."""
+    return {
+        entry.name: hashlib.sha256(entry.read_bytes()).hexdigest()
+        for entry in sorted((path.parent / "__pycache__").glob(f"{path.stem}.*"))
+    }
+
+
+def _numba_entries_verified(path: Path) -> bool:
+    """Whether every Numba cache file of the kernel is one the signed manifest lists
+    (loading an unlisted one would run whatever machine code it holds)."""
+    try:
+        entries = _numba_entries(path)
+    except OSError:
+        return False
+    if not entries:
+        return True
+    signed = read_signed(_manifest(path))
+    return signed is not None and json.loads(signed) == entries
+
+
+def _import_and_compile(path: Path, signature: str) -> Callable:
+    name = f"relgraph_kernel_{path.stem.removeprefix('k_')}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    module.kernel.compile(signature)
+    return module.kernel
+
+
+def _purge_numba_cache(path: Path) -> None:
+    """Remove Numba's cached index and code of the kernel module at ``path``."""
+    for entry in (path.parent / "__pycache__").glob(f"{path.stem}.*"):
+        entry.unlink(missing_ok=True)

@@ -1,0 +1,393 @@
+"""Numba implementations the generated kernels call for non-elementwise Ops.
+
+Each helper is a plain Python function (the numpy meaning, used if Numba is
+bypassed) with a Numba ``overload`` that picks an implementation at compile time
+from the argument types: BLAS ``np.dot`` without a copy when the operands already
+have the result dtype, loops where Numba has no native support.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from relgraph.ops import special
+
+__all__ = [
+    "dot", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis", "prod_all",
+    "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
+    "index", "matmul", "broadcast_dim", "ipow",
+    "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp",
+]  # fmt: skip
+
+_LN2 = 0.6931471805599453
+
+NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # numpy's words
+
+
+def ipow(a, b):
+    """``a ** b`` for integers, refusing a negative exponent as numpy does."""
+    if b < 0:
+        raise ValueError(NEGATIVE_POWER)
+    return a**b
+
+
+# Stable scalar forms of the Ops numpy has no ufunc for (their numpy references are
+# in relgraph.ops.special).
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def scalar_sigmoid(x):
+    if x >= 0:
+        return 1.0 / (1.0 + np.exp(-x))
+    e = np.exp(x)
+    return e / (1.0 + e)
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def scalar_softplus(x):
+    return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
+
+
+@njit(inline="always", cache=True, error_model="numpy")
+def scalar_log1mexp(x):
+    if x > -_LN2:
+        return np.log(-np.expm1(x))
+    return np.log1p(-np.exp(x))
+
+
+@overload(ipow, jit_options={"cache": True}, inline="always")
+def _ipow(a, b):
+    def impl(a, b):
+        if b < 0:
+            raise ValueError(NEGATIVE_POWER)
+        return a**b
+
+    return impl
+
+
+def dot(a, b, dtype):
+    """``np.dot(a, b)`` in the result dtype."""
+    return np.dot(a, b).astype(dtype)
+
+
+def sum_all(a, dtype):
+    """The sum of every element, in ``dtype``."""
+    return dtype(np.sum(a))
+
+
+def max_all(a, dtype):
+    """The largest element (NaN if any is NaN), in ``dtype``."""
+    return dtype(np.max(a))
+
+
+def min_all(a, dtype):
+    """The smallest element (NaN if any is NaN), in ``dtype``."""
+    return dtype(np.min(a))
+
+
+def prod_all(a, dtype):
+    """The product of every element, in ``dtype``."""
+    return dtype(np.prod(a))
+
+
+def mean_all(a, dtype):
+    """The mean of every element, in ``dtype``."""
+    return dtype(np.mean(a))
+
+
+def sum_axis(a, axis, dtype):
+    """The sum along one axis of a 1-d or 2-d array."""
+    return np.sum(a, axis=axis).astype(dtype)
+
+
+def max_axis(a, axis, dtype):
+    """The maximum along one axis of a 1-d or 2-d array."""
+    return np.max(a, axis=axis).astype(dtype)
+
+
+def min_axis(a, axis, dtype):
+    """The minimum along one axis of a 1-d or 2-d array."""
+    return np.min(a, axis=axis).astype(dtype)
+
+
+def prod_axis(a, axis, dtype):
+    """The product along one axis of a 1-d or 2-d array."""
+    return np.prod(a, axis=axis).astype(dtype)
+
+
+def mean_axis(a, axis, dtype):
+    """The mean along one axis of a 1-d or 2-d array."""
+    return np.mean(a, axis=axis).astype(dtype)
+
+
+def logsumexp_all(a, dtype):
+    """The stable ``log(sum(exp(a)))`` of every element, in ``dtype``."""
+    return dtype(special.logsumexp(a))
+
+
+def logsumexp_axis(a, axis, dtype):
+    """The stable ``log(sum(exp(a), axis))`` along one axis of a 1-d or 2-d array."""
+    return special.logsumexp(a, axis=axis).astype(dtype)
+
+
+def keep_dims(value, shape):
+    """A reduction's result (an array or a scalar) with its reduced axes kept as 1."""
+    return np.reshape(np.asarray(value), shape)
+
+
+@njit(cache=True)
+def broadcast_dim(sizes):
+    """The length numpy broadcasting gives sizes of one axis (checked beforehand)."""
+    out = 1
+    for size in sizes:
+        if size != 1:
+            out = size
+    return out
+
+
+def index(i, n):
+    """Integer index ``i`` into an axis of length ``n``, negative counting from the end;
+    IndexError as numpy's when it is out of bounds."""
+    if not -n <= i < n:
+        raise IndexError("index out of bounds for an axis of this length")
+    return i + n if i < 0 else i
+
+
+def matmul(a, b, dtype):
+    """``np.matmul(a, b)`` of stacks of matrices (ndim >= 3), in ``dtype``."""
+    return np.matmul(a, b).astype(dtype)
+
+
+def _target(dtype) -> types.Type:
+    return dtype.instance_type if isinstance(dtype, types.NumberClass) else dtype.dtype
+
+
+@overload(dot, jit_options={"cache": True})
+def _dot(a, b, dtype):
+    target = _target(dtype)
+    if isinstance(target, (types.Float, types.Complex)):
+        if a.dtype == target and b.dtype == target:
+            return lambda a, b, dtype: np.dot(a, b)
+        return lambda a, b, dtype: np.dot(a.astype(dtype), b.astype(dtype))
+    # Integers: BLAS has none; numpy loops too.
+    if a.ndim == 1 and b.ndim == 1:
+
+        def vv(a, b, dtype):
+            acc = dtype(0)
+            for k in range(a.shape[0]):
+                acc += dtype(a[k]) * dtype(b[k])
+            return acc
+
+        return vv
+
+    def mm(a, b, dtype):
+        a2 = a.reshape((1, a.shape[0])) if a.ndim == 1 else a
+        b2 = b.reshape((b.shape[0], 1)) if b.ndim == 1 else b
+        out = np.zeros((a2.shape[0], b2.shape[1]), dtype)
+        for i in range(a2.shape[0]):
+            for k in range(a2.shape[1]):
+                aik = dtype(a2[i, k])
+                for j in range(b2.shape[1]):
+                    out[i, j] += aik * dtype(b2[k, j])
+        if a.ndim == 1:
+            return out.reshape(out.shape[1])
+        if b.ndim == 1:
+            return out.reshape(out.shape[0])
+        return out
+
+    return mm
+
+
+@overload(sum_all, jit_options={"cache": True})
+def _sum_all(a, dtype):
+    if isinstance(a, types.Array):
+        return lambda a, dtype: dtype(np.sum(a))
+    return lambda a, dtype: dtype(a)
+
+
+def _extreme_all(largest: bool):
+    """The largest (or smallest) element; NaN wins, as in numpy."""
+
+    def impl(a, dtype):
+        flat = a.ravel()
+        if flat.shape[0] == 0:
+            raise ValueError("max of an empty array" if largest else "min of an empty array")
+        best = flat[0]
+        for v in flat:
+            if (v > best if largest else v < best) or v != v:
+                best = v
+                if v != v:
+                    break
+        return dtype(best)
+
+    return impl
+
+
+@overload(max_all, jit_options={"cache": True})
+def _max_all(a, dtype):
+    if isinstance(a, types.Array):
+        return _extreme_all(True)
+    return lambda a, dtype: dtype(a)
+
+
+@overload(min_all, jit_options={"cache": True})
+def _min_all(a, dtype):
+    if isinstance(a, types.Array):
+        return _extreme_all(False)
+    return lambda a, dtype: dtype(a)
+
+
+def _fold_all(kind: str):
+    """The product or the mean of every element, accumulated in ``dtype``."""
+
+    def impl(a, dtype):
+        acc = dtype(1) if kind == "prod" else dtype(0)
+        for v in a.ravel():
+            if kind == "prod":
+                acc *= dtype(v)
+            else:
+                acc += dtype(v)
+        return acc / dtype(a.size) if kind == "mean" else acc
+
+    return impl
+
+
+@overload(prod_all, jit_options={"cache": True})
+def _prod_all(a, dtype):
+    if isinstance(a, types.Array):
+        return _fold_all("prod")
+    return lambda a, dtype: dtype(a)
+
+
+@overload(mean_all, jit_options={"cache": True})
+def _mean_all(a, dtype):
+    if isinstance(a, types.Array):
+        return _fold_all("mean")
+    return lambda a, dtype: dtype(a)
+
+
+def _reduce_rows(kind: str):
+    """Along axis 0 or 1 of a 2-d array (the lowering reshapes every other case to
+    this), for sum, max, min, prod and mean."""
+    extreme = kind in ("max", "min")
+
+    def impl(a, axis, dtype):
+        rows, cols = a.shape[0], a.shape[1]
+        n = cols if axis == 0 else rows
+        m = rows if axis == 0 else cols
+        if extreme and m == 0:
+            raise ValueError("max of an empty array" if kind == "max" else "min of an empty array")
+        out = np.empty(n, dtype)
+        for i in range(n):
+            if extreme:
+                acc = dtype(a[0, i] if axis == 0 else a[i, 0])
+            else:
+                acc = dtype(1) if kind == "prod" else dtype(0)
+            for k in range(m):
+                v = dtype(a[k, i] if axis == 0 else a[i, k])
+                if extreme:
+                    if (v > acc if kind == "max" else v < acc) or v != v:  # NaN wins
+                        acc = v
+                elif kind == "prod":
+                    acc *= v
+                else:
+                    acc += v
+            out[i] = acc / dtype(m) if kind == "mean" else acc
+        return out
+
+    return impl
+
+
+def _axis_overload(kind: str, reduce_all):
+    """The Numba overload of ``<kind>_axis``: a vector reduces whole."""
+
+    def typer(a, axis, dtype):
+        if a.ndim == 1:
+            return lambda a, axis, dtype: reduce_all(a, dtype)
+        return _reduce_rows(kind)
+
+    return typer
+
+
+for _kind, _axis_fn, _all_fn in (
+    ("sum", sum_axis, sum_all),
+    ("max", max_axis, max_all),
+    ("min", min_axis, min_all),
+    ("prod", prod_axis, prod_all),
+    ("mean", mean_axis, mean_all),
+):
+    overload(_axis_fn, jit_options={"cache": True})(_axis_overload(_kind, _all_fn))
+
+
+@overload(logsumexp_all, jit_options={"cache": True})
+def _logsumexp_all(a, dtype):
+    if not isinstance(a, types.Array):
+        return lambda a, dtype: dtype(a)
+
+    def impl(a, dtype):
+        flat = a.ravel()
+        top = dtype(-np.inf)
+        for v in flat:
+            if dtype(v) > top or v != v:
+                top = dtype(v)
+                if v != v:
+                    return top
+        shift = top if np.isfinite(top) else dtype(0)
+        acc = dtype(0)
+        for v in flat:
+            acc += np.exp(dtype(v) - shift)
+        return np.log(acc) + shift
+
+    return impl
+
+
+@overload(logsumexp_axis, jit_options={"cache": True})
+def _logsumexp_axis(a, axis, dtype):
+    if a.ndim == 1:
+        return lambda a, axis, dtype: logsumexp_all(a, dtype)
+
+    def impl(a, axis, dtype):
+        n = a.shape[1] if axis == 0 else a.shape[0]
+        out = np.empty(n, dtype)
+        for i in range(n):
+            line = a[:, i] if axis == 0 else a[i, :]
+            out[i] = logsumexp_all(line, dtype)
+        return out
+
+    return impl
+
+
+@overload(keep_dims, jit_options={"cache": True})
+def _keep_dims(value, shape):
+    if isinstance(value, types.Array):
+        return lambda value, shape: np.ascontiguousarray(value).reshape(shape)
+    return lambda value, shape: np.full(shape, value)
+
+
+@overload(index, jit_options={"cache": True})
+def _index(i, n):
+    def impl(i, n):
+        if not -n <= i < n:
+            raise IndexError("index out of bounds for an axis of this length")
+        return i + n if i < 0 else i
+
+    return impl
+
+
+@overload(matmul, jit_options={"cache": True})
+def _matmul(a, b, dtype):
+    # numpy's batching: the leading axes broadcast; each pair is a BLAS product.
+    def impl(a, b, dtype):
+        lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        rows, inner, cols = a.shape[-2], a.shape[-1], b.shape[-1]
+        aa = np.ascontiguousarray(np.broadcast_to(a, lead + (rows, inner)))
+        bb = np.ascontiguousarray(np.broadcast_to(b, lead + (inner, cols)))
+        a3, b3 = aa.reshape((-1, rows, inner)), bb.reshape((-1, inner, cols))
+        out = np.empty((a3.shape[0], rows, cols), dtype)
+        for k in range(a3.shape[0]):
+            out[k] = dot(a3[k], b3[k], dtype)
+        return out.reshape(lead + (rows, cols))
+
+    return impl

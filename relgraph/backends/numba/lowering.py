@@ -1,0 +1,558 @@
+"""Lower a term DAG to the source of one Numba function.
+
+The DAG is walked once.  Elementwise nodes are grouped into maximal *regions*,
+each computed by one loop with no temporaries: a node is materialised (gets an
+array) only if it is an output, feeds a non-elementwise Op, or is shared by two
+regions, so every subterm is computed once.  Inside a region a shared node is a
+scalar local.  Non-elementwise Ops give their own statement (``op.array_code``).
+
+The source depends only on the structure and types of the graph, not on symbol
+names, so it is also the cache key for compiled kernels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
+from relgraph.exceptions import LoweringError
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.printing import brief
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import subterms
+
+__all__ = ["LoweringError", "Lowered", "lower"]
+
+PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
+CHUNK = 4096  # elements per parallel chunk of a vector's reduction
+LANES = 8  # partial sums per row loop, so that a sum vectorises
+# Nodes per kernel computed by vecmath's inlined, vectorising functions; the
+# rest call libm.  Each inlined copy is large, and LLVM's time and memory grow
+# faster than linearly with them (60 chained tanh: 40 s and 3 GB; with libm: 1 s).
+INLINED_MAX = 8
+# The row loops' max and min updates (relgraph.ops.reductions), by their comparison.
+_EXTREMES = {
+    "if {v} > {acc} or {v} != {v}: {acc} = {v}": ">",
+    "if {v} < {acc} or {v} != {v}: {acc} = {v}": "<",
+}
+BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
+
+
+@dataclass(frozen=True)
+class Lowered:
+    """The generated module source, and which inputs its loops read."""
+
+    source: str
+    loop_inputs: tuple[int, ...]  # input positions read by fused loops
+    out_slots: tuple[int, ...]  # output positions the kernel may write into a given buffer
+
+
+def lower(
+    inputs: Sequence[Symbol],
+    outputs: Sequence[Any],
+    parallel: bool = False,
+    broadcast: bool = True,
+) -> Lowered:
+    """Generate the module source defining ``kernel(a0, a1, ...)``.
+
+    With ``parallel`` the outer loops are ``prange`` loops over both cores; that
+    kernel takes about three times longer to compile, so it is built only when a
+    large input first arrives.  Without ``broadcast``, a region that can run flat
+    has only its flat loop, and raises ``ValueError(BROADCAST)`` when shapes differ.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> x, y = rg.vector("x"), rg.vector("y")
+    >>> src = lower([x, y], [rg.exp(x) * y + x], parallel=True).source
+    >>> src.count("for i in prange(")  # one fused loop
+    1
+    """
+    return _Generator(inputs, outputs, parallel, broadcast).module()
+
+
+def _check_compilable(node: Term) -> None:
+    """Refuse, before any code is generated, a node whose dtype Numba cannot compute."""
+    dtype = typeof(node).dtype
+    if dtype.kind not in "biuf" or dtype == np.float16:
+        raise LoweringError(
+            f"{brief(node)} computes in {dtype} (numpy's result dtype for its arguments), "
+            "which compiled kernels do not support; use float32 or float64 inputs "
+            "(numpy computes exp of int8, uint8 and bool in float16)"
+        )
+
+
+def _broadcast_dim(name: str, sizes: list[str]) -> str:
+    """``name = `` the broadcast length of these sizes, through a function call: Numba's
+    parallel array analysis draws wrong equalities from ``n = 1; if s != 1: n = s``
+    (it gave wrong rows in a parallel softmax)."""
+    if not sizes:
+        return f"{name} = 1"
+    return f"{name} = kernels.broadcast_dim(({', '.join(sizes)}{',' if len(sizes) == 1 else ''}))"
+
+
+class _Generator:
+    def __init__(
+        self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool, broadcast: bool
+    ):
+        self.parallel = parallel
+        self.broadcast = broadcast
+        self.inputs = list(inputs)
+        self.outputs = list(outputs)
+        self.names: dict[Any, str] = {s: f"a{i}" for i, s in enumerate(self.inputs)}
+        self.lines: list[str] = []
+        self.globals: list[str] = []
+        self.leaves_seen: list[tuple[str, int]] = []
+        self.static_shapes: dict[str, tuple] = {}  # leaf name -> its shape in the type
+        # Elementwise outputs of ndim >= 1 take a buffer argument o<j>: the kernel
+        # writes into it when its shape fits (see compiler.Function), else allocates.
+        self.slots: dict[Term, int] = {}
+        for k, out in enumerate(outputs):
+            if (
+                type(out) is Term
+                and out.op.elementwise
+                and typeof(out).ndim > 0
+                and out not in self.slots
+            ):
+                self.slots[out] = k
+        self.nodes = [n for out in self.outputs for n in subterms(out)]
+        self.nodes = list(dict.fromkeys(self.nodes))  # distinct, children first
+        for node in self.nodes:
+            _check_compilable(node)
+        # Reductions of an elementwise region along its last axis run in the region's
+        # own loop: the region gets no array (row softmax reads x three times).
+        self.row_loops = {}
+        for n in self.nodes:
+            row_loop = getattr(n.op, "row_loop", None)
+            x = n.args[0] if n.args else None
+            fusable = isinstance(x, (Symbol, Constant)) or (type(x) is Term and x.op.elementwise)
+            if row_loop is not None and fusable:
+                spec = row_loop(n)
+                if spec is not None:
+                    self.row_loops[n] = spec
+        self.materialised = self._materialised()
+        vectorised = [n for n in self.nodes if _inlines(n)]
+        self.inlined = set(vectorised[:INLINED_MAX])
+        for n in [n for n in self.row_loops if n.args[0] in self.materialised]:
+            del self.row_loops[n]  # its operand is an array anyway
+
+    # -- which elementwise nodes get arrays -----------------------------------------
+
+    def _materialised(self) -> set[Term]:
+        elementwise = {n for n in self.nodes if n.op.elementwise}
+        consumers: dict[Term, list[Term]] = {}
+        for n in self.nodes:
+            for a in n.args:
+                if type(a) is Term:
+                    consumers.setdefault(a, []).append(n)
+        outs = {o for o in self.outputs if type(o) is Term}
+        computes = elementwise | set(self.row_loops)  # consumers that compute it inline
+        chosen = {
+            n
+            for n in elementwise
+            if n in outs or any(c not in computes for c in consumers.get(n, []))
+        }
+        while True:  # a node reached from two region roots is computed once, as an array
+            owners: dict[Term, set[Term]] = {}
+            for root in chosen:
+                for n in self._region(root, chosen):
+                    owners.setdefault(n, set()).add(root)
+            shared = {n for n, roots in owners.items() if len(roots) > 1 and n not in chosen}
+            if not shared:
+                return chosen
+            # Promote only the topmost shared nodes: what they contain is then
+            # reached through them alone.
+            inner = {m for n in shared for m in self._region(n, chosen) if m is not n}
+            chosen |= shared - inner
+
+    def _region(self, root: Term, chosen: set[Term]) -> list[Term]:
+        """Elementwise nodes computed in ``root``'s loop, children first."""
+        order, seen, stack = [], set(), [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
+                continue
+            if node in seen:
+                continue
+            seen.add(node)
+            stack.append((node, True))
+            for a in node.args:
+                if type(a) is Term and a.op.elementwise and a not in chosen:
+                    stack.append((a, False))
+        return order
+
+    # -- module --------------------------------------------------------------------
+
+    def module(self) -> Lowered:
+        for node in self.nodes:
+            if node in self.materialised:
+                self._emit_region(node)
+            elif node in self.row_loops:
+                self._emit_row_loop(node, *self.row_loops[node])
+            elif not node.op.elementwise:
+                self._emit_array_op(node)
+        # An output that only moves values (a transpose, a slice) may be a view of an
+        # input or a constant: it is returned as an array of its own.
+        results = ", ".join(
+            f"{self._value(o)}.copy()"
+            if typeof(o).ndim > 0 and (isinstance(o, (Symbol, Constant)) or o.op.moves_only)
+            else self._value(o)
+            for o in self.outputs
+        )
+        params = ", ".join(
+            [f"a{i}" for i in range(len(self.inputs))] + [f"o{j}" for j in range(len(self.slots))]
+        )
+        body = "\n".join("    " + line for line in self.lines) or "    pass"
+        # Only the prange loops run in parallel: Numba's other "parallel" rewrites
+        # would turn the BLAS product in kernels.dot into a much slower parfor.
+        parallel = (
+            "{'prange': True, 'numpy': False, 'reduction': False, 'setitem': False, "
+            "'stencil': False, 'fusion': False, 'comprehension': False, 'inplace_binop': False}"
+            if any("prange(" in line for line in self.lines)
+            else "False"
+        )
+        source = "\n".join(
+            [
+                "# Generated by relgraph.backends.numba.lowering; the source is the cache key.",
+                "import math",
+                "import numpy as np",
+                "from numba import njit, prange",
+                "from relgraph.backends.numba import kernels, vecmath",
+                *self.globals,
+                "",
+                "",
+                f'@njit(cache=True, parallel={parallel}, error_model="numpy")',
+                f"def kernel({params}):",
+                body,
+                f"    return ({results},)",
+                "",
+            ]
+        )
+        loop_inputs = tuple(
+            i for i, s in enumerate(self.inputs) if any(n == f"a{i}" for n, _ in self.leaves_seen)
+        )
+        return Lowered(source, loop_inputs, tuple(self.slots.values()))
+
+    def _name(self, node: Term) -> str:
+        if node not in self.names:
+            self.names[node] = f"t{len(self.names)}"
+        return self.names[node]
+
+    def _value(self, x: Any) -> str:
+        """The expression for an array-level value: a name, a constant."""
+        if type(x) is Term or isinstance(x, Symbol):
+            if x not in self.names:
+                raise LoweringError(f"{brief(x)} is not an input of the function")
+            return self.names[x]
+        if isinstance(x, Constant):
+            if x in self.names:
+                return self.names[x]
+            name = self.names[x] = f"c{len(self.globals)}"
+            data = x.value.tobytes().hex()
+            dtype, shape = x.value.dtype.str, x.value.shape
+            self.globals.append(
+                f"{name} = np.frombuffer(bytes.fromhex({data!r}), {dtype!r}).reshape({shape!r})"
+            )
+            return name
+        if isinstance(x, float) and not np.isfinite(x):
+            return literal(x, np.dtype(np.float64))
+        return repr(x)
+
+    def _emit_array_op(self, node: Term) -> None:
+        code = node.op.array_code(node)
+        dtype = dtype_expr(typeof(node).dtype)
+        operands = [self._value(a) for a in node.op.operands(node.args)]
+        self.lines.append(f"{self._name(node)} = {code.format(*operands, dtype=dtype)}")
+
+    # -- fused elementwise regions -------------------------------------------------
+
+    def _leaves(self, region: list[Term]) -> list[tuple[str, int]]:
+        """(name, ndim) of the arrays a region reads."""
+        leaves: list[tuple[str, int]] = []
+        members = set(region)
+        for node in region:
+            for a in node.op.operands(node.args):
+                if type(a) is Term and a in members:
+                    continue
+                if isinstance(a, (Symbol, Constant)) or type(a) is Term:
+                    name, nd = self._value(a), typeof(a).ndim
+                    if nd > 0 and (name, nd) not in leaves:
+                        leaves.append((name, nd))
+                        self.static_shapes[name] = typeof(a).shape
+        self.leaves_seen.extend(leaves)
+        return leaves
+
+    def _loads(self, leaves, index: list[str], last: str, indent: str) -> tuple[dict, dict, str]:
+        """How each leaf is read inside loops over ``index`` (right-aligned): generic
+        loads (a broadcast axis has stride 0), loads for when no leaf broadcasts along
+        the last axis (contiguous, so the loop vectorises), and that condition.  An
+        axis the type knows to have length 1 is read at 0."""
+        d = len(index)
+        generic, fast, same = {}, {}, []
+        for name, nd in leaves:
+            static = self.static_shapes[name]
+            g, f = [], []
+            for j in range(nd):
+                k = j + d - nd
+                if static[j] == 1:
+                    g.append("0")
+                    f.append("0")
+                    continue
+                self.lines.append(f"{indent}{name}_s{j} = 0 if {name}.shape[{j}] == 1 else 1")
+                g.append(f"{index[k]} * {name}_s{j}")
+                f.append(index[k] if k == d - 1 else g[-1])
+            if static[nd - 1] != 1:
+                same.append(f"{name}.shape[{nd - 1}] == {last}")
+            generic[name], fast[name] = f"{name}[{', '.join(g)}]", f"{name}[{', '.join(f)}]"
+        return generic, fast, " and ".join(same) or "True"
+
+    def _emit_row_loop(
+        self, node: Term, passes: list[tuple], result: str, check: str | None
+    ) -> None:
+        """A reduction along the last axis, computing its operand's region inline.
+
+        Rows (or, for a vector, chunks of ``CHUNK`` elements when one pass suffices)
+        run in parallel.  Each writes its values to a buffer in a loop that
+        vectorises, then runs the passes over the buffer in order: an optional
+        vectorised map (``exp(v - shift)``), then the in-order update.
+        """
+        x = node.args[0]
+        out, d = self._name(node), typeof(x).ndim
+        names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n"}
+        rows, n, lines = f"{out}_rows", names["n"], self.lines
+        i, j, k = f"{out}_i", f"{out}_j", f"{out}_k"  # parallel loops must not share names
+        region = self._region(x, self.materialised) if type(x) is Term else []
+        leaves = self._leaves(region) if region else self._leaf(x)
+        lines.append(_broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
+        chunked = d == 1 and len(passes) == 1
+        if d == 2:
+            lines.append(_broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
+        else:
+            lines.append(f"{rows} = ({n} + {CHUNK - 1}) // {CHUNK}" if chunked else f"{rows} = 1")
+        generic, fast, same = self._loads(leaves, [i, j][2 - d :], n, "")
+        if check:  # outside the parallel loop, which a raise inside would make serial
+            lines.append(check.format(**names))
+        dtype, keep = dtype_expr(typeof(node).dtype), self.op_keeps_dims(node)
+        each = out if d == 2 else f"{out}_part"
+        shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"
+        lines.append(f"{each} = np.empty({shape}, {dtype})")
+        lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
+        lo, hi, buf, prefix = f"{out}_lo", f"{out}_hi", f"{out}_buf", f"{out}_e_"
+        lines.append(f"    {lo} = {i} * {CHUNK}" if chunked else f"    {lo} = 0")
+        lines.append(f"    {hi} = min({lo} + {CHUNK}, {n})" if chunked else f"    {hi} = {n}")
+        lines.append(f"    {buf} = np.empty({hi} - {lo}, {dtype_expr(typeof(x).dtype)})")
+        lines.append(f"    if {same}:")
+        for load in (fast, generic):
+            value = self._local(x, prefix) if region else load[leaves[0][0]]
+            lines.append(f"        for {j} in range({lo}, {hi}):")
+            lines.extend(f"            {line}" for line in self._body(region, load, prefix))
+            lines.append(f"            {buf}[{j} - {lo}] = {value}")
+            if load is fast:
+                lines.append("    else:")
+        self._passes(passes, names, buf, f"{hi} - {lo}", k, "    ")
+        if d == 2:
+            lines.append(
+                f"    {out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})"
+            )
+            return
+        lines.append(f"    {each}[{i}] = {names['acc'] if chunked else result.format(**names)}")
+        if chunked:  # the chunks' results, combined by the same pass
+            self._passes(passes, names, each, rows, k, "")
+        value = f"{dtype}({result.format(**names)})" if chunked else f"{each}[0]"
+        lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+
+    def _passes(self, passes, names, buf, length, k, indent) -> None:
+        for setup, mapping, update in passes:
+            self.lines.extend(indent + line.format(**names) for line in setup.split("\n"))
+            if mapping:  # a loop of its own, which vectorises
+                self.lines.append(f"{indent}for {k} in range({length}):")
+                v = mapping.format(v=f"{buf}[{k}]", **names)
+                self.lines.append(f"{indent}    {buf}[{k}] = {v}")
+            if update == "{acc} += {v}":  # a sum: eight partial sums, which vectorise
+                self._lane_sum(names["acc"], buf, length, k, indent)
+                continue
+            if update in _EXTREMES:  # max or min: eight lanes of selects, which vectorise
+                self._lane_extreme(names["acc"], buf, length, k, indent, _EXTREMES[update])
+                continue
+            self.lines.append(f"{indent}for {k} in range({length}):")
+            self.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
+
+    def _lane_sum(self, acc: str, buf: str, length: str, k: str, indent: str) -> None:
+        """``acc += sum(buf)`` over eight interleaved partial sums, then the tail: the
+        rounding is of the kind numpy's pairwise sum has, not a left-to-right sum's."""
+        lanes = [f"{acc}_{lane}" for lane in range(LANES)]
+        lines, top = self.lines, f"{acc}_top"
+        lines.append(f"{indent}{' = '.join(lanes)} = 0.0")
+        lines.append(f"{indent}{top} = ({length}) - ({length}) % {LANES}")
+        lines.append(f"{indent}for {k} in range(0, {top}, {LANES}):")
+        lines.extend(f"{indent}    {lane} += {buf}[{k} + {n}]" for n, lane in enumerate(lanes))
+        pairs = lanes
+        while len(pairs) > 1:
+            pairs = [f"({a} + {b})" for a, b in zip(pairs[::2], pairs[1::2])]
+        lines.append(f"{indent}{acc} += {pairs[0]}")
+        lines.append(f"{indent}for {k} in range({top}, {length}):")
+        lines.append(f"{indent}    {acc} += {buf}[{k}]")
+
+    def _lane_extreme(self, acc: str, buf: str, length: str, k: str, indent: str, cmp: str):
+        """``acc = max(acc, *buf)`` (or min) over eight lanes; NaN wins and stays, as in
+        numpy.  Exact, so the lanes give the result a single loop does."""
+        lanes = [f"{acc}_{lane}" for lane in range(LANES)]
+        lines, top = self.lines, f"{acc}_top"
+
+        def pick(into: str, v: str) -> str:
+            return f"{into} = {v} if ({v} {cmp} {into}) | ({v} != {v}) else {into}"
+
+        lines.append(f"{indent}{' = '.join(lanes)} = {acc}")
+        lines.append(f"{indent}{top} = ({length}) - ({length}) % {LANES}")
+        lines.append(f"{indent}for {k} in range(0, {top}, {LANES}):")
+        lines.extend(
+            f"{indent}    {pick(lane, f'{buf}[{k} + {n}]')}" for n, lane in enumerate(lanes)
+        )
+        lines.extend(f"{indent}{pick(acc, lane)}" for lane in lanes)
+        lines.append(f"{indent}for {k} in range({top}, {length}):")
+        lines.append(f"{indent}    {pick(acc, f'{buf}[{k}]')}")
+
+    def _leaf(self, x: Any) -> list[tuple[str, int]]:
+        """A leaf operand read as the only "region" value."""
+        name = self._value(x)
+        self.static_shapes[name] = typeof(x).shape
+        self.leaves_seen.append((name, typeof(x).ndim))
+        return [(name, typeof(x).ndim)]
+
+    @staticmethod
+    def op_keeps_dims(node: Term) -> bool:
+        return bool(node.op.param_values(node.args).get("keepdims"))
+
+    def _emit_region(self, root: Term) -> None:
+        region = self._region(root, self.materialised)
+        out_type = typeof(root)
+        out = self._name(root)
+        leaves = self._leaves(region)
+        if out_type.ndim == 0:
+            scalars = {name: name for name, _ in leaves}
+            self.lines.extend(self._body(region, scalars))
+            self.lines.append(f"{out} = {self._local(root)}")
+            return
+        self._emit_loops(root, region, leaves, out, out_type)
+
+    def _emit_loops(self, root, region, leaves, out, out_type) -> None:
+        d, dtype = out_type.ndim, dtype_expr(out_type.dtype)
+        dims = [f"{out}_n{k}" for k in range(d)]
+        lines = self.lines
+        for k, dim in enumerate(dims):
+            sizes = [f"{name}.shape[{k - d + nd}]" for name, nd in leaves if k - d + nd >= 0]
+            lines.append(_broadcast_dim(dim, sizes))
+        shape = "(" + ", ".join(dims) + ("," if d == 1 else "") + ")"
+        if root in self.slots:
+            buffer = f"o{list(self.slots).index(root)}"
+            lines.append(f"if {buffer}.shape == {shape}:")
+            lines.append(f"    {out} = {buffer}")
+            lines.append("else:")
+            lines.append(f"    {out} = np.empty({shape}, {dtype})")
+        else:
+            lines.append(f"{out} = np.empty({shape}, {dtype})")
+        full = [name for name, nd in leaves if nd == d]
+        same = " and ".join(f"{n}.shape == {out}.shape" for n in full) or "True"
+        flat_ok = len(full) == len(leaves)
+        if flat_ok:
+            if self.broadcast:
+                # No broadcasting: one flat loop over contiguous data, which vectorises.
+                lines.append(f"if {same}:")
+            else:
+                # Flat loop only: a call whose shapes differ raises BROADCAST, and the
+                # caller runs the kernel that has the strided loop too.  About half
+                # the code, so about half the compile time.
+                lines.append(f"if not ({same}):")
+                lines.append(f"    raise ValueError({BROADCAST!r})")
+                lines.append("if True:")
+            lines.append(f"    {out}_size = {out}.size")
+            lines.append(f"    {out}_f = {out}.reshape({out}_size)")
+            for name, _ in leaves:
+                lines.append(f"    {name}_f = np.ascontiguousarray({name}).reshape({out}_size)")
+            flat = {name: f"{name}_f[i]" for name, _ in leaves}
+            loop = "prange" if self.parallel else "range"
+            lines.append(f"    for i in {loop}({out}_size):")
+            for line in self._body(region, flat):
+                lines.append("        " + line)
+            lines.append(f"        {out}_f[i] = {self._local(root)}")
+            if not self.broadcast:
+                return
+            lines.append("else:")
+            indent = "    "
+        else:
+            indent = ""
+        index = [f"i{k}" for k in range(d)]
+        generic, fast, same = self._loads(leaves, index, dims[-1], indent)
+        lines.append(f"{indent}if {same}:")  # no broadcasting along the last axis
+        for load in (fast, generic):
+            for k in range(d):
+                loop = "prange" if k == 0 and self.parallel else "range"
+                lines.append(f"{indent}    {'    ' * k}for {index[k]} in {loop}({dims[k]}):")
+            inner = indent + "    " * (d + 1)
+            for line in self._body(region, load):
+                lines.append(inner + line)
+            lines.append(f"{inner}{out}[{', '.join(index)}] = {self._local(root)}")
+            if load is fast:
+                lines.append(f"{indent}else:")
+
+    def _local(self, node: Term, prefix: str = "e_") -> str:
+        return f"{prefix}{self._name(node)}"
+
+    def _body(self, region: list[Term], load: dict[str, str], prefix: str = "e_") -> list[str]:
+        """Scalar statements computing each region node from loaded leaves."""
+        lines = []
+        members = set(region)
+        for node in region:
+            op = node.op
+            dtype = typeof(node).dtype
+            code = op.scalar_code(dtype, op.operands(node.args))
+            if _inlines(node) and node not in self.inlined:
+                code = op.code  # over the budget of inlined functions: libm
+            if code is None:
+                raise LoweringError(
+                    f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
+                )
+            operands = op.operands(node.args)
+            args = [
+                self._scalar(a, members, load, node, prefix, k) for k, a in enumerate(operands)
+            ]
+            if dtype.kind == "f" and op.name != "where":
+                # numpy converts integer operands to the float loop's dtype first (a
+                # uint64 beside an int64 is not wrapped into int64, as Numba does).
+                args = [
+                    f"{dtype_expr(dtype)}({arg})" if is_integral(a) else arg
+                    for a, arg in zip(operands, args)
+                ]
+            if op.nin is None:  # variadic: fold the binary template
+                expr = args[0]
+                for a in args[1:]:
+                    expr = code.format(expr, a)
+            else:
+                expr = code.format(*args)
+            # numpy keeps small dtypes, and an expression's type in Numba can differ from
+            # numpy's (sign of a uint8 is an int64 there): every value has numpy's dtype.
+            expr = f"{dtype_expr(dtype)}({expr})"
+            lines.append(f"{self._local(node, prefix)} = {expr}")
+        return lines
+
+    def _scalar(self, a: Any, region: set[Term], load: dict[str, str], node, prefix, k) -> str:
+        if type(a) is Term and a in region:
+            return self._local(a, prefix)
+        if isinstance(a, (Symbol, Constant)) or type(a) is Term:
+            name = self._value(a)
+            return load.get(name, name)
+        return scalar_source(a, node, k)
+
+
+def _inlines(node: Term) -> bool:
+    """Whether ``node``'s code inlines a :mod:`relgraph.backends.numba.vecmath` function."""
+    if not node.op.elementwise:
+        return False
+    code = node.op.scalar_code(typeof(node).dtype, node.op.operands(node.args))
+    return bool(code) and "vecmath." in code and bool(getattr(node.op, "code", None))

@@ -1,0 +1,478 @@
+"""An e-graph of terms: hash-consed e-nodes over e-classes, with a union-find.
+
+An *e-node* is an Op applied to e-classes (``(op, (class, ...), params)``) or a
+leaf (a symbol or a constant); an *e-class* is a set of e-nodes known to compute
+the same values.  Adding a term adds one e-node per distinct subterm not yet in
+the graph; :meth:`EGraph.merge` records that two classes are equal, and
+:meth:`EGraph.rebuild` restores the invariants egg (Willsey et al., POPL 2021)
+keeps: every e-node is stored once, with canonical children, and two e-nodes with
+the same Op and children are in the same class (congruence).
+
+Two *analyses* ride along: every class has the :class:`~relgraph.terms.types.TensorType`
+of its values (dtype, and shape where the symbols give one), and a class holding a
+constant leaf knows its value.  Relations see a class through views (see
+:mod:`relgraph.eqsat.saturate`), in which an operand class is a typed :class:`Hole`.
+
+Sums and products are kept flat: a left-nested chain ``(x + y) + z`` is the one
+e-node ``add(x, y, z)``, which numpy computes the same way (a left fold), so
+associativity does not multiply the e-nodes.  :func:`flatteno` is that identity
+as a relation: derivations name it when they flatten a term.
+
+Examples
+--------
+>>> import relgraph as rg
+>>> x, y = rg.vector("x"), rg.vector("y")
+>>> g = EGraph()
+>>> a, b = g.add_term(x + y), g.add_term(y + x)
+>>> g.find(a) == g.find(b)
+False
+>>> g.merge(a, b); g.rebuild()
+True
+>>> g.find(a) == g.find(b), g.node_count, g.class_count
+(True, 4, 3)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from relgraph.exceptions import TypeCheckError
+from relgraph.rewriting.relation import forward_only, is_associative, keeps_type
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import substitute
+from relgraph.terms.types import TensorType
+
+__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno"]
+
+LEAF = "leaf"  # the head of a leaf e-node's key: (LEAF, type(value), value)
+
+#: An e-node: ``(op, children, params)``, or ``(LEAF, type(value), value)``.
+Key = tuple
+
+
+class Hole(Symbol):
+    """An operand e-class shown in a view: a typed input that stands for the class.
+
+    Equal only to the hole of the same class (never to a user's symbol).
+    """
+
+    __slots__ = ("cid",)
+
+    def __init__(self, cid: int, type: TensorType):
+        super().__init__(f"e{cid}", type)
+        object.__setattr__(self, "cid", cid)
+        object.__setattr__(self, "_hash", hash(("Hole", cid)))
+
+    def __eq__(self, other):
+        return self is other or (type(other) is Hole and other.cid == self.cid)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return self._hash
+
+    def __reduce__(self):
+        return (Hole, (self.cid, self.type))
+
+
+class EClass:
+    """One e-class: its e-nodes, the e-nodes that use it, and its analyses."""
+
+    __slots__ = ("nodes", "parents", "type", "constant")
+
+    def __init__(self, key: Key, type: TensorType, constant: Any):
+        self.nodes: list[Key] = [key]
+        self.parents: list[tuple[Key, int]] = []
+        self.type = type
+        self.constant = constant  # a leaf value, or NO_CONSTANT
+
+
+NO_CONSTANT = object()
+_CONSTANTS = (bool, int, float, complex, Constant)
+
+
+def leaf_key(value: Any) -> Key:
+    """The key of a leaf: its type is part of it, so ``1``, ``1.0`` and ``True`` differ."""
+    return (LEAF, type(value), value)
+
+
+def is_constant(value: Any) -> bool:
+    return isinstance(value, _CONSTANTS) or (
+        hasattr(value, "dtype") and not isinstance(value, (Symbol, Term))
+    )
+
+
+class EGraph:
+    """Hash-consed e-nodes, e-classes under a union-find, and their analyses."""
+
+    def __init__(self) -> None:
+        self.parent: list[int] = []
+        self.classes: dict[int, EClass] = {}
+        self.memo: dict[Key, int] = {}
+        self.pending: list[int] = []
+        #: Pairs of classes merged with different constants: an unsound relation.
+        self.conflicts: list[tuple[Any, Any]] = []
+        self.version = 0  # bumped by every new e-node and every merge
+        #: The order e-nodes were added in (extraction prefers older ones on ties).
+        self.born: dict[Key, int] = {}
+        #: Classes made or merged since :meth:`changed` was last called.
+        self.touched: set[int] = set()
+        #: Terms added, and the views shown, with their classes (maybe merged since).
+        self.known: dict[Term, int] = {}
+
+    # -- the union-find ---------------------------------------------------------------
+
+    def find(self, cid: int) -> int:
+        parent = self.parent
+        root = cid
+        while parent[root] != root:
+            root = parent[root]
+        while parent[cid] != root:  # path compression
+            parent[cid], cid = root, parent[cid]
+        return root
+
+    def canonical(self, key: Key) -> Key:
+        """``key`` with its children canonical."""
+        if key[0] is LEAF:
+            return key
+        find = self.find
+        return (key[0], tuple(find(c) for c in key[1]), key[2])
+
+    # -- adding ---------------------------------------------------------------------
+
+    def add_node(self, key: Key, type_: TensorType) -> int:
+        """The class of e-node ``key`` (canonical), made if new."""
+        found = self.memo.get(key)
+        if found is not None:
+            return self.find(found)
+        cid = len(self.parent)
+        self.parent.append(cid)
+        constant = key[2] if key[0] is LEAF and is_constant(key[2]) else NO_CONSTANT
+        self.classes[cid] = EClass(key, type_, constant)
+        self.touched.add(cid)
+        self.memo[key] = cid
+        self.born.setdefault(key, len(self.born))
+        if key[0] is not LEAF:
+            for child in set(key[1]):
+                self.classes[child].parents.append((key, cid))
+        self.version += 1
+        return cid
+
+    def add_term(self, term: Any) -> int:
+        """The class of ``term``: its subterms added bottom-up, holes mapped to their
+        classes.  A left-nested sum or product is spliced into one e-node when its
+        inner part is new (an answer ``view + 0`` stays one e-node over the view's
+        class, so identities do not make ever longer sums)."""
+        return self.insert(term)[0]
+
+    def insert(self, term: Any) -> tuple[int, Key]:
+        """:meth:`add_term`, and the key of the root's e-node (``("class", id)`` for a
+        hole)."""
+        if type(term) is Hole:
+            return self.find(term.cid), ("class", self.find(term.cid))
+        root_key: Key = leaf_key(term) if type(term) is not Term else ()
+        done: dict[Any, int] = {}
+        stack: list[tuple[Any, Term | None]] = [(term, None)]
+        while stack:
+            item, flat = stack.pop()
+            k = _k(item)
+            if flat is None and k in done:
+                continue
+            if type(item) is not Term:
+                done[k] = self._add_leaf(item)
+                continue
+            if flat is None:
+                flat = flat_form(item)
+                if flat is not item and item._tuple[1] in self.known:
+                    flat = item
+                stack.append((item, flat))
+                stack.extend((a, None) for a in _operands(flat) if _k(a) not in done)
+                continue
+            operands = _operands(flat)
+            children = tuple(self.find(done[_k(a)]) for a in operands)
+            key = (flat.op, children, flat.args[len(operands) :])
+            done[k] = self.add_node(key, typeof(item))
+            self.known[item] = done[k]
+            if item is term:
+                root_key = key
+        return self.find(done[_k(term)]), root_key
+
+    def _add_leaf(self, value: Any) -> int:
+        if type(value) is Hole:
+            return self.find(value.cid)
+        return self.add_node(leaf_key(value), typeof(value))
+
+    def lookup(self, term: Any) -> int | None:
+        """The class of ``term`` if the graph holds it (as it is, or flattened)."""
+        key = self.spelling(term)[0]
+        if key is None:
+            return None
+        if key[0] == "class":
+            return key[1]
+        found = self.memo.get(key)
+        return None if found is None else self.find(found)
+
+    def spelling(self, term: Any) -> tuple[Key | None, bool]:
+        """The e-node of ``term``'s root, and whether it is the flattened term's (a
+        flatteno step makes the term spell it); ``(None, False)`` if not in the graph.
+        A hole's is ``("class", id)``."""
+        if type(term) is Hole:
+            return ("class", self.find(term.cid)), False
+        if type(term) is not Term:
+            return leaf_key(term) if _hashable(term) else None, False
+        classes: dict[Any, int | None] = {}
+        inner: set[int] = set()  # left operands of their own Op: only their chain splices
+        stack: list[tuple[Any, bool]] = [(term, False)]
+        while stack:
+            item, expanded = stack.pop()
+            k = _k(item)
+            if type(item) is not Term:
+                classes[k] = self._class_of_leaf(item)
+                continue
+            if not expanded:
+                stack.append((item, True))
+                operands = _operands(item)
+                if operands and type(operands[0]) is Term and operands[0].op is item.op:
+                    inner.add(id(operands[0]))
+                stack.extend((a, False) for a in operands if _k(a) not in classes)
+                continue
+            key, flat = self._node_key(item, classes, id(item) in inner)
+            found = None if key is None else self.memo.get(key)
+            classes[k] = None if found is None else self.find(found)
+            if item is term:
+                return (key if found is not None else None), flat
+        return None, False  # pragma: no cover - the root is always reached
+
+    def _node_key(self, item: Term, classes: dict, inner: bool) -> tuple[Key | None, bool]:
+        """The key of ``item`` (children's classes known) as the graph holds it: of its
+        flat form if that is in the graph (as the start is) and not the term as it is
+        in another class."""
+        operands = _operands(item)
+        children = tuple(classes.get(_k(a)) for a in operands)
+        key = None if None in children else (item.op, children, item.args[len(operands) :])
+        flat = item if inner else flat_form(item)  # a chain splices from its top
+        if flat is not item:
+            flat_ops = _operands(flat)
+            kids = tuple(classes[_k(a)] if _k(a) in classes else self.lookup(a) for a in flat_ops)
+            flat_key = None if None in kids else (flat.op, kids, flat.args[len(flat_ops) :])
+            if flat_key in self.memo and (
+                key not in self.memo or self.find(self.memo[key]) == self.find(self.memo[flat_key])
+            ):
+                return flat_key, True
+        return key, False
+
+    def _class_of_leaf(self, value: Any) -> int | None:
+        if type(value) is Hole:
+            return self.find(value.cid)
+        found = self.memo.get(leaf_key(value)) if _hashable(value) else None
+        return None if found is None else self.find(found)
+
+    def spelled(self, term: Any) -> Any:
+        """``term`` with each sum or product flattened where the graph holds it flat."""
+        return substitute(term, lambda n: flat_form(n) if self.spelling(n)[1] else n)
+
+    def key_of(self, term: Any) -> Key:
+        """The canonical e-node of ``term``'s root as the graph holds it."""
+        key = self.spelling(term)[0]
+        if key is None:
+            raise KeyError(f"{term} is not in the e-graph")
+        return key
+
+    # -- merging ----------------------------------------------------------------------
+
+    def merge(self, a: int, b: int) -> bool:
+        """Record that classes ``a`` and ``b`` are equal; True if they were not."""
+        a, b = self.find(a), self.find(b)
+        if a == b:
+            return False
+        ca, cb = self.classes[a], self.classes[b]
+        if len(ca.parents) < len(cb.parents):
+            a, b, ca, cb = b, a, cb, ca
+        self.parent[b] = a
+        del self.classes[b]
+        ca.nodes.extend(cb.nodes)
+        ca.parents.extend(cb.parents)
+        ca.type = _meet(ca.type, cb.type)
+        if ca.constant is NO_CONSTANT:
+            ca.constant = cb.constant
+        elif cb.constant is not NO_CONSTANT and not _same_constant(ca.constant, cb.constant):
+            self.conflicts.append((ca.constant, cb.constant))
+        self.pending.append(a)
+        self.touched.add(a)
+        self.version += 1
+        return True
+
+    def rebuild(self) -> None:
+        """Restore canonical e-nodes and congruence after merges."""
+        while self.pending:
+            todo = {self.find(c) for c in self.pending}
+            self.pending.clear()
+            for cid in todo:
+                self._repair(self.find(cid))
+        born = self.born
+        for cls in self.classes.values():
+            nodes: dict[Key, None] = {}
+            for k in cls.nodes:
+                ck = self.canonical(k)
+                if ck is not k and ck != k:
+                    born[ck] = min(born.get(ck, born[k]), born[k])
+                nodes[ck] = None
+            cls.nodes = list(nodes)
+
+    def _repair(self, cid: int) -> None:
+        parents: dict[Key, int] = {}
+        for key, pid in self.classes[cid].parents:
+            self.memo.pop(key, None)
+            key = self.canonical(key)
+            pid = self.find(pid)
+            if key in parents:
+                self.merge(parents[key], pid)
+            other = self.memo.get(key)
+            if other is not None and self.find(other) != pid:
+                self.merge(other, pid)
+            parents[key] = self.memo[key] = self.find(pid)
+        cid = self.find(cid)
+        self.classes[cid].parents = list(parents.items())
+
+    # -- reading ----------------------------------------------------------------------
+
+    def changed(self, depth: int) -> set[int]:
+        """Classes whose views ``depth`` levels deep changed since the last call: the
+        classes made or merged, and their users up to ``depth - 1`` levels up."""
+        found = {self.find(c) for c in self.touched}
+        self.touched = set()
+        frontier = found
+        for _ in range(depth - 1):
+            frontier = {self.find(p) for c in frontier for _, p in self.classes[c].parents} - found
+            found |= frontier
+        return found
+
+    @property
+    def node_count(self) -> int:
+        return sum(len(c.nodes) for c in self.classes.values())
+
+    @property
+    def class_count(self) -> int:
+        return len(self.classes)
+
+    def nodes(self, cid: int) -> list[Key]:
+        return self.classes[self.find(cid)].nodes
+
+    def type_of(self, cid: int) -> TensorType:
+        return self.classes[self.find(cid)].type
+
+    def constant_of(self, cid: int) -> Any:
+        """The class's constant value, or ``NO_CONSTANT``."""
+        return self.classes[self.find(cid)].constant
+
+    def hole(self, cid: int) -> Any:
+        """What a view shows for class ``cid`` at its edge: its constant, or a hole."""
+        cls = self.classes[self.find(cid)]
+        if cls.constant is not NO_CONSTANT:
+            return cls.constant
+        return Hole(self.find(cid), cls.type)
+
+    def node_term(self, key: Key, children: Iterator[Any] | tuple) -> Any:
+        """The term of e-node ``key`` with the given child terms."""
+        if key[0] is LEAF:
+            return key[2]
+        return Term.of_ground((key[0], *children, *key[2]))
+
+
+def _operands(t: Term) -> tuple:
+    return tuple(t.op.operands(t.args))
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _k(x: Any) -> Any:
+    """A dict key for a subterm: leaves with their type (``1``, ``1.0``, ``True`` differ)."""
+    return x if type(x) is Term else (type(x), x)
+
+
+def _meet(a: TensorType, b: TensorType) -> TensorType:
+    """The more precise of two types of one class (a known dimension wins)."""
+    if a == b or len(a.shape) != len(b.shape):
+        return a
+    shape = tuple(x if x is not None else y for x, y in zip(a.shape, b.shape))
+    return TensorType(a.dtype, a.ndim, shape)
+
+
+def _same_constant(a: Any, b: Any) -> bool:
+    try:
+        va, vb = np.asarray(getattr(a, "value", a)), np.asarray(getattr(b, "value", b))
+        return va.shape == vb.shape and bool(np.array_equal(va, vb, equal_nan=True))
+    except (TypeError, ValueError):
+        return a == b
+
+
+def flat_form(term: Term) -> Term:
+    """``term`` with a left-nested chain of its associative Op spliced into one node.
+
+    ``(x + y) + z`` and ``add(x, y, z)`` are the same left fold, so the same values;
+    the chain is kept when splicing would change the type (numpy promotes n-ary
+    arguments together).
+
+    >>> import relgraph as rg
+    >>> x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    >>> flat_form(x + y + z) == rg.add(x, y, z), flat_form(x + (y + z)) == x + (y + z)
+    (True, True)
+    """
+    op, args = term._tuple[0], term._tuple[1:]
+    first = args[0] if args else None
+    if type(first) is not Term or first._tuple[0] is not op or op.nin is not None:
+        return term
+    if not is_associative(op):
+        return term
+    while type(first) is Term and first._tuple[0] is op:
+        args = (*first._tuple[1:], *args[1:])
+        first = args[0]
+    flat = Term((op, *args))
+    try:
+        return flat if keeps_type(term, flat) else term
+    except TypeCheckError:  # pragma: no cover - a chain that types types flat
+        return term
+
+
+def _flatten_goal(in_lv: Any, out_lv: Any) -> Any:
+    from unification import reify, unify
+
+    def goal(S):
+        t = reify(in_lv, S)
+        if type(t) is Term and t._ground:
+            flat = flat_form(t)
+            if flat is not t:
+                S1 = unify(out_lv, flat, S)
+                if S1 is not False:
+                    yield S1
+
+    return goal
+
+
+@forward_only
+def flatteno(in_lv: Any, out_lv: Any) -> Any:
+    """``(x + y) + z -> add(x, y, z)``: a left-nested sum or product as one node.
+
+    The same left fold, so the same values in every dtype; the e-graph holds sums
+    and products in this form, and derivations name this relation when they
+    flatten a term.
+
+    >>> import relgraph as rg
+    >>> x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    >>> flat = next(rg.rewrites(x + y + z, flatteno))
+    >>> flat == rg.add(x, y, z), len(flat.args)
+    (True, 3)
+    """
+    return _flatten_goal(in_lv, out_lv)

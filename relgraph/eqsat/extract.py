@@ -1,0 +1,187 @@
+"""Reading terms out of an e-graph: the cheapest one, and all of them.
+
+:func:`extract` picks an e-node per e-class so that the term it spells is cheap
+under a cost model, counting a subterm used twice once (DAG cost).  Exact DAG
+extraction is NP-hard; this is the greedy bottom-up one of extraction-gym's
+``faster-greedy-dag``: a class's cost is that of its cheapest e-node together
+with the distinct classes below it, improved until nothing changes.  On a tree
+of choices (a matrix chain) it is the exact optimum.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from relgraph.eqsat.cost import Cost
+from relgraph.eqsat.egraph import LEAF, EGraph, Key
+from relgraph.terms.term import Term
+
+__all__ = ["NodeCosts", "extract", "iter_terms"]
+
+_TINY = 1e-9  # the least a compound node costs: no cycle of free nodes
+
+
+class NodeCosts:
+    """The cost of each e-node under a cost model, computed once per node."""
+
+    def __init__(self, egraph: EGraph, cost: Cost):
+        self.egraph = egraph
+        self.node_cost = getattr(cost, "node", cost)
+        self.name = getattr(cost, "__name__", "cost")
+        self.cache: dict[Key, float] = {}
+
+    def __call__(self, key: Key) -> float:
+        found = self.cache.get(key)
+        if found is None:
+            if key[0] is LEAF:
+                found = 0.0
+            else:
+                g = self.egraph
+                view = Term((key[0], *(g.hole(c) for c in key[1]), *key[2]))
+                found = float(self.node_cost(view))
+                if not found >= 0:
+                    raise ValueError(
+                        f"cost model {self.name!r} gave {found} for {view}: "
+                        "costs must be non-negative numbers"
+                    )
+                found = max(found, _TINY)
+            self.cache[key] = found
+        return found
+
+
+def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
+    """The cheapest term of class ``root``, its DAG cost, the e-node chosen in each
+    class it uses, and the :class:`Choices` in every class.
+
+    Ties go to the e-node added first (the start's own e-nodes first).
+    """
+    g = egraph
+    best: dict[int, tuple[float, int, Key, dict[int, float]]] = {}
+    work = list(g.classes)
+    queued = set(work)
+    while work:
+        cid = g.find(work.pop())
+        queued.discard(cid)
+        cls = g.classes[cid]
+        current = best.get(cid)
+        improved = False
+        for key in cls.nodes:
+            found = _candidate(g, cid, key, costs, best)
+            if found is not None and _better(found, current):
+                current, improved = found, True
+        if improved:
+            best[cid] = current
+            for _, parent in cls.parents:
+                parent = g.find(parent)
+                if parent not in queued:
+                    queued.add(parent)
+                    work.append(parent)
+    if g.find(root) not in best:  # pragma: no cover - the start itself is a term
+        raise ValueError("the start's class has no finite term")
+    top = best[g.find(root)]
+    chosen = {cid: best[cid][2] for cid in top[3]}
+    return _build(g, g.find(root), best), top[0], chosen, Choices(g, best)
+
+
+class Choices:
+    """Extraction's choice in every class, to fall back on: the cheapest of some
+    e-nodes of a class, with the cheapest terms of their operands."""
+
+    def __init__(self, egraph: EGraph, best: dict):
+        self.g, self.best = egraph, best
+
+    def cheapest(self, keys: list[Key], costs: NodeCosts) -> tuple[Key, Any] | None:
+        """The cheapest of ``keys`` (tree cost), and its term; None if none is finite."""
+        g, found = self.g, []
+        for key in keys:
+            if key[0] == "class":
+                continue
+            if key[0] is LEAF:
+                found.append((0.0, key))
+                continue
+            kids = [self.best.get(g.find(c)) for c in key[1]]
+            if None not in kids:
+                found.append((costs(key) + sum(k[0] for k in kids), key))
+        if not found:
+            return None
+        key = min(found, key=lambda f: f[0])[1]
+        children = () if key[0] is LEAF else [_build(g, g.find(c), self.best) for c in key[1]]
+        return key, g.node_term(key, children)
+
+
+def _candidate(g: EGraph, cid: int, key: Key, costs: NodeCosts, best: dict) -> Any:
+    own = costs(key)
+    born = g.born.get(key, math.inf)
+    if key[0] is LEAF:
+        return (0.0, born, key, {cid: 0.0})
+    deps: dict[int, float] = {}
+    for child in key[1]:
+        child = g.find(child)
+        entry = best.get(child)
+        if entry is None or child == cid:
+            return None
+        deps.update(entry[3])
+    if cid in deps:
+        return None  # it would contain itself
+    deps[cid] = own
+    return (sum(deps.values()), born, key, deps)
+
+
+def _better(new: tuple, old: tuple | None) -> bool:
+    if old is None:
+        return True
+    if math.isclose(new[0], old[0], rel_tol=1e-12, abs_tol=1e-12):
+        return new[1] < old[1]
+    return new[0] < old[0]
+
+
+def _build(g: EGraph, root: int, best: dict) -> Term:
+    done: dict[int, Any] = {}
+    stack: list[tuple[int, bool]] = [(root, False)]
+    on_path: set[int] = set()
+    while stack:
+        cid, expanded = stack.pop()
+        key = best[cid][2]
+        if expanded:
+            on_path.discard(cid)
+            children = () if key[0] is LEAF else tuple(done[g.find(c)] for c in key[1])
+            done[cid] = g.node_term(key, children)
+            continue
+        if cid in done:
+            continue
+        if cid in on_path:  # pragma: no cover - excluded by _candidate
+            raise RuntimeError("extraction chose a cycle")
+        on_path.add(cid)
+        stack.append((cid, True))
+        if key[0] is not LEAF:
+            stack.extend((g.find(c), False) for c in key[1] if g.find(c) not in done)
+    return done[root]
+
+
+def iter_terms(egraph: EGraph, root: int) -> Iterator[Any]:
+    """Every term of class ``root`` without a class inside itself, lazily (there are
+    exponentially many: take what you need)."""
+    g = egraph
+
+    def terms(cid: int, path: frozenset) -> Iterator[Any]:
+        cid = g.find(cid)
+        inner = path | {cid}
+        for key in list(g.nodes(cid)):
+            if key[0] is LEAF:
+                yield key[2]
+            elif not any(g.find(c) in inner for c in key[1]):
+                for children in _product([(c, inner) for c in key[1]]):
+                    yield g.node_term(key, children)
+
+    def _product(slots: list) -> Iterator[tuple]:
+        if not slots:
+            yield ()
+            return
+        (cid, path), rest = slots[0], slots[1:]
+        for first in terms(cid, path):
+            for tail in _product(rest):
+                yield (first, *tail)
+
+    return terms(root, frozenset())

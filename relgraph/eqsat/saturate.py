@@ -1,0 +1,388 @@
+"""Equality saturation: relations, as they are, run on views of e-classes.
+
+A *view* of an e-class is one of its e-nodes as a term, its operand classes
+expanded into their e-nodes as many levels deep as the relation looks and shown as
+typed :class:`~relgraph.eqsat.egraph.Hole` symbols (or their constants) below that.  A
+rule (:func:`relgraph.rule`) knows how deep it looks and which Op it needs at each
+place, so only those e-nodes are expanded; a hand-written goal sees every e-node
+to its depth (2 unless the relation has a ``depth`` attribute).  Each ground
+answer, holes mapped back to their classes, is added to the graph and merged with
+the class: a rule that introduces an identity (``x -> x + 0``) adds one e-node,
+and that e-node, which holds its own class, is not searched (what a relation
+would find there it finds on the class's other e-nodes).
+
+The loop is egg's: search every relation on the graph as it is, apply what was
+found, rebuild.  A view is searched once per relation (its answers are in the
+graph from then on).  A relation whose matches in one iteration exceed its limit,
+or whose search takes longer than its share of time, is banned for a few
+iterations, the limits and the ban doubling each time (egg's backoff scheduler,
+with time as a second limit): one prolific or slow relation cannot crowd out the
+others.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from itertools import islice, product
+from typing import Any
+
+from relgraph.eqsat.egraph import LEAF, EGraph, Key, _k
+from relgraph.logic.search import check_cancelled
+from relgraph.rewriting.patterns import PApp, PEach
+from relgraph.rewriting.promotion import keeps_values
+from relgraph.rewriting.relation import (
+    Matcher,
+    Rule,
+    directions_of,
+    keeps_type,
+    positions,
+    reverse,
+)
+from relgraph.terms.term import Term
+
+__all__ = ["Application", "Runner", "Budgets", "saturate", "runners_for"]
+
+#: Depth of the views a hand-written goal sees, unless it says (``relation.depth``).
+DEFAULT_DEPTH = 2
+MAX_ALTERNATIVES = 8  # e-nodes shown for one operand class in one view
+MAX_VIEWS = 32  # views of one e-node per relation
+MAX_WINDOW_ARITY = 16  # runs of arguments are tried on sums of at most this many terms
+ALL = "all"  # the guide of a hand-written goal: every e-node, to its depth
+
+
+@dataclass(frozen=True)
+class Application:
+    """One answer of a relation, merged into the graph.
+
+    ``shape`` is the view of the e-node the relation ran on (``window``: on a run
+    of its arguments), ``answer`` what it answered, ``result`` the new e-node's
+    term (the whole node, for a window); the keys name the two e-nodes.
+    """
+
+    rule: Rule = field(repr=False)
+    direction: str
+    shape: Term
+    window: tuple[int, int] | None
+    answer: Any
+    result: Any
+    from_key: Key = field(repr=False)
+    to_key: Key = field(repr=False)
+    iteration: int
+
+
+@dataclass
+class Budgets:
+    max_nodes: int = 10_000
+    max_iterations: int = 30
+    timeout: float | None = None
+    match_limit: int = 1_000
+    search_seconds: float = 1.0  # a relation's search in one iteration, at most
+    ban_length: int = 5
+
+
+class Runner:
+    """One relation in one direction, with its matcher, its guide and its backoff."""
+
+    def __init__(self, rule: Rule, direction: str, max_answers: int):
+        self.rule, self.direction = rule, direction
+        run_as = rule if direction == "forward" else Rule(reverse(rule), rule.name)
+        self.matcher = Matcher(run_as, max_answers, label=direction)
+        relation = run_as.relation
+        self.tracks = run_as.tracks
+        # A rule knows whether its own left side takes any number of arguments.
+        self.windows = getattr(relation, "windows", rule.windows)
+        left = getattr(relation, "left", None)
+        if isinstance(left, PApp):
+            self.guide: Any = pattern_guide(left)
+            self.depth = relation.depth
+        else:
+            self.guide = ALL
+            self.depth = getattr(relation, "depth", DEFAULT_DEPTH)
+        self.seen: set[tuple[Any, tuple[int, int] | None]] = set()
+        self.times_banned = 0
+        self.banned_until = 0
+        self.stale = True  # every class must be searched (first time, after a ban)
+        self.applied = 0
+
+    def __repr__(self) -> str:
+        return f"Runner({self.rule.name!r}, {self.direction})"
+
+
+def runners_for(rules: tuple[Rule, ...], directions: tuple[str, ...], max_answers: int):
+    """A runner per relation and direction it runs in."""
+    return [
+        Runner(rule, d, max_answers)
+        for rule in rules
+        for d in directions
+        if d in directions_of(rule)
+    ]
+
+
+# -- guides: which e-nodes a view expands ----------------------------------------------
+
+
+def pattern_guide(p: Any) -> dict:
+    """The Ops a pattern needs at each place: ``{op: children}``, ``children`` a tuple
+    of guides by position, or one guide for every operand (rest, commutative)."""
+    if not isinstance(p, PApp):
+        return {}
+    if p.rest is None and not p.commutative:
+        return {p.op: tuple(pattern_guide(a) for a in p.args)}
+    merged: dict = {}
+    parts = [*p.args, p.rest.template] if isinstance(p.rest, PEach) else list(p.args)
+    for part in parts:
+        _merge_guide(merged, pattern_guide(part))
+    return {p.op: merged}
+
+
+def _merge_guide(into: dict, other: dict) -> None:
+    for op, children in other.items():
+        mine = into.get(op)
+        if mine is None:
+            into[op] = children
+        elif (
+            isinstance(mine, tuple) and isinstance(children, tuple) and len(mine) == len(children)
+        ):
+            into[op] = tuple(_union(a, b) for a, b in zip(mine, children))
+        else:
+            into[op] = _union(_as_one(mine), _as_one(children))
+
+
+def _as_one(children: Any) -> dict:
+    if not isinstance(children, tuple):
+        return children
+    one: dict = {}
+    for g in children:
+        _merge_guide(one, g)
+    return one
+
+
+def _union(a: dict, b: dict) -> dict:
+    out = dict(a)
+    _merge_guide(out, b)
+    return out
+
+
+class Views:
+    """Views of the e-classes of one graph, as it is in one search phase."""
+
+    def __init__(self, egraph: EGraph):
+        self.egraph = egraph
+        self.cache: dict[tuple[int, int, int], list] = {}
+        self.root_cache: dict[tuple[Key, int, int], list] = {}
+
+    def of_node(self, key: Key, guide: Any, depth: int) -> Iterator[Term]:
+        """Views of e-node ``key`` (its guide entry: ALL, a tuple or one guide)."""
+        children = key[1]
+        if isinstance(guide, tuple):
+            guides = guide if len(guide) == len(children) else ({},) * len(children)
+        else:
+            guides = (guide,) * len(children)
+        alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
+        op, params = key[0], key[2]
+        for combo in islice(product(*alts), MAX_VIEWS):
+            yield Term.of_ground((op, *combo, *params))
+
+    def alternatives(self, cid: int, guide: Any, depth: int) -> list:
+        """What a view shows for operand class ``cid``."""
+        g = self.egraph
+        if depth <= 0 or not guide:
+            return [g.hole(cid)]
+        ck = (cid, id(guide), depth)
+        found = self.cache.get(ck)
+        if found is not None:
+            return found
+        self.cache[ck] = [g.hole(cid)]  # a class inside itself is shown as a hole
+        out: list = []
+        canon = g.find(cid)
+        for key in g.nodes(cid):
+            if key[0] is not LEAF and canon in key[1]:
+                continue  # the class inside itself (x + 0): its hole shows as much
+            if key[0] is LEAF:
+                if guide is ALL:
+                    out.append(key[2])
+            elif guide is ALL:
+                out.extend(self.of_node(key, ALL, depth))
+            elif key[0] in guide:
+                out.extend(self.of_node(key, guide[key[0]], depth))
+            if len(out) >= MAX_ALTERNATIVES:
+                break
+        out = out[:MAX_ALTERNATIVES] or [g.hole(cid)]
+        self.cache[ck] = out
+        return out
+
+    def roots(self, cid: int, runner: Runner) -> Iterator[tuple[Key, Term]]:
+        """The views of class ``cid`` a runner tries: each e-node it tracks."""
+        tracks, guide = runner.tracks, runner.guide
+        canon = self.egraph.find(cid)
+        for key in self.egraph.nodes(cid):
+            op = key[0]
+            if op is LEAF or (tracks is not None and op not in tracks) or canon in key[1]:
+                continue  # an e-node holding its own class (x + 0) is not searched
+            entry = ALL if guide is ALL else guide.get(op)
+            if entry is None:
+                continue
+            rk = (key, id(entry), runner.depth)
+            found = self.root_cache.get(rk)
+            if found is None:
+                found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
+                known = self.egraph.known
+                for view in found:
+                    known[view] = cid
+            for view in found:
+                yield key, view
+
+
+# -- the loop ----------------------------------------------------------------------
+
+
+@dataclass
+class _Match:
+    runner: Runner
+    cid: int
+    key: Key
+    shape: Term
+    window: tuple[int, int] | None
+    before: Term
+    answers: tuple
+
+
+class Stop(Exception):
+    """A budget ran out: ``reason`` names it."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def saturate(
+    egraph: EGraph,
+    runners: list[Runner],
+    budgets: Budgets,
+    applications: list[Application],
+    progress: bool | None = None,
+) -> str | None:
+    """Run ``runners`` on ``egraph`` to saturation or a budget; the budget's name or None."""
+    from tqdm.auto import tqdm
+
+    deadline = None if budgets.timeout is None else time.perf_counter() + budgets.timeout
+    delay = 1.0 if progress is None else 0.0
+    with tqdm(
+        total=budgets.max_iterations, unit="iter", desc="saturate", delay=delay,
+        disable=progress is False,
+    ) as bar:  # fmt: skip
+        for iteration in range(1, budgets.max_iterations + 1):
+            changed = egraph.changed(max((r.depth for r in runners), default=1))
+            try:
+                matches = _search(egraph, runners, iteration, budgets, deadline, changed)
+                before = egraph.version
+                _apply(egraph, matches, iteration, budgets, applications)
+            except Stop as stop:
+                egraph.rebuild()
+                return stop.reason
+            egraph.rebuild()
+            bar.update(1)
+            bar.set_postfix(nodes=len(egraph.memo), classes=egraph.class_count, refresh=False)
+            if egraph.version == before:
+                banned = [r for r in runners if r.banned_until > iteration]
+                if not banned:
+                    return None
+                for r in banned:  # nothing else changes: give them their turn now
+                    r.banned_until = iteration
+        return "max_iterations"
+
+
+def _search(egraph, runners, iteration, budgets, deadline, changed) -> list[_Match]:
+    """Every runner's matches on the classes whose views changed (all, for a runner
+    that has not seen the graph as it is)."""
+    views = Views(egraph)
+    found: list[_Match] = []
+    everything = list(egraph.classes)
+    for runner in runners:
+        if runner.banned_until > iteration:
+            runner.stale = True
+            continue
+        classes = everything if runner.stale else [c for c in everything if c in changed]
+        runner.stale = False
+        scale = 1 << runner.times_banned
+        limits = (budgets.match_limit * scale, budgets.search_seconds * scale)
+        mine, over = _search_one(runner, views, classes, limits, deadline)
+        if over:  # egg's backoff: banned for a while, the limits doubled after
+            runner.banned_until = iteration + budgets.ban_length * scale
+            runner.times_banned += 1
+            if over == "matches":
+                continue  # too many to apply: none are (egg's rule)
+        found.extend(mine)
+    return found
+
+
+def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match], str | None]:
+    """What ``runner`` finds, and whether it went over its limit of matches or time."""
+    mine: list[_Match] = []
+    count, (max_matches, max_seconds) = 0, limits
+    stop = time.perf_counter() + max_seconds
+    known, find = views.egraph.known, views.egraph.find
+    for cid in classes:
+
+        def in_class(answer: Any, cid: int = cid) -> bool:
+            found = known.get(answer) if type(answer) is Term else None
+            return found is not None and find(found) == find(cid)
+
+        for key, view in views.roots(cid, runner):
+            _check(deadline)
+            if time.perf_counter() > stop:
+                return mine, "time"
+            for candidate, window in _places(view, runner):
+                seen_key = (_k(candidate), window)
+                if seen_key in runner.seen:
+                    continue
+                answers = tuple(dict.fromkeys(runner.matcher.answers(candidate, in_class)))
+                if answers:
+                    mine.append(_Match(runner, cid, key, view, window, candidate, answers))
+                    count += len(answers)
+                    if count > max_matches:
+                        return mine, "matches"
+                else:
+                    runner.seen.add(seen_key)
+    return mine, None
+
+
+def _places(view: Any, runner: Runner) -> Iterator[tuple[Any, tuple[int, int] | None]]:
+    if type(view) is not Term or not runner.windows or len(view._tuple) > MAX_WINDOW_ARITY + 1:
+        yield view, None
+        return
+    yield from positions(view)
+
+
+def _check(deadline: float | None) -> None:
+    check_cancelled()
+    if deadline is not None and time.perf_counter() > deadline:
+        raise Stop("timeout")
+
+
+def _apply(egraph, matches, iteration, budgets, applications) -> None:
+    for m in matches:
+        m.runner.seen.add((_k(m.before), m.window))
+        for answer in m.answers:
+            result = answer
+            if m.window is not None:
+                i, j = m.window
+                args = m.shape._tuple[1:]
+                result = Term((m.shape._tuple[0], *args[:i], answer, *args[j:]))
+                if not (keeps_type(m.shape, result) and keeps_values(m.shape, result)):
+                    continue
+            new, to_key = egraph.insert(result)
+            if egraph.find(new) == egraph.find(m.cid):
+                continue  # the class holds it already
+            egraph.merge(m.cid, new)
+            m.runner.applied += 1
+            applications.append(
+                Application(
+                    m.runner.rule, m.runner.direction, m.shape, m.window, answer, result,
+                    m.key, to_key, iteration,
+                )
+            )  # fmt: skip
+            if len(egraph.memo) > budgets.max_nodes:
+                raise Stop("max_nodes")

@@ -1,0 +1,424 @@
+"""``rg.jit``: a numpy function traced, rewritten and compiled once per signature.
+
+The first call with a new signature (the dtype and ndim of each array argument, the
+values of static arguments) traces the function (:mod:`relgraph.frontend.tracing`),
+rewrites the term with the default pipeline or the query given, and compiles it
+with :func:`relgraph.function`.  The rewritten term is kept in memory and on disk
+(:mod:`relgraph.rewriting.cache`), the kernel too (:mod:`relgraph.backends.numba.kernel_cache`), so
+a new process neither rewrites nor compiles again.  Later calls look the signature
+up and run the kernel.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from relgraph.backends.numba.function import MAX_NODES, Function, function, refuse_subclass
+from relgraph.backends.numba.scalars import is_weak
+from relgraph.eqsat.cost import op_cost
+from relgraph.exceptions import TraceError
+from relgraph.frontend.tracing import (
+    MAX_CONSTANT_BYTES,
+    Traced,
+    flatten,
+    name_of,
+    outputs_of,
+    rebuild,
+    symbols_for,
+)
+from relgraph.rewriting import cache as rewrite_cache
+from relgraph.rewriting.report import RewriteReport
+from relgraph.terms.leaves import Symbol
+from relgraph.terms.printing import brief
+from relgraph.terms.term import Term
+from relgraph.terms.types import TensorType
+
+__all__ = ["jit", "JitFunction", "Specialization"]
+
+
+def jit(
+    fn: Callable[..., Any] | None = None,
+    *,
+    include: Iterable[str] = ("fast_run",),
+    exclude: Iterable[str] = (),
+    require: Iterable[str] = (),
+    static_argnames: Iterable[str] = (),
+    max_constant_bytes: int = MAX_CONSTANT_BYTES,
+    max_nodes: int = MAX_NODES,
+    disk_cache: bool = True,
+) -> Any:
+    """Trace, rewrite and compile ``fn`` on its first call with each new signature.
+
+    Use as ``@rg.jit``, ``@rg.jit(include=[...])`` or ``rg.jit(fn, ...)``.
+
+    A Python scalar argument (``f(x, 2)``) is a constant of the traced program, as
+    numpy's "weak" scalars are (``int8_array * 2`` stays int8): each value is its
+    own specialization.  Pass ``np.float64(2.0)`` or a 0-d array for an input that
+    changes without recompiling.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of arrays written with numpy, returning an array or a (nested)
+        tuple or list of them.
+    include, exclude, require : iterable of str
+        The query on ``relations.optdb`` that rewrites the traced term (default:
+        the ``fast_run`` pipeline, safe rewrites only); ``include=()`` skips rewriting.
+    static_argnames : iterable of str
+        Parameters whose values (hashable) the function is specialised on, such as
+        an axis, instead of becoming inputs.
+    max_constant_bytes : int
+        The largest array the function may close over (it becomes a constant).
+    max_nodes : int
+        Passed to :func:`relgraph.function`.
+    disk_cache : bool
+        Keep rewritten terms on disk for other processes.
+
+    Examples
+    --------
+    >>> import numpy as np, relgraph as rg
+    >>> @rg.jit
+    ... def softplus(z):
+    ...     return np.log(1 + np.exp(z))
+    >>> softplus(np.array([0.0, 800.0])).tolist()  # numpy: inf at 800
+    [0.6931471805599453, 800.0]
+    >>> rg.pprint(softplus.traced), rg.pprint(softplus.rewritten)
+    ('log(1 + exp(z))', 'softplus(z)')
+    >>> scale = rg.jit(lambda x, s: x * s)
+    >>> scale(np.array([100, 50], np.int8), 2)  # wraps in int8, as numpy does
+    array([-56, 100], dtype=int8)
+    """
+    if fn is None:
+        return functools.partial(
+            jit,
+            include=include,
+            exclude=exclude,
+            require=require,
+            static_argnames=static_argnames,
+            max_constant_bytes=max_constant_bytes,
+            max_nodes=max_nodes,
+            disk_cache=disk_cache,
+        )
+    return JitFunction(
+        fn,
+        query=(tuple(sorted(include)), tuple(sorted(exclude)), tuple(sorted(require))),
+        static_argnames=tuple(static_argnames),
+        max_constant_bytes=max_constant_bytes,
+        max_nodes=max_nodes,
+        disk_cache=disk_cache,
+    )
+
+
+@dataclass
+class Specialization:
+    """What :func:`jit` made of a function for one signature.
+
+    Attributes
+    ----------
+    signature : tuple
+        ``(dtype, ndim)`` per argument, then the static arguments' values.
+    inputs : tuple of Symbol
+    traced, rewritten : Term or a (nested) tuple or list of terms
+        The program as traced and as rewritten.
+    report : RewriteReport or None
+        None when the rewrite was read from the disk cache or skipped.
+    function : Function
+        The compiled kernel.
+    cost_before, cost_after : float
+        :func:`relgraph.op_cost` of the traced and the rewritten program.
+    seconds : dict
+        Time spent tracing, rewriting and compiling.
+    """
+
+    signature: tuple
+    inputs: tuple[Symbol, ...]
+    traced: Any
+    rewritten: Any
+    report: RewriteReport | None
+    function: Function
+    cost_before: float
+    cost_after: float
+    seconds: dict[str, float] = field(default_factory=dict)
+    from_disk: bool = False
+
+    def __repr__(self) -> str:
+        names = ", ".join(f"{s.name}: {_type_text(s.type)}" for s in self.inputs)
+        return (
+            f"Specialization(({names}) -> {_brief(self.rewritten)}, cost "
+            f"{self.cost_before:g} -> {self.cost_after:g})"
+        )
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call's arguments as the tracer sees them."""
+
+    key: tuple  # the signature the specialization is kept under
+    values: tuple  # the arguments the kernel takes, in order
+    names: tuple[str, ...]  # the input symbols' names
+    invoke: Callable[..., Any]  # calls the function with traced values in their place
+
+
+class JitFunction:
+    """A function compiled per signature by :func:`jit`; call it as the function."""
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        *,
+        query: tuple,
+        static_argnames: tuple[str, ...],
+        max_constant_bytes: int,
+        max_nodes: int,
+        disk_cache: bool,
+    ):
+        if not callable(fn):
+            raise TypeError(f"rg.jit needs a function, got {fn!r}")
+        self.fn = fn
+        self.query = query
+        self.rewriter = _rewriter(query)  # a bad query fails here, not at the first call
+        self.signature = inspect.signature(fn)
+        unknown = set(static_argnames) - set(self.signature.parameters)
+        if unknown:
+            raise TypeError(f"static_argnames: {name_of(fn)} has no parameter {sorted(unknown)}")
+        self.static_argnames = static_argnames
+        self.max_constant_bytes, self.max_nodes = max_constant_bytes, max_nodes
+        self.disk_cache = disk_cache
+        self.specializations: dict[tuple, Specialization] = {}
+        self.last: Specialization | None = None
+        # The fast path's (specialization, how to call it) by the arguments' keys.
+        self._runs: dict[tuple, tuple[Specialization, Callable[..., Any]]] = {}
+        self._lock = threading.Lock()
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or self.static_argnames or any(map(is_weak, args)):
+            call = self._bind(args, kwargs)
+            self.last = spec = self.specializations.get(call.key) or self._specialize(call)
+            return _caller(spec)(*call.values)
+        # The common case: positional arrays, keyed by (type, dtype, ndim) in C.
+        try:
+            key = tuple(map(_SIGNATURE_OF, args))
+        except AttributeError:  # a Python scalar
+            key = tuple(map(_loose_key, args))
+        found = self._runs.get(key)
+        if found is None:
+            found = self._runs[key] = self._runner(args)
+        self.last, run = found
+        return run(*args)
+
+    def _runner(self, args: tuple) -> tuple[Specialization, Callable[..., Any]]:
+        call = self._positional(args)
+        spec = self.specializations.get(call.key) or self._specialize(call)
+        return spec, _caller(spec)
+
+    def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
+        """Trace, rewrite and compile for these arguments' signature, without running."""
+        weak = any(map(is_weak, args))
+        call = self._bind(args, kwargs) if kwargs or self.static_argnames or weak else None
+        call = call or self._positional(args)
+        return self.specializations.get(call.key) or self._specialize(call)
+
+    def _positional(self, args: tuple) -> _Call:
+        names = [s.name for s in symbols_for(self.fn, tuple(_signature_type(a) for a in args))]
+        key = tuple(_key_of(a) for a in args)
+        return _Call(key, tuple(args), tuple(names), self.fn)
+
+    def _bind(self, args: tuple, kwargs: dict) -> _Call:
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise TypeError(f"{name_of(self.fn)}: {exc}") from None
+        static: list[tuple] = []
+        for name in self.static_argnames:
+            value = bound.arguments.get(name, self.signature.parameters[name].default)
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"static argument {name}={value!r} is not hashable") from None
+            static.append((name, value))
+        names, values = [], []
+        for name, value in bound.arguments.items():
+            kind = self.signature.parameters[name].kind
+            if name in self.static_argnames:
+                continue
+            if kind is inspect.Parameter.VAR_KEYWORD:
+                raise TypeError(f"{name_of(self.fn)}: **{name} cannot be traced")
+            items = value if kind is inspect.Parameter.VAR_POSITIONAL else (value,)
+            suffixes = range(len(items)) if kind is inspect.Parameter.VAR_POSITIONAL else [""]
+            for suffix, item in zip(suffixes, items):
+                if is_weak(item):  # a constant of the program, as numpy's weak scalars
+                    static.append((f"{name}{suffix}", type(item), repr(item)))
+                else:
+                    names.append(f"{name}{suffix}")
+                    values.append(item)
+        key = (*((n, *_key_of(v)) for n, v in zip(names, values)), *static)
+
+        @functools.wraps(self.fn)
+        def invoke(*traced: Any) -> Any:
+            arguments, it = dict(bound.arguments), iter(traced)
+            for name, value in arguments.items():
+                kind = self.signature.parameters[name].kind
+                if name in self.static_argnames:
+                    continue
+                if kind is inspect.Parameter.VAR_POSITIONAL:
+                    arguments[name] = tuple(v if is_weak(v) else next(it) for v in value)
+                elif not is_weak(value):
+                    arguments[name] = next(it)
+            call = inspect.BoundArguments(self.signature, arguments)
+            return self.fn(*call.args, **call.kwargs)
+
+        return _Call(key, tuple(values), tuple(names), invoke)
+
+    def _specialize(self, call: _Call) -> Specialization:
+        with self._lock:
+            found = self.specializations.get(call.key)
+            if found is None:
+                found = self.specializations[call.key] = self._build(call)
+            return found
+
+    def _build(self, call: _Call) -> Specialization:
+        t0 = time.perf_counter()
+        symbols = [Symbol(n, _signature_type(v)) for n, v in zip(call.names, call.values)]
+        traced = outputs_of(call.invoke, [Traced(s) for s in symbols], self.max_constant_bytes)
+        t1 = time.perf_counter()
+        rewritten, report, from_disk = self._rewrite(traced)
+        t2 = time.perf_counter()
+        outputs = flatten(rewritten)
+        single = not isinstance(rewritten, (tuple, list))
+        compiled = function(
+            symbols, outputs[0] if single else outputs, max_nodes=self.max_nodes, lazy=True
+        )
+        compiled(*call.values)  # compiles the kernel these arguments need, and only it
+        t3 = time.perf_counter()
+        return Specialization(
+            signature=call.key,
+            inputs=tuple(symbols),
+            traced=traced,
+            rewritten=rewritten,
+            report=report,
+            function=compiled,
+            cost_before=_cost(traced),
+            cost_after=_cost(rewritten),
+            seconds={"trace": t1 - t0, "rewrite": t2 - t1, "compile": t3 - t2},
+            from_disk=from_disk,
+        )
+
+    def _rewrite(self, traced: Any) -> tuple[Any, RewriteReport | None, bool]:
+        if self.rewriter is None:
+            return traced, None, False
+        query = rewrite_cache.fingerprint(self.rewriter) if self.disk_cache else None
+        digest = rewrite_cache.key(traced, query) if query else None
+        if digest:
+            found = rewrite_cache.load(digest)
+            if found is not None:
+                return found[0], rewrite_cache.report_of(found[1]), True
+        outs = flatten(traced)
+        done = [self.rewriter.apply(o) if type(o) is Term else (o, None) for o in outs]
+        rewritten = rebuild(traced, iter([d[0] for d in done]))
+        reports = tuple(d[1] for d in done if d[1] is not None)
+        report = reports[0] if len(reports) == 1 else _joined(reports)
+        if digest:
+            rewrite_cache.store(digest, rewritten, report)
+        return rewritten, report, False
+
+    # -- what it did -------------------------------------------------------------------
+
+    def _latest(self) -> Specialization:
+        if self.last is None:
+            raise TraceError(
+                f"{name_of(self.fn)} has not been called yet: call it, or use .specialize(...)"
+            )
+        return self.last
+
+    @property
+    def traced(self) -> Any:
+        """The traced program of the latest call's signature."""
+        return self._latest().traced
+
+    @property
+    def rewritten(self) -> Any:
+        """The rewritten program of the latest call's signature."""
+        return self._latest().rewritten
+
+    @property
+    def report(self) -> RewriteReport | None:
+        """The rewrite report of the latest call's signature."""
+        return self._latest().report
+
+    def __repr__(self) -> str:
+        return f"<rg.jit {name_of(self.fn)}: {len(self.specializations)} signature(s)>"
+
+
+def _caller(spec: Specialization) -> Callable[..., Any]:
+    """Runs the kernel and gives the results in the structure the function returned."""
+    f = spec.function
+    if f.single:
+        return f.__call__
+    return lambda *args: rebuild(spec.rewritten, iter(f(*args)))
+
+
+def _rewriter(query: tuple) -> Any:
+    include, exclude, require = query
+    if not include:
+        return None
+    from relations import optdb  # the standard library of relations, built on relgraph
+
+    return optdb.query(include=include, exclude=exclude, require=require)
+
+
+def _key_of(a: Any) -> tuple:
+    refuse_subclass("an argument", a)
+    # A dask array is typed by its dtype and rank: np.asarray would compute it.
+    arr = a if hasattr(a, "__dask_graph__") else np.asarray(a)
+    if arr.dtype.kind not in "biufc":
+        raise TypeError(f"rg.jit: cannot pass a {type(a).__name__} as an array: {a!r:.60}")
+    return (arr.dtype, arr.ndim)
+
+
+_SIGNATURE_OF = operator.attrgetter("__class__", "dtype", "ndim")
+
+
+def _loose_key(a: Any) -> tuple:
+    return (type(a), *_key_of(a))
+
+
+def _signature_type(a: Any) -> TensorType:
+    dtype, ndim = _key_of(a)
+    return TensorType(dtype, ndim)
+
+
+def _joined(reports: tuple[RewriteReport, ...]) -> RewriteReport | None:
+    if not reports:
+        return None
+    return RewriteReport(
+        name="outputs",
+        passes=max(r.passes for r in reports),
+        time=sum(r.time for r in reports),
+        nodes_before=sum(r.nodes_before for r in reports),
+        nodes_after=sum(r.nodes_after for r in reports),
+        children=reports,
+    )
+
+
+def _cost(program: Any) -> float:
+    return float(sum(op_cost(o) for o in flatten(program) if type(o) is Term))
+
+
+def _brief(program: Any) -> str:
+    if isinstance(program, (tuple, list)):
+        return "(" + ", ".join(_brief(p) for p in program) + ")"
+    return brief(program, 60)
+
+
+def _type_text(t: TensorType) -> str:
+    return f"{t.dtype}[{t.ndim}-d]"

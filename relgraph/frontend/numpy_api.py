@@ -1,0 +1,382 @@
+"""numpy's array protocols on terms: numpy functions called on terms build terms.
+
+``np.exp(x)``, ``np.sum(M, axis=1, keepdims=True)``, ``np.where(c, x, y)``,
+``np.logaddexp.reduce(x)`` and ``x.sum()`` on a symbol or a term return the term
+they mean.  Terms take part through ``__array_ufunc__`` and ``__array_function__``
+(:class:`~relgraph.terms.leaves.TermOps` forwards both here), so every supported numpy
+callable is listed once, in :data:`UFUNCS`, :data:`REDUCERS` and :data:`FUNCTIONS`.
+
+A numpy callable outside these tables raises :class:`UnsupportedError`, naming it
+and the nearest supported ones: numpy never computes with a term as an object.
+
+Examples
+--------
+>>> import numpy as np, relgraph as rg
+>>> x, M = rg.vector("x"), rg.matrix("M")
+>>> rg.pprint(np.exp(x) + np.sum(M, axis=1))
+'(exp(x) + sum(M, axis=1))'
+>>> rg.pprint(np.logaddexp.reduce(M, axis=1)), rg.pprint(np.maximum(x, 0.0))
+('logsumexp(M, axis=1)', 'maximum(x, 0.0)')
+>>> np.cumsum(x)
+Traceback (most recent call last):
+...
+relgraph.exceptions.UnsupportedError: numpy.cumsum is not supported on relgraph terms; ...
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import difflib
+import operator
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from relgraph import ops
+from relgraph.exceptions import UnsupportedError
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, TermOps
+
+__all__ = [
+    "UFUNCS", "REDUCERS", "FUNCTIONS", "term_of", "ufunc_term", "function_term",
+    "supported_names", "constant_limit",
+]  # fmt: skip
+
+# -- operands ---------------------------------------------------------------------
+
+# The largest array (in bytes) that becomes a constant while a function is traced;
+# None: no limit (building terms by hand).
+_CONSTANT_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "relgraph_constant_limit", default=None
+)
+
+
+@contextlib.contextmanager
+def constant_limit(nbytes: int | None) -> Iterator[None]:
+    """Within the block, an array over ``nbytes`` cannot become a constant of a term."""
+    token = _CONSTANT_LIMIT.set(nbytes)
+    try:
+        yield
+    finally:
+        _CONSTANT_LIMIT.reset(token)
+
+
+def term_of(x: Any) -> Any:
+    """``x`` as an operand of a term: terms as they are, arrays as constants.
+
+    An object standing for a term (a traced value) gives it by ``__term__()``;
+    Python and numpy scalars stay scalars.
+    """
+    if isinstance(x, TermOps):
+        return x
+    unwrap = getattr(type(x), "__term__", None)
+    if unwrap is not None:
+        return unwrap(x)
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return x
+    if isinstance(x, (list, tuple)):
+        x = _array_of_list(x)
+    if isinstance(x, np.ndarray):
+        return _constant(x)
+    raise UnsupportedError(f"a {type(x).__name__} cannot be part of a term: {x!r:.80}")
+
+
+def _array_of_list(items: list | tuple) -> np.ndarray:
+    flat = np.asarray(items, dtype=object).ravel()
+    if any(isinstance(i, TermOps) or hasattr(type(i), "__term__") for i in flat):
+        raise UnsupportedError(
+            "a list holding terms is not an array: join terms with np.stack or np.concatenate"
+        )
+    return np.asarray(items)
+
+
+def _constant(arr: np.ndarray) -> Constant:
+    if arr.dtype.kind not in "biufc":
+        raise UnsupportedError(f"an array of dtype {arr.dtype} cannot be part of a term")
+    limit = _CONSTANT_LIMIT.get()
+    if limit is not None and arr.nbytes > limit:
+        raise UnsupportedError(
+            f"an array of shape {arr.shape} and dtype {arr.dtype} ({arr.nbytes:,} bytes) "
+            f"would become a constant of the traced program, over the limit of "
+            f"{limit:,} bytes: pass it as an argument instead (or raise "
+            "max_constant_bytes)"
+        )
+    return Constant(arr)
+
+
+# -- ufuncs -----------------------------------------------------------------------
+
+UFUNCS: dict[Any, Callable[..., Any]] = {
+    np.add: ops.add, np.subtract: ops.sub, np.multiply: ops.mul,
+    np.true_divide: ops.true_div, np.power: ops.pow, np.negative: ops.neg,
+    np.positive: lambda x: x, np.exp: ops.exp, np.log: ops.log, np.log1p: ops.log1p,
+    np.expm1: ops.expm1, np.sqrt: ops.sqrt, np.absolute: ops.abs, np.maximum: ops.maximum,
+    np.minimum: ops.minimum, np.tanh: ops.tanh, np.sin: ops.sin, np.cos: ops.cos,
+    np.sign: ops.sign, np.square: ops.square, np.reciprocal: ops.reciprocal,
+    np.log2: ops.log2, np.log10: ops.log10, np.exp2: ops.exp2, np.floor: ops.floor,
+    np.ceil: ops.ceil, np.logaddexp: ops.logaddexp, np.less: ops.less,
+    np.less_equal: ops.less_equal, np.greater: ops.greater,
+    np.greater_equal: ops.greater_equal, np.equal: ops.equal, np.not_equal: ops.not_equal,
+    np.logical_and: ops.logical_and, np.logical_or: ops.logical_or,
+    np.logical_not: ops.logical_not,
+    np.matmul: lambda a, b: ops.product_op(a, b)(a, b),
+}  # fmt: skip
+# Bitwise operators on booleans are the logical ones (``(x > 0) & (y > 0)``).
+_BOOLEAN = {np.bitwise_and: ops.logical_and, np.bitwise_or: ops.logical_or,
+            np.invert: ops.logical_not}  # fmt: skip
+# scipy.special's ufuncs, looked up only if the caller has imported scipy.special.
+_SCIPY = {"erf": ops.erf, "expit": ops.sigmoid}
+# ``ufunc.reduce`` as a reduction Op.
+REDUCERS = {np.add: ops.sum, np.multiply: ops.prod, np.maximum: ops.max,
+            np.minimum: ops.min, np.logaddexp: ops.logsumexp}  # fmt: skip
+# Keyword arguments a ufunc call may give, with the value that means "as numpy does".
+_UFUNC_DEFAULTS = {"out": None, "where": True, "casting": "same_kind", "order": "K",
+                   "dtype": None, "subok": True, "signature": None, "axes": None}  # fmt: skip
+
+
+def ufunc_term(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
+    """The term ``ufunc.method(*inputs, **kwargs)`` stands for."""
+    name = _ufunc_name(ufunc)
+    if method == "reduce":
+        return _reduce(ufunc, name, inputs, kwargs)
+    _check_defaults(name, kwargs, _UFUNC_DEFAULTS)
+    args = [term_of(x) for x in inputs]
+    if method == "outer":
+        ndim_b = _ndim(args[1])
+        args = [ops.getitem(args[0], (..., *(None,) * ndim_b)), args[1]]
+    elif method != "__call__":
+        raise UnsupportedError(f"{name}.{method} is not supported on relgraph terms")
+    return _ufunc_op(ufunc, name, args)(*args)
+
+
+def _ufunc_op(ufunc: np.ufunc, name: str, args: list) -> Callable[..., Any]:
+    op = UFUNCS.get(ufunc)
+    if op is not None:
+        return op
+    if ufunc in _BOOLEAN:
+        # ``mask | 2`` is numpy's bitwise or on int64, not a logical or.
+        dtypes = {np.result_type(typeof(a).dtype if isinstance(a, TermOps) else a) for a in args}
+        if dtypes == {np.dtype(bool)}:
+            return _BOOLEAN[ufunc]
+        raise UnsupportedError(
+            f"{name} is supported on booleans only (as a logical operator), not on "
+            f"{', '.join(sorted(map(str, dtypes)))}"
+        )
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
+        if ufunc.__name__ in _SCIPY:
+            return _SCIPY[ufunc.__name__]
+    raise _unsupported(name)
+
+
+def _reduce(ufunc: np.ufunc, name: str, inputs: tuple, kwargs: dict) -> Any:
+    op = REDUCERS.get(ufunc)
+    if op is None:
+        raise _unsupported(f"{name}.reduce")
+    kwargs = dict(kwargs)
+    axis, keepdims = kwargs.pop("axis", 0), kwargs.pop("keepdims", False)
+    _check_defaults(f"{name}.reduce", kwargs, {**_UFUNC_DEFAULTS, "initial": np._NoValue})
+    return op(term_of(inputs[0]), axis=axis, keepdims=keepdims)
+
+
+def _ufunc_name(ufunc: np.ufunc) -> str:
+    if getattr(np, ufunc.__name__, None) is ufunc:
+        return f"numpy.{ufunc.__name__}"
+    special = sys.modules.get("scipy.special")
+    if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
+        return f"scipy.special.{ufunc.__name__}"
+    return ufunc.__name__
+
+
+# -- functions --------------------------------------------------------------------
+
+
+def _reduction(op: Any) -> Callable[..., Any]:
+    def build(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
+        _check_defaults(f"numpy.{op.name}", {"out": out, **rest}, _REDUCE_DEFAULTS)
+        x = term_of(a) if dtype is None else ops.astype(term_of(a), dtype)
+        result = op(x, axis=_axis(axis), keepdims=keepdims)
+        if op in (ops.sum, ops.prod) and dtype is not None and typeof(result).dtype != dtype:
+            # numpy accumulates in ``dtype`` (an int8 sum wraps, a bool sum is "any"):
+            # summing wider and casting back gives the same values, modulo 2**bits.
+            result = ops.astype(result, dtype)
+        return result
+
+    return build
+
+
+_REDUCE_DEFAULTS = {"out": None, "initial": np._NoValue, "where": np._NoValue}
+
+
+def _axis(axis: Any) -> Any:
+    if isinstance(axis, (list, tuple)):
+        return tuple(operator.index(a) for a in axis)
+    return axis if axis is None else operator.index(axis)  # numpy integers too
+
+
+def _variance(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
+    # As numpy computes it: the mean of the squared deviations from the mean.
+    _check_defaults("numpy.var", {"out": out, "ddof": ddof, **rest}, _VAR_DEFAULTS)
+    x = term_of(a) if dtype is None else ops.astype(term_of(a), dtype)
+    deviation = x - ops.mean(x, axis=_axis(axis), keepdims=True)
+    return ops.mean(deviation * deviation, axis=_axis(axis), keepdims=keepdims)
+
+
+_VAR_DEFAULTS = {"out": None, "ddof": 0, "where": np._NoValue, "mean": np._NoValue,
+                 "correction": np._NoValue}  # fmt: skip
+
+
+def _std(a, *args, **kwargs):
+    return ops.sqrt(_variance(a, *args, **kwargs))
+
+
+def _where(condition, x=np._NoValue, y=np._NoValue):
+    if x is np._NoValue or y is np._NoValue:
+        raise UnsupportedError(
+            "numpy.where(condition) without x and y is not supported: its shape depends "
+            "on the values"
+        )
+    return ops.where(term_of(condition), term_of(x), term_of(y))
+
+
+def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=None, max=None, **rest):
+    _check_defaults("numpy.clip", {"out": out, **rest}, _UFUNC_DEFAULTS)
+    lo = min if a_min is np._NoValue else a_min
+    hi = max if a_max is np._NoValue else a_max
+    x = term_of(a)
+    if lo is not None and hi is not None:
+        return ops.clip(x, term_of(lo), term_of(hi))
+    if lo is not None:
+        return ops.maximum(x, term_of(lo))
+    if hi is not None:
+        return ops.minimum(x, term_of(hi))
+    raise UnsupportedError("numpy.clip needs a lower or an upper bound")
+
+
+def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
+    _check_defaults("numpy.reshape", {"order": order}, {"order": "C"})
+    shape = newshape if shape is None else shape
+    return ops.reshape(term_of(a), (shape,) if isinstance(shape, (int, np.integer)) else shape)
+
+
+def _ravel(a, order="C"):
+    _check_defaults("numpy.ravel", {"order": order}, {"order": "C"})
+    return ops.reshape(term_of(a), (-1,))
+
+
+def _dot(a, b, out=None):
+    _check_defaults("numpy.dot", {"out": out}, {"out": None})
+    a, b = term_of(a), term_of(b)
+    if _ndim(a) == 0 or _ndim(b) == 0:
+        return ops.mul(a, b)
+    if _ndim(a) > 2 or _ndim(b) > 2:
+        raise UnsupportedError("numpy.dot of arrays above 2-d is not supported: use matmul")
+    return ops.dot(a, b)
+
+
+def _outer(a, b, out=None):
+    _check_defaults("numpy.outer", {"out": out}, {"out": None})
+    a, b = (t if _ndim(t) == 1 else ops.reshape(t, (-1,)) for t in map(term_of, (a, b)))
+    return ops.mul(a[:, None], b[None, :])
+
+
+def _swapaxes(a, axis1, axis2):
+    x = term_of(a)
+    perm = list(range(_ndim(x)))
+    perm[axis1], perm[axis2] = perm[axis2], perm[axis1]
+    return ops.transpose(x, tuple(perm))
+
+
+def _join(op: Any) -> Callable[..., Any]:
+    def build(arrays, axis=0, out=None, **rest):
+        _check_defaults(f"numpy.{op.name}", {"out": out, **rest}, _JOIN_DEFAULTS)
+        return op([term_of(a) for a in arrays], axis)
+
+    return build
+
+
+_JOIN_DEFAULTS = {"out": None, "dtype": None, "casting": "same_kind"}
+
+
+FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.sum: _reduction(ops.sum), np.prod: _reduction(ops.prod),
+    np.max: _reduction(ops.max), np.amax: _reduction(ops.max),
+    np.min: _reduction(ops.min), np.amin: _reduction(ops.min),
+    np.mean: _reduction(ops.mean), np.var: _variance, np.std: _std,
+    np.where: _where, np.clip: _clip,
+    np.transpose: lambda a, axes=None: ops.transpose(term_of(a), axes),
+    np.swapaxes: _swapaxes, np.reshape: _reshape, np.ravel: _ravel,
+    np.expand_dims: lambda a, axis: ops.expand_dims(term_of(a), axis),
+    np.squeeze: lambda a, axis=None: ops.squeeze(term_of(a), axis),
+    np.broadcast_to: lambda array, shape, subok=False: ops.broadcast_to(
+        term_of(array), (shape,) if isinstance(shape, (int, np.integer)) else shape
+    ),
+    np.concatenate: _join(ops.concatenate), np.stack: _join(ops.stack),
+    np.dot: _dot, np.outer: _outer,
+    # Not terms: what a traced value knows of its type (np.shape raises for a size
+    # not known when tracing).
+    np.ndim: lambda a: a.ndim, np.shape: lambda a: a.shape,
+}  # fmt: skip
+if hasattr(np, "astype"):  # numpy 2.1 and later
+    FUNCTIONS[np.astype] = lambda x, dtype, copy=True, **kw: ops.astype(term_of(x), dtype)
+
+
+def function_term(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """The term ``func(*args, **kwargs)`` stands for (numpy's ``__array_function__``)."""
+    build = FUNCTIONS.get(func)
+    if build is None:
+        raise _unsupported(f"{func.__module__}.{func.__name__}")
+    return build(*args, **kwargs)
+
+
+# -- errors -----------------------------------------------------------------------
+
+
+def supported_names() -> list[str]:
+    """Every numpy (and scipy.special) callable that builds terms, by full name.
+
+    >>> "numpy.logaddexp" in supported_names(), "numpy.sum" in supported_names()
+    (True, True)
+    """
+    names = [f"numpy.{u.__name__}" for u in (*UFUNCS, *_BOOLEAN)]
+    names += [f"numpy.{u.__name__}.reduce" for u in REDUCERS]
+    names += [f"numpy.{f.__name__}" for f in FUNCTIONS]
+    names += [f"scipy.special.{n}" for n in _SCIPY]
+    return sorted(set(names))
+
+
+def _unsupported(name: str) -> UnsupportedError:
+    by_short = {}
+    for full in supported_names():
+        by_short.setdefault(full.rpartition(".")[2], full)
+    short = name.rpartition(".")[2]
+    nearest = [by_short[s] for s in difflib.get_close_matches(short, by_short, n=4, cutoff=0.6)]
+    hint = (
+        f"the nearest supported: {', '.join(nearest)}"
+        if nearest
+        else "relgraph.frontend.numpy_api.supported_names() lists the supported ones"
+    )
+    return UnsupportedError(f"{name} is not supported on relgraph terms; {hint}")
+
+
+def _check_defaults(name: str, given: dict, defaults: dict) -> None:
+    for key, value in given.items():
+        if key not in defaults:
+            raise UnsupportedError(f"{name}: the argument {key}= is not supported")
+        default = defaults[key]
+        if value is not default and not (_plain(value) and value == default):
+            raise UnsupportedError(
+                f"{name}: {key}={value!r:.40} is not supported on relgraph terms "
+                f"(only the default, {default!r})"
+            )
+
+
+def _plain(value: Any) -> bool:
+    return isinstance(value, (bool, int, float, str)) or value is None
+
+
+def _ndim(x: Any) -> int:
+    return typeof(x).ndim if isinstance(x, TermOps) else np.ndim(x)

@@ -1,0 +1,321 @@
+"""Tracing: the term(s) a Python function written with numpy computes.
+
+:func:`trace` calls the function once with :class:`Traced` values in place of its
+array arguments.  A traced value behaves as an ndarray does (``==`` compares
+elementwise, ``x[1:]`` slices, ``len``, ``.shape``, numpy's functions) and records
+what is computed as a term; Python and numpy scalars the function uses become
+constants, and so do arrays it closes over, up to a size limit.
+
+What a term cannot follow is an error, never a silently different program: the
+truth value of an array (``if x > 0:``), a size not known when tracing, writing
+into an array, converting one to a Python number or a numpy array.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from relgraph import ops
+from relgraph.exceptions import TraceError, UnsupportedError
+from relgraph.frontend import numpy_api
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Symbol, TermOps
+from relgraph.terms.types import TensorType
+
+__all__ = ["trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for", "flatten", "rebuild", "name_of"]
+
+#: The largest closed-over array (in bytes) a traced function may bake into its term.
+MAX_CONSTANT_BYTES = 1 << 20
+
+
+def trace(fn: Callable[..., Any], *types: Any, max_constant_bytes: int = MAX_CONSTANT_BYTES):
+    """The term (or the tuple of terms) ``fn`` computes from inputs of these types.
+
+    Parameters
+    ----------
+    fn : callable
+        A function of arrays, written with numpy.
+    *types : Symbol, TensorType, ndarray or scalar
+        One per parameter.  A symbol is used as it is; a :class:`TensorType`, an
+        example array or a scalar becomes a symbol named after the parameter (an
+        example array fixes the shape too).
+    max_constant_bytes : int
+        A closed-over array above this size is an error, not a constant.
+
+    Examples
+    --------
+    >>> import numpy as np, relgraph as rg
+    >>> def softplus(z):
+    ...     return np.log(1 + np.exp(z))
+    >>> rg.pprint(rg.trace(softplus, rg.matrix("z")))
+    'log(1 + exp(z))'
+    >>> def stats(x):
+    ...     return x.mean(), x[1:] - x[:-1]
+    >>> [rg.pprint(t) for t in rg.trace(stats, np.zeros(4))]
+    ['mean(x)', '(x[1:] - x[:-1])']
+    >>> rg.trace(lambda x: x if x > 0 else -x, rg.vector("x"))
+    Traceback (most recent call last):
+    ...
+    relgraph.exceptions.TraceError: the truth value of (x > 0) is not known when tracing...
+    """
+    symbols = symbols_for(fn, types)
+    return outputs_of(fn, [Traced(s) for s in symbols], max_constant_bytes)
+
+
+def outputs_of(fn: Callable[..., Any], args: list, max_constant_bytes: int) -> Any:
+    """``fn(*args)`` with every traced value in its result (nested tuples and lists
+    kept) replaced by its term."""
+    with numpy_api.constant_limit(max_constant_bytes):
+        result = fn(*args)
+        return _terms(result, fn)
+
+
+def _terms(result: Any, fn: Callable[..., Any]) -> Any:
+    if isinstance(result, (tuple, list)):
+        return type(result)(_terms(r, fn) for r in result)
+    if isinstance(result, Traced):
+        return result.term
+    try:
+        return numpy_api.term_of(result)
+    except UnsupportedError:
+        raise TraceError(
+            f"{name_of(fn)} returned a {type(result).__name__}: a traced function returns "
+            "arrays, or tuples and lists of them"
+        ) from None
+
+
+def symbols_for(fn: Callable[..., Any], types: tuple) -> list[Symbol]:
+    """One input symbol per type, named after ``fn``'s parameters."""
+    names = _parameter_names(fn, len(types))
+    symbols = [_symbol(name, t) for name, t in zip(names, types)]
+    seen: dict[str, Symbol] = {}
+    for s in symbols:
+        if s.name in seen and seen[s.name] != s:
+            raise TraceError(f"two inputs of {name_of(fn)} are named {s.name!r}")
+        seen[s.name] = s
+    return symbols
+
+
+def _parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return [f"x{i}" for i in range(n)]
+    names: list[str] = []
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            names += [f"{p.name}{i}" for i in range(n - len(names))]
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            names.append(p.name)
+    if len(names) < n:
+        raise TraceError(f"{name_of(fn)} takes {len(names)} positional arguments, given {n}")
+    required = [p.name for p in params[n:] if p.default is p.empty and p.kind != p.VAR_KEYWORD]
+    required = [r for r in required if r not in names[:n]]
+    if required and not any(p.kind is p.VAR_POSITIONAL for p in params):
+        raise TraceError(f"{name_of(fn)} needs a type for {', '.join(required)}")
+    return names[:n]
+
+
+def _symbol(name: str, t: Any) -> Symbol:
+    if isinstance(t, Symbol):
+        return t
+    if isinstance(t, TensorType):
+        return Symbol(name, t)
+    if isinstance(t, (bool, int, float, complex, np.generic, np.ndarray)):
+        arr = np.asarray(t)
+        return Symbol(name, TensorType(arr.dtype, arr.ndim, arr.shape))
+    raise TraceError(
+        f"the type of {name!r} must be a symbol, a TensorType, an example array or a "
+        f"scalar, got {type(t).__name__}"
+    )
+
+
+def name_of(fn: Callable[..., Any]) -> str:
+    """How messages name a traced function."""
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def flatten(structure: Any) -> list:
+    """The leaves of a function's result: nested tuples and lists, in order.
+
+    >>> flatten((1, [2, (3,)], 4))
+    [1, 2, 3, 4]
+    """
+    if isinstance(structure, (tuple, list)):
+        return [leaf for item in structure for leaf in flatten(item)]
+    return [structure]
+
+
+def rebuild(structure: Any, leaves: Any) -> Any:
+    """``structure`` with its leaves taken in order from the iterator ``leaves``.
+
+    >>> rebuild((0, [0, (0,)]), iter("abc"))
+    ('a', ['b', ('c',)])
+    """
+    if isinstance(structure, (tuple, list)):
+        return type(structure)(rebuild(item, leaves) for item in structure)
+    return next(leaves)
+
+
+def _binary(ufunc: np.ufunc) -> tuple[Callable, Callable]:
+    return (lambda a, b: ufunc(a, b)), (lambda a, b: ufunc(b, a))
+
+
+class Traced:
+    """An array being traced: it computes nothing and records a term.
+
+    ``term`` is what it stands for.  Every numpy function and operator on it goes
+    through :mod:`relgraph.frontend.numpy_api` and gives a traced value again.
+
+    >>> import numpy as np, relgraph as rg
+    >>> x = Traced(rg.vector("x"))
+    >>> rg.pprint((np.where(x == 0, 1.0, x)[1:]).term)
+    'where(x == 0, 1.0, x)[1:]'
+    """
+
+    __slots__ = ("term",)
+    __hash__ = None  # type: ignore[assignment]  # == builds a term, as on arrays
+
+    def __init__(self, term: Any):
+        self.term = term
+
+    def __term__(self) -> Any:
+        return self.term
+
+    def __repr__(self) -> str:
+        from relgraph.terms.printing import brief
+
+        return f"Traced({brief(self.term, 60)})"
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        return Traced(numpy_api.ufunc_term(ufunc, method, inputs, kwargs))
+
+    def __array_function__(self, func, types, args, kwargs):
+        result = numpy_api.function_term(func, args, kwargs)
+        return Traced(result) if isinstance(result, TermOps) else result
+
+    __add__, __radd__ = _binary(np.add)
+    __sub__, __rsub__ = _binary(np.subtract)
+    __mul__, __rmul__ = _binary(np.multiply)
+    __truediv__, __rtruediv__ = _binary(np.true_divide)
+    __floordiv__, __rfloordiv__ = _binary(np.floor_divide)
+    __mod__, __rmod__ = _binary(np.remainder)
+    __pow__, __rpow__ = _binary(np.power)
+    __matmul__, __rmatmul__ = _binary(np.matmul)
+    __and__, __rand__ = _binary(np.bitwise_and)
+    __or__, __ror__ = _binary(np.bitwise_or)
+    __xor__, __rxor__ = _binary(np.bitwise_xor)
+    __lt__ = _binary(np.less)[0]
+    __le__ = _binary(np.less_equal)[0]
+    __gt__ = _binary(np.greater)[0]
+    __ge__ = _binary(np.greater_equal)[0]
+    __eq__ = _binary(np.equal)[0]  # type: ignore[assignment]
+    __ne__ = _binary(np.not_equal)[0]  # type: ignore[assignment]
+
+    def __neg__(self):
+        return np.negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return np.absolute(self)
+
+    def __invert__(self):
+        return np.invert(self)
+
+    def __getitem__(self, key):
+        if isinstance(key, (Traced, TermOps, np.ndarray, list)) or (
+            isinstance(key, tuple) and any(isinstance(k, (Traced, TermOps, np.ndarray, list))
+                                           for k in key)
+        ):  # fmt: skip
+            raise TraceError(
+                f"{self._text()}[...] with an array index: only basic indexing (integers, "
+                "slices, None and ...) is supported; for a mask use np.where"
+            )
+        return Traced(ops.getitem(self.term, key))
+
+    def __setitem__(self, key, value):
+        raise TraceError(
+            f"{self._text()}[...] = ...: a traced array cannot be written to; build the new "
+            "values instead, e.g. with np.where"
+        )
+
+    def __bool__(self):
+        raise TraceError(
+            f"the truth value of {self._text()} is not known when tracing: branch with "
+            "np.where, or pass the value as a static argument (rg.jit's static_argnames)"
+        )
+
+    def __len__(self):
+        return self._size(0, "len()")
+
+    def __iter__(self):
+        raise TraceError(f"iterating over {self._text()}: index it, or use a reduction")
+
+    def __array__(self, dtype=None, copy=None):
+        raise TraceError(
+            f"{self._text()} was converted to a numpy array (np.asarray, np.array, or a "
+            "function relgraph does not trace): a traced value has no values yet"
+        )
+
+    def __float__(self):
+        raise TraceError(f"float() of {self._text()}: a traced value has no values yet")
+
+    __int__ = __index__ = __complex__ = __float__
+
+    @property
+    def T(self) -> Traced:
+        return np.transpose(self)
+
+    @property
+    def ndim(self) -> int:
+        return typeof(self.term).ndim
+
+    @property
+    def dtype(self) -> np.dtype:
+        return typeof(self.term).dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._size(k, ".shape") for k in range(self.ndim))
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    def _size(self, axis: int, what: str) -> int:
+        if self.ndim == 0 and what == "len()":
+            raise TraceError(f"len() of the 0-d {self._text()}")
+        n = typeof(self.term).shape[axis]
+        if n is None:
+            raise TraceError(
+                f"{what} of {self._text()}: the size of axis {axis} is not known when "
+                "tracing; give an example array or a type with a shape (rg.jit "
+                "specialises on dtype and ndim only)"
+            )
+        return n
+
+    def _text(self) -> str:
+        from relgraph.terms.printing import brief
+
+        return brief(self.term, 60)
+
+    def astype(self, dtype, copy=True):
+        return Traced(ops.astype(self.term, dtype))
+
+    def copy(self):
+        return self
+
+    def flatten(self):
+        return np.ravel(self)
+
+    sum, mean, max, min, prod = (TermOps.sum, TermOps.mean, TermOps.max, TermOps.min,
+                                 TermOps.prod)  # fmt: skip
+    var, std, reshape, transpose, squeeze = (TermOps.var, TermOps.std, TermOps.reshape,
+                                             TermOps.transpose, TermOps.squeeze)  # fmt: skip
+    ravel, clip, dot = TermOps.ravel, TermOps.clip, TermOps.dot

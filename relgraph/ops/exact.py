@@ -1,0 +1,302 @@
+"""The exact value of a program: every Op computed in high precision with mpmath.
+
+A stabilisation is right when it is at least as accurate as its input, and
+"accurate" needs a reference more precise than float64: :func:`exact_evaluate`
+computes each node with mpmath at 1000 significant digits (no overflow, no
+cancellation at float64's scale) and rounds the result to float64 once.  Where
+the real result is undefined (``log(-1)``, ``inf - inf``, ``0 / 0``) it is NaN.
+mpmath is imported when this module first computes (``rg.check`` uses it):
+``from relgraph.ops.exact import exact_evaluate``.
+
+>>> import numpy as np, relgraph as rg
+>>> x = rg.vector("x")
+>>> float(exact_evaluate(rg.log(1 + x), {x: np.array([1e-20])})[0])
+1e-20
+>>> float(rg.evaluate(rg.log(1 + x), {x: np.array([1e-20])})[0])  # 1 + x rounds to 1
+0.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from relgraph.ops.elemwise import Elemwise
+from relgraph.ops.reductions import Reduce
+from relgraph.terms.evaluate import _leaf_value
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import subterms
+
+__all__ = ["exact_evaluate", "agrees"]
+
+DIGITS = 1000
+
+
+def exact_evaluate(term: Any, inputs: Mapping[Any, Any]) -> np.ma.MaskedArray:
+    """``term``'s value, computed exactly and rounded to float64 at the end.
+
+    Masked where 1000 digits do not resolve it: ``1 - sigmoid(1e300)`` is
+    ``exp(-1e300)``, which no working precision holds (a saturating function
+    reaches its limit at a finite point, a sum cancels below its rounding noise,
+    or an exponent is beyond any precision).
+    Compare only the unmasked values.
+
+    Examples
+    --------
+    >>> import numpy as np, relgraph as rg
+    >>> x = rg.vector("x")
+    >>> exact_evaluate(rg.exp(x) * rg.exp(-x), {x: np.array([1000.0, np.inf])})
+    masked_array(data=[1.0, nan],
+                 mask=[False, False],
+           fill_value=1e+20)
+    >>> exact_evaluate(1 - rg.sigmoid(x), {x: np.array([30.0, 1e300])}).mask.tolist()
+    [False, True]
+    """
+    import mpmath
+
+    if not _ELEMENTWISE:
+        _ELEMENTWISE.update(_table())
+        _REDUCTIONS.update(_reductions())
+    with mpmath.workdps(DIGITS):
+        values: dict[Term, Any] = {}
+        for node in subterms(term):
+            op, args = node._tuple[0], node._tuple[1:]
+            n = len(op.operands(args))
+            vals = [values[a] if type(a) is Term else _exact_leaf(a, inputs) for a in args[:n]]
+            values[node] = _apply(op, vals, args[n:])
+        result = values[term] if type(term) is Term else _exact_leaf(term, inputs)
+    unresolved = np.vectorize(lambda v: v is UNRESOLVED, otypes=[bool])(result)
+    with np.errstate(invalid="ignore", over="ignore"):
+        rounded = np.vectorize(_rounded, otypes=[np.float64])(result)
+    return np.ma.masked_array(rounded, mask=unresolved)
+
+
+def agrees(before: Any, after: Any, exact: Any) -> np.ndarray:
+    """Elementwise: whether a rewritten program's values ``after`` may stand for the
+    input's values ``before``, given the exact ones (from :func:`exact_evaluate`).
+
+    ``after`` equals ``before`` as numpy compares (NaN matches NaN, -0.0 matches
+    0.0, finite values up to rounding), or is no farther from ``exact`` (both off by
+    the same rounding error counts as agreeing), or is NaN where
+    the exact value is undefined.  Where ``exact`` is masked (not resolved) it
+    cannot judge: any number passes, and NaN only where ``before`` is NaN.
+
+    Examples
+    --------
+    >>> import numpy as np, relgraph as rg
+    >>> x = rg.vector("x")
+    >>> v = {x: np.array([1e-20, 1.0])}
+    >>> before = rg.evaluate(rg.log(1 + x), v)
+    >>> agrees(before, rg.evaluate(rg.log1p(x), v), exact_evaluate(rg.log(1 + x), v))
+    array([ True,  True])
+    >>> agrees(before, np.array([1e-20, 0.5]), exact_evaluate(rg.log(1 + x), v))
+    array([ True, False])
+    """
+    unresolved = np.ma.getmaskarray(exact)
+    exact = np.ma.getdata(exact)
+    before, after, exact, unresolved = np.broadcast_arrays(
+        *(np.asarray(a, np.float64) for a in (before, after, exact)), unresolved
+    )
+
+    def error(v: np.ndarray) -> np.ndarray:
+        """|v - exact|: 0 where equal (infinities too), inf for a NaN ``v``."""
+        err = np.where(v == exact, 0.0, np.abs(v - exact))
+        return np.where(np.isnan(v) | np.isnan(err), np.inf, err)
+
+    with np.errstate(all="ignore"):
+        same = (np.isnan(before) & np.isnan(after)) | (before == after)
+        same |= np.isclose(after, before, rtol=1e-9, atol=1e-300)
+        closer = ~np.isnan(after) & ~np.isnan(exact) & (error(after) <= error(before))
+        undefined = np.isnan(after) & np.isnan(exact)
+    cannot_judge = unresolved & (~np.isnan(after) | np.isnan(before))
+    return same | ((closer | undefined) & ~unresolved) | cannot_judge
+
+
+class _Unresolved:
+    """The value of a node whose exact value the working precision does not hold."""
+
+    def __repr__(self) -> str:
+        return "UNRESOLVED"
+
+
+UNRESOLVED = _Unresolved()
+
+
+def _rounded(v: Any) -> float:
+    return np.nan if v is UNRESOLVED else float(v)
+
+
+def _exact_leaf(x: Any, inputs: Mapping[Any, Any]) -> Any:
+    import mpmath
+
+    value = np.asarray(_leaf_value(x, inputs))
+    if value.dtype.kind == "b":
+        return value
+    return np.vectorize(lambda v: mpmath.mpf(float(v)), otypes=[object])(value)
+
+
+def _apply(op: Any, vals: list, params: tuple) -> Any:
+    if isinstance(op, Elemwise) and op.name in _ELEMENTWISE:
+        fn = _guarded(_ELEMENTWISE[op.name], op.name)
+        if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
+            step = np.frompyfunc(fn, 2, 1)
+            out = vals[0]
+            for v in vals[1:]:
+                out = step(out, v)
+            return out
+        return np.frompyfunc(fn, len(vals), 1)(*vals)
+    if isinstance(op, Reduce) and op.name in _REDUCTIONS:
+        p = op.param_values((None, *params))
+        return _reduce(_REDUCTIONS[op.name], vals[0], p["axis"], p["keepdims"])
+    return op.perform(*vals, *params)  # moves data only (transpose, getitem, ...), or raises
+
+
+def _guarded(fn: Callable, name: str = "") -> Callable:
+    """``fn`` with NaN in, NaN out, NaN for a complex or undefined result, and
+    UNRESOLVED in, or where the result lost its operands to the working precision."""
+    import mpmath
+
+    def guarded(*args: Any) -> Any:
+        if any(a is UNRESOLVED for a in args):
+            return UNRESOLVED
+        if any(mpmath.isnan(a) for a in args if not isinstance(a, (bool, np.bool_))):
+            return mpmath.nan
+        try:
+            out = fn(*args)
+        except (ZeroDivisionError, ValueError):
+            return mpmath.nan
+        except _Clamped:
+            return UNRESOLVED
+        if isinstance(out, mpmath.mpc):
+            return mpmath.nan  # sqrt or log of a negative number
+        return UNRESOLVED if _lost(name, args, out) else out
+
+    return guarded
+
+
+# A sum below 10 ** -NOISE of its largest operand cancelled more than half the
+# working digits.  Sums of float64 inputs cancel exactly (to 0) or by far fewer
+# digits; more is the rounding noise of an identity (``x - log(exp(x))``, where
+# ``exp(x)`` rounded ``1 + x`` at 1000 digits): its sign and size mean nothing.
+NOISE = DIGITS // 2
+
+# Functions that approach a limit they never reach at a finite argument.
+_SATURATING = {"sigmoid": (0, 1), "tanh": (-1, 1), "erf": (-1, 1), "expm1": (-1,)}
+
+
+def _lost(name: str, args: tuple, out: Any) -> bool:
+    """Whether the working precision lost the result: a saturating function reached
+    its limit at a finite point (the distance to it, which ``1 - sigmoid(x)`` needs,
+    is gone), or a sum cancelled below its rounding noise."""
+    import mpmath
+
+    if name in _SATURATING:
+        return mpmath.isfinite(args[0]) and out in _SATURATING[name]
+    if name in ("add", "sub") and out != 0 and all(mpmath.isfinite(a) for a in args):
+        return abs(out) < max(abs(a) for a in args) * mpmath.mpf(10) ** -NOISE
+    return False
+
+
+class _Clamped(ArithmeticError):
+    """An exponent beyond any precision: the value is not resolved."""
+
+
+def _div(a: Any, b: Any) -> Any:
+    import mpmath
+
+    if b == 0:
+        return mpmath.nan if a == 0 else mpmath.inf * mpmath.sign(a)
+    return a / b
+
+
+# exp of a number beyond this has an exponent too long to hold.
+_EXP_LIMIT = 10**400
+
+
+def _exp(a: Any) -> Any:
+    import mpmath
+
+    if mpmath.isfinite(a) and abs(a) > _EXP_LIMIT:
+        raise _Clamped(a)
+    return mpmath.exp(a)
+
+
+def _power(a: Any, b: Any) -> Any:
+    import mpmath
+
+    if b == 0:
+        return mpmath.mpf(1)
+    if a == 0:
+        return mpmath.inf if b < 0 else mpmath.mpf(0)
+    if a < 0 and not (mpmath.isfinite(b) and b == int(b)):
+        return mpmath.nan
+    magnitude = _exp(b * mpmath.log(abs(a)))
+    return -magnitude if a < 0 and int(b) % 2 else magnitude
+
+
+def _log_add_exp(values: list) -> Any:
+    """``log(sum(exp(v)))``, shifted by the maximum so no exponent grows."""
+    import mpmath
+
+    top = max(values) if values else mpmath.ninf
+    if not mpmath.isfinite(top):
+        return top
+    return top + mpmath.log(mpmath.fsum(_exp(v - top) for v in values))
+
+
+def _table() -> dict[str, Callable]:
+    import mpmath as m
+
+    return {
+        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
+        "true_div": _div, "pow": _power, "neg": lambda a: -a, "exp": _exp, "log": m.log,
+        "log1p": m.log1p, "expm1": lambda a: _exp(a) - 1 if abs(a) > 1 else m.expm1(a),
+        "sqrt": m.sqrt, "abs": abs,
+        "maximum": max, "minimum": min, "tanh": m.tanh, "sin": m.sin, "cos": m.cos,
+        "sign": m.sign, "square": lambda a: a * a, "reciprocal": lambda a: _div(1, a),
+        "log2": lambda a: m.log(a, 2), "log10": m.log10, "exp2": lambda a: _power(2, a),
+        "sigmoid": lambda a: 1 / (1 + _exp(-a)), "softplus": lambda a: _log_add_exp([0, a]),
+        "log1mexp": lambda a: m.log(1 - _exp(a)) if abs(a) > 1 else m.log(-m.expm1(a)),
+        "erf": m.erf, "logaddexp": lambda a, b: _log_add_exp([a, b]),
+        "less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b,
+        "greater": lambda a, b: a > b, "greater_equal": lambda a, b: a >= b,
+        "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b,
+        "where": lambda c, a, b: a if c else b,
+    }  # fmt: skip
+
+
+def _reductions() -> dict[str, Callable]:
+    import mpmath as m
+
+    def total(xs: list) -> Any:
+        return m.fsum(xs)
+
+    return {
+        "sum": total,
+        "prod": lambda xs: m.fprod(xs),
+        "max": lambda xs: max(xs) if xs else m.nan,
+        "min": lambda xs: min(xs) if xs else m.nan,
+        "mean": lambda xs: total(xs) / len(xs) if xs else m.nan,
+        "logsumexp": _log_add_exp,
+    }
+
+
+def _reduce(fn: Callable, x: np.ndarray, axis: Any, keepdims: bool) -> Any:
+    x = np.asarray(x, dtype=object)
+    axes = tuple(range(x.ndim)) if axis is None else np.atleast_1d(axis).tolist()
+    axes = tuple(a % x.ndim for a in axes)
+    kept = [d for d in range(x.ndim) if d not in axes]
+    rows = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1])
+    reduce_row = _guarded(lambda *row: fn(list(row)))
+    out = np.empty(rows.shape[:-1], dtype=object)
+    for index in np.ndindex(out.shape):
+        out[index] = reduce_row(*rows[index])
+    if keepdims:
+        out = out.reshape([1 if d in axes else x.shape[d] for d in range(x.ndim)])
+    return out
+
+
+_ELEMENTWISE: dict[str, Callable] = {}
+_REDUCTIONS: dict[str, Callable] = {}

@@ -1,0 +1,598 @@
+"""The equilibrium driver: the one fixpoint loop.
+
+The equilibrium driver sweeps the term DAG bottom-up.  At each node it rebuilds
+the node from its already-swept children and tries the relations that track the
+node's head Op.  The first ground, different, type-preserving answer replaces the
+node and is swept at once, so a node reaches its local normal form before its
+parent is tried.  A pass that changes nothing ends the run.
+
+What keeps it fast: terms are immutable and kept canonical (one object per
+structure), so a node on which every relation failed is never tried again, a
+subterm whose whole tree is irreducible is skipped without descending, and a
+shared subterm is rewritten once.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
+from relgraph.logic.search import check_cancelled, run_deep
+from relgraph.rewriting.promotion import is_pure, keeps_values
+from relgraph.rewriting.relation import Matcher, Rule, as_rule, is_associative, keeps_type
+from relgraph.rewriting.report import Application, RewriteReport, RuleStats
+from relgraph.terms.printing import brief
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import checked_term, count_nodes, first_positions
+
+__all__ = ["EquilibriumRewriter"]
+
+
+class EquilibriumRewriter:
+    """Apply relations at every subterm until none applies.
+
+    Parameters
+    ----------
+    relations : iterable of goal constructors or Rules
+        Tried in this order at each node; the first that applies wins.
+    name : str
+        Shown in reports.
+    max_use_ratio : float
+        A relation applied more than ``max_use_ratio`` times the number of
+        nodes of the input stops the run with :class:`EquilibriumLimitError`.
+    max_passes : int
+        Passes allowed before :class:`EquilibriumLimitError`.
+    on_error : {"raise", "warn"}
+        A relation that raises: re-raise wrapped in :class:`RelationError`
+        naming it and the subterm, or warn and treat it as not applying.
+    max_answers : int
+        Answers of a relation's stream examined per subterm.
+    timeout : float, optional
+        Seconds a run may take; past them it stops (even inside a relation that
+        never answers) and raises :class:`SearchTimeout`.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> from relations.linalg import dot_distributeo
+    >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+    >>> gather = rg.EquilibriumRewriter([rg.reverse(dot_distributeo)])
+    >>> rg.pprint(rg.rewrite(A @ x + A @ y, gather))
+    '(A @ (x + y))'
+    """
+
+    query: Any = None  # the database query that built it, if one did
+
+    def __init__(
+        self,
+        relations: Iterable[Rule | Any],
+        *,
+        name: str = "equilibrium",
+        max_use_ratio: float = 10.0,
+        max_passes: int = 100,
+        on_error: Literal["raise", "warn"] = "raise",
+        max_answers: int = 8,
+        timeout: float | None = None,
+    ):
+        if on_error not in ("raise", "warn"):
+            raise ValueError(f"on_error must be 'raise' or 'warn', got {on_error!r}")
+        if max_use_ratio <= 0 or max_passes < 1 or max_answers < 1:
+            raise ValueError("max_use_ratio, max_passes and max_answers must be positive")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+        self.timeout = timeout
+        self.rules: tuple[Rule, ...] = tuple(as_rule(r) for r in relations)
+        self.name = name
+        self.max_use_ratio = max_use_ratio
+        self.max_passes = max_passes
+        self.on_error = on_error
+        self.max_answers = max_answers
+        self._matchers: tuple[Matcher, ...] | None = None
+        self._checked = False
+
+    def __getstate__(self) -> dict:
+        # The built goals stay behind (a worker builds its own): they hold generators.
+        return {**self.__dict__, "_matchers": None}
+
+    def __repr__(self) -> str:
+        names = ", ".join(r.name for r in self.rules)
+        return f"EquilibriumRewriter({self.name!r}: {names})"
+
+    @property
+    def matchers(self) -> tuple[Matcher, ...]:
+        """The rules' goals, built on first use and reused by every run."""
+        if self._matchers is None:
+            self._matchers = tuple(Matcher(r, self.max_answers) for r in self.rules)
+        return self._matchers
+
+    def check(self, *, strict: bool = False) -> list:
+        """Relations here that undo themselves or each other (``x*y -> y*x``, a
+        relation next to its reverse): a :class:`~relgraph.rewriting.cycles.CycleWarning` for
+        each, naming them and the one to drop; with ``strict``, a ``QueryError``.
+
+        Examples
+        --------
+        >>> import relgraph as rg
+        >>> x = rg.lvar("x")
+        >>> neg = rg.rule(-x, -1.0 * x, name="neg_to_mul")
+        >>> back = rg.rule(-1.0 * x, -x, name="mul_to_neg")
+        >>> import warnings
+        >>> with warnings.catch_warnings(record=True):
+        ...     (fight,) = rg.EquilibriumRewriter([neg, back]).check()
+        >>> fight.names, fight.drop
+        (('neg_to_mul', 'mul_to_neg'), "drop 'neg_to_mul' (it makes terms bigger)")
+        """
+        from relgraph.rewriting.cycles import check_relations
+
+        return check_relations(self.rules, name=self.name, strict=strict)
+
+    def apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
+        """Rewrite ``term`` to a fixpoint; return it with a :class:`RewriteReport`.
+
+        With ``trace=True`` the report's ``trace`` lists every rewrite in order
+        (relation, pass, position, before, after).
+
+        Examples
+        --------
+        >>> import relgraph as rg
+        >>> from relations.linalg import dot_distributeo
+        >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+        >>> out, report = rg.EquilibriumRewriter([dot_distributeo]).apply(A @ (x + y), trace=True)
+        >>> print(report.trace[0])
+        pass 1, at []: dot_distributeo: (A @ (x + y)) -> ((A @ x) + (A @ y))
+        """
+        term = checked_term(term, "rewrite")
+        if not self._checked:  # rules' patterns are known: a cheap check, once
+            from relgraph.rewriting.cycles import check_relations
+
+            self._checked = True
+            check_relations(self.rules, name=self.name, probe=False)
+        return run_deep(self._apply, term, trace, timeout=self.timeout)
+
+    def _apply(self, term: Any, trace: bool = False) -> tuple[Any, RewriteReport]:
+        start = time.perf_counter()
+        run = _Run(self, term, trace)
+        root = term
+        seen = {root: 0}
+        for passes in range(1, self.max_passes + 1):
+            run.pass_roots.append(root)
+            new_root = run.sweep(root)
+            if root == new_root:  # identity, except after the first pass made it canonical
+                root = new_root
+                break
+            if new_root in seen:
+                raise OscillationError(*run.cycle_message(seen[new_root], passes))
+            seen[new_root] = passes
+            root = new_root
+        else:
+            raise EquilibriumLimitError(
+                f"{self.name}: no fixpoint after max_passes={self.max_passes} passes; "
+                f"most applied: {_top(run.counts())}",
+                run.counts(),
+            )
+        return root, run.report(time.perf_counter() - start, passes, root)
+
+
+# Rewrites in a row at one node within a pass, before the rest waits for the next
+# pass (which bounds a pass even if relations cycle at a node).
+LOCAL_STEPS = 64
+
+
+def _finish(done: dict[int, Any], waiting: dict[int, list[int]], key: int, value: Any) -> None:
+    """Record ``value`` for node ``key`` and for every node waiting on ``key``."""
+    keys = [key]
+    while keys:
+        k = keys.pop()
+        done[k] = value
+        keys.extend(waiting.pop(k, ()))
+
+
+def _waiting_on(waiting: dict[int, list[int]], key: int) -> set[int]:
+    """The nodes that take their value from ``key``, directly or through others."""
+    found, todo = set(), [key]
+    while todo:
+        k = todo.pop()
+        if k not in found:
+            found.add(k)
+            todo.extend(waiting.get(k, ()))
+    return found
+
+
+def _cycle(
+    waiting: dict[int, list[int]], made_by: dict[int, tuple[str, ...]], key: int, back: int
+) -> list[str]:
+    """The relations that rewrote ``back`` step by step into ``key`` (oldest first)."""
+    came_from: dict[int, int] = {key: key}
+    todo = [key]
+    while todo and back not in came_from:
+        k = todo.pop()
+        for earlier in waiting.get(k, ()):
+            if earlier not in came_from:
+                came_from[earlier] = k
+                todo.append(earlier)
+    names: list[str] = []
+    k = back
+    while k != key:  # from the oldest node towards the newest
+        k = came_from[k]
+        names.extend(made_by.get(k, ()))
+    return names
+
+
+def _top(counts: dict[str, int], k: int = 3) -> str:
+    items = sorted(counts.items(), key=lambda kv: -kv[1])[:k]
+    return ", ".join(f"{name} ({n}x)" for name, n in items) or "none"
+
+
+class _Run:
+    """The state of one equilibrium run over one term.
+
+    Every node the run holds is canonical: ``canon`` maps a structure to its one
+    object, so the sets below can hold node ids (cheap to hash) instead of
+    nodes, and ``canon`` keeps those ids alive and unique for the whole run.
+    """
+
+    def __init__(self, rewriter: EquilibriumRewriter, term: Any, trace: bool = False):
+        self.rewriter = rewriter
+        # With a trace: (relation, pass, before, after) per rewrite, and each pass's input.
+        self.trace: list[tuple[str, int, Term, Term, Any]] | None = [] if trace else None
+        self.pass_roots: list[Any] = []
+        self.stands_for: dict[int, Term] = {}  # a node built in a pass -> the one it replaces
+        self.matchers = rewriter.matchers
+        self.canon: dict[Term, Term] = {}
+        self.normal: set[int] = set()  # irreducible, and so is every subterm
+        self.failed: set[int] = set()  # every candidate relation failed at this node
+        self.rewritten: dict[int, tuple[int, Any]] = {}  # (relation, result) once applied
+        self.candidates: dict[Any, tuple[int, ...]] = {}
+        self.window_candidates: dict[Any, tuple[int, ...]] = {}  # filled with candidates
+        self.failed_windows: set[int] = set()
+        n = len(self.matchers)
+        self.dropped_before = [Counter(m.dropped) for m in self.matchers]
+        self.attempts, self.applications = [0] * n, [0] * n
+        self.times, self.created = [0.0] * n, [0] * n
+        self.pass_log: list[dict[str, int]] = []
+        self.nodes_before: int | None = None  # known after the first sweep
+        self.rebuilt = False  # whether canonical() ever made a node the input lacked
+        self.applied: list[str] = []  # relations applied at the node being tried
+
+    # -- the sweep ---------------------------------------------------------------
+
+    def sweep(self, root: Any) -> Any:
+        """One bottom-up pass; returns the new root (the same object if unchanged).
+
+        A node's replacement is swept at once, in the same pass, so a node
+        reaches its local normal form before its parent is tried (at most
+        ``LOCAL_STEPS`` rewrites in a row; the rest waits for the next pass).
+        The first pass also makes the input canonical as it goes.
+        """
+        check_cancelled()
+        self.pass_log.append({})
+        if type(root) is not Term:
+            self.nodes_before = self.nodes_before or 0
+            return root
+        first = self.nodes_before is None
+        if first:
+            self.nodes_before = count_nodes(root)
+        normal, failed, canon, done = self.normal, self.failed, self.canon, {}
+        expanded: set[int] = set()
+        waiting: dict[int, list[int]] = {}  # replacement -> the nodes it replaces
+        steps: dict[int, int] = {}  # replacement -> rewrites in a row that made it
+        made_by: dict[int, tuple[str, ...]] = {}  # replacement -> the relations that made it
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            key = id(node)
+            if key in done:
+                stack.pop()
+                continue
+            if key in normal:
+                _finish(done, waiting, key, node)
+                stack.pop()
+                continue
+            args = node._tuple
+            if key not in expanded:
+                # Children first; the node stays below them on the stack.
+                # A child already expanded is done, or pending: an ancestor, or a
+                # node whose replacement contains it; a pending child is used as is.
+                expanded.add(key)
+                stack.extend([a for a in args if type(a) is Term and id(a) not in expanded])
+                continue
+            stack.pop()
+            new_args, changed, kids_normal = [], False, True
+            for a in args:
+                if type(a) is Term:
+                    b = done.get(id(a), a)
+                    changed = changed or b is not a
+                    kids_normal = kids_normal and id(b) in normal
+                    a = b
+                new_args.append(a)
+            if changed:
+                original, node = node, self.canonical(Term(new_args))
+                if self.trace is not None:
+                    self.stands_for[id(node)] = original
+            elif first:
+                node = canon.setdefault(node, node)
+            node_key = id(node)
+            result = None
+            if node_key not in normal and node_key not in failed:
+                self.applied = []
+                result = self.try_node(node)
+                if result is None:
+                    failed.add(node_key)
+            if result is None:
+                if kids_normal:
+                    normal.add(node_key)
+                _finish(done, waiting, key, node)
+                continue
+            n = steps.get(key, 0) + 1
+            pending = id(result) in expanded and id(result) not in done
+            if pending and id(result) in _waiting_on(waiting, key):
+                cycle = _cycle(waiting, made_by, key, id(result)) + self.applied
+                raise OscillationError(*self.local_cycle_message(node, result, cycle))
+            if type(result) is not Term or n > LOCAL_STEPS or id(result) in done or pending:
+                _finish(done, waiting, key, done.get(id(result), result))
+                continue
+            # Sweep the replacement now; this node takes its value when it is done.
+            steps[id(result)] = n
+            made_by[id(result)] = tuple(self.applied)
+            if self.trace is not None:
+                self.stands_for[id(result)] = node
+            waiting.setdefault(id(result), []).append(key)
+            stack.append(result)
+        return done[id(root)]
+
+    def try_node(self, node: Term) -> Any:
+        """The node rewritten by the first candidate relation that applies, or None."""
+        op, args = node._tuple[0], node._tuple[1:]
+        candidates = self.candidates_for(op)
+        if not candidates:
+            return None
+        result = self.try_candidates(node, candidates)
+        if result is not None or len(args) <= 2 or not is_associative(op):
+            return result
+        # A run of arguments is a subterm only when the fold stays in one dtype.
+        if not is_pure(node):
+            return None
+        # For an associative head, runs of arguments are subterms too: in
+        # x + y + B@z + B@w the gather applies to the run (B@z, B@w).  Every
+        # disjoint run that rewrites is rewritten in this one pass.
+        candidates = self.window_candidates[op]
+        if not candidates:
+            return None
+        new_args: list[Any] = []
+        i = 0
+        while i < len(args):
+            run = self.try_run(op, args, i, candidates)
+            if run is None:
+                new_args.append(args[i])
+                i += 1
+            else:
+                result, i = run
+                new_args.append(result)
+        if len(new_args) == len(args):
+            return None
+        result = new_args[0] if len(new_args) == 1 else Term((op, *new_args))
+        # Each window kept its own type; the node may not (n-ary dtype promotion).
+        if keeps_type(node, result) and keeps_values(node, result):
+            return self.canonical(result)
+        return None
+
+    def try_run(self, op: Any, args: tuple, i: int, candidates: tuple[int, ...]) -> Any:
+        """The longest run ``args[i:end]`` (two or more) that rewrites: (result, end)."""
+        if i + 1 >= len(args):
+            return None
+        window = self.canonical(Term((op, args[i], args[i + 1])))
+        if id(window) in self.failed_windows:
+            return None
+        result = self.try_candidates(window, candidates)
+        if result is None:
+            self.failed_windows.add(id(window))
+            return None
+        end = i + 2
+        while end < len(args):
+            longer = self.try_candidates(Term((op, *args[i : end + 1])), candidates)
+            if longer is None:
+                break
+            result, end = longer, end + 1
+        return result, end
+
+    def try_candidates(self, node: Term, candidates: tuple[int, ...]) -> Any:
+        # Relations are deterministic in their first answer: a canonical node
+        # (often a window rebuilt into a new parent) is rewritten once per run.
+        key = id(node)
+        if key in self.rewritten:
+            index, result = self.rewritten[key]
+            self.record(index, self.matchers[index].rule.name, node, result)
+            return result
+        # A rule's filter on fixed heads and arities first; rules of one shape share
+        # it, so it runs once per node for all of them.
+        verdicts: dict[Any, bool] = {}
+        matchers = self.matchers
+        for index in candidates:
+            quick = matchers[index].quick
+            if quick is not None:
+                ok = verdicts.get(quick)
+                if ok is None:
+                    ok = verdicts[quick] = quick(node)
+                if not ok:
+                    self.attempts[index] += 1
+                    continue
+            result = self.attempt(index, node)
+            if result is not None:
+                if self.canon.get(node) is node:
+                    self.rewritten[key] = (index, result)
+                return result
+        return None
+
+    def candidates_for(self, op: Any) -> tuple[int, ...]:
+        """Indices of the rules whose ``tracks`` admit ``op`` (or that track nothing)."""
+        try:
+            return self.candidates[op]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable head: only untracked rules can match
+            return tuple(i for i, m in enumerate(self.matchers) if m.rule.tracks is None)
+        found = tuple(
+            i for i, m in enumerate(self.matchers) if m.rule.tracks is None or op in m.rule.tracks
+        )
+        self.candidates[op] = found
+        self.window_candidates[op] = tuple(i for i in found if self.matchers[i].rule.windows)
+        return found
+
+    # -- one relation on one node ------------------------------------------------
+
+    def attempt(self, index: int, node: Term) -> Any:
+        matcher = self.matchers[index]
+        self.attempts[index] += 1
+        check_cancelled()
+        start = time.perf_counter()
+        try:
+            result = next(matcher.answers(node), None)
+        except RelationError as exc:
+            result = self.relation_failed(exc)
+        finally:
+            self.times[index] += time.perf_counter() - start
+        if result is None:
+            return None
+        before = len(self.canon)
+        result = self.canonical(result)
+        self.created[index] += len(self.canon) - before
+        self.record(index, matcher.rule.name, node, result)
+        return result
+
+    def relation_failed(self, exc: RelationError) -> None:
+        if self.rewriter.on_error == "raise":
+            raise exc
+        warnings.warn(str(exc), RuntimeWarning, stacklevel=4)
+        return None
+
+    def record(self, index: int, name: str, before: Term, after: Any) -> None:
+        if self.trace is not None:
+            origin = before
+            while id(origin) in self.stands_for:
+                origin = self.stands_for[id(origin)]
+            self.trace.append((name, len(self.pass_log), origin, before, after))
+        self.applications[index] += 1
+        self.applied.append(name)
+        log = self.pass_log[-1]
+        log[name] = log.get(name, 0) + 1
+        # While the first pass still counts the input, canon has at least as many
+        # nodes as have been visited.
+        size = self.nodes_before if self.nodes_before is not None else len(self.canon)
+        if self.applications[index] > self.rewriter.max_use_ratio * max(size, 1):
+            raise EquilibriumLimitError(
+                f"{self.rewriter.name}: {name!r} applied more than max_use_ratio="
+                f"{self.rewriter.max_use_ratio} x {size} nodes; "
+                f"most applied: {_top(self.counts())}",
+                self.counts(),
+            )
+
+    # -- canonical terms ---------------------------------------------------------
+
+    def canonical(self, term: Any) -> Any:
+        """The one object this run uses for ``term``'s structure."""
+        if type(term) is not Term:
+            return term
+        if self.canon.get(term) is term:
+            return term
+        self.rebuilt = True
+        done: dict[int, Term] = {}
+        stack = [(term, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in done:
+                continue
+            if not expanded:
+                if self.canon.get(node) is node:
+                    done[id(node)] = node
+                    continue
+                stack.append((node, True))
+                stack.extend((a, False) for a in node._tuple if type(a) is Term)
+                continue
+            args = tuple(done[id(a)] if type(a) is Term else a for a in node._tuple)
+            rebuilt = node if all(n is o for n, o in zip(args, node._tuple)) else Term(args)
+            done[id(node)] = self.canon.setdefault(rebuilt, rebuilt)
+        return done[id(term)]
+
+    # -- reporting ---------------------------------------------------------------
+
+    def nodes_after(self, root: Any) -> int:
+        if not self.rebuilt:
+            # Nothing but the input was made canonical: canon is exactly its nodes.
+            return len(self.canon)
+        return _count_canonical(root)
+
+    def counts(self) -> dict[str, int]:
+        return {m.rule.name: n for m, n in zip(self.matchers, self.applications) if n}
+
+    def local_cycle_message(
+        self, node: Term, back: Term, cycle: list[str]
+    ) -> tuple[str, tuple[str, ...]]:
+        names = tuple(dict.fromkeys(cycle))
+        message = (
+            f"{self.rewriter.name}: relations oscillate: {brief(node)} was rewritten back "
+            f"to {brief(back)}; relations in the cycle: {', '.join(names)}"
+        )
+        return message, names
+
+    def cycle_message(self, first_pass: int, last_pass: int) -> tuple[str, tuple[str, ...]]:
+        names = tuple(
+            dict.fromkeys(name for log in self.pass_log[first_pass:last_pass] for name in log)
+        )
+        message = (
+            f"{self.rewriter.name}: relations oscillate: the term after pass {last_pass} "
+            f"is the term after pass {first_pass}; relations in the cycle: {', '.join(names)}"
+        )
+        return message, names
+
+    def report(self, elapsed: float, passes: int, root: Any) -> RewriteReport:
+        stats = sorted(
+            (
+                RuleStats(m.rule.name, a, n, t, c, tuple(sorted((m.dropped - d).items())))
+                for m, a, n, t, c, d in zip(
+                    self.matchers,
+                    self.attempts,
+                    self.applications,
+                    self.times,
+                    self.created,
+                    self.dropped_before,
+                )
+            ),
+            key=lambda s: -s.time,
+        )
+        return RewriteReport(
+            name=self.rewriter.name,
+            passes=passes,
+            time=elapsed,
+            nodes_before=self.nodes_before,
+            nodes_after=self.nodes_after(root),
+            rules=tuple(stats),
+            pass_log=tuple(tuple(log.items()) for log in self.pass_log),
+            trace=self.applications_in_order(),
+        )
+
+    def applications_in_order(self) -> tuple[Application, ...]:
+        if not self.trace:
+            return ()
+        where: dict[int, dict[Term, tuple[int, ...]]] = {}
+        out = []
+        for name, number, origin, before, after in self.trace:
+            if number not in where:
+                where[number] = first_positions(self.pass_roots[number - 1])
+            out.append(Application(name, number, where[number].get(origin), before, after))
+        return tuple(out)
+
+
+def _count_canonical(root: Any) -> int:
+    # Every node of a run's result is canonical, so identity is structure.
+    seen: set[int] = set()
+    stack = [root] if type(root) is Term else []
+    while stack:
+        node = stack.pop()
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.extend(a for a in node._tuple if type(a) is Term)
+    return len(seen)

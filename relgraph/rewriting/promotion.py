@@ -1,0 +1,161 @@
+"""Where the algebra of relations holds: arithmetic within one dtype.
+
+Relations are written as identities of real numbers (``x * (x * y) = (x * x) * y``,
+``exp(z) ** 2 = exp(z + z)``, ``sum(2 * x) = 2 * sum(x)``).  numpy computes each node
+in the dtype promotion gives it, so those identities hold only where no promotion
+happens in the part of the program a rewrite changes:
+
+* bool arithmetic is logic (``True + True`` is ``True``: ``+`` is OR, ``*`` is AND);
+* a node whose operands have another dtype than its result (int64 times float64,
+  ``int / int``, ``exp`` of an int, the int64 ``sum`` of an int8 vector) computes its
+  operands in their own, narrower dtype first: moving an operation across it moves it
+  into another dtype, where it can wrap around or overflow.
+
+A node is *pure* when neither happens: its value is one ring or field operation in its
+own dtype (modular for integers).  A rewrite keeps the values of a program, up to float
+rounding, when every node it removes or creates is pure; the driver and the one-step
+API refuse any other answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from relgraph.terms.evaluate import evaluate
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.term import Term, memoized
+from relgraph.terms.traverse import subterms
+
+__all__ = ["is_pure", "pure_throughout", "keeps_values"]
+
+_CONSTANTS = (bool, int, float, complex, np.generic, Constant)
+_COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
+
+
+def _constant_fits(value: Any, dtype: np.dtype) -> bool:
+    """Whether a constant operand converts into ``dtype`` without changing the operation.
+
+    A Python float is weak: numpy rounds it to a float dtype, as a literal would be.
+    Any other constant must convert exactly (``np.int64(-1)`` into float64 does).
+    """
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            return info.min <= value <= info.max
+        return dtype.kind in "fc"
+    if isinstance(value, float):
+        return dtype.kind in "fc"
+    array = np.asarray(getattr(value, "value", value))
+    if not np.can_cast(array.dtype, dtype, casting="same_kind") and array.dtype.kind != "b":
+        return False
+    with np.errstate(all="ignore"):
+        return bool(np.array_equal(array.astype(dtype), array, equal_nan=array.dtype.kind in "fc"))
+
+
+@memoized
+def is_pure(node: Term) -> bool:
+    """Whether ``node`` computes one operation in its own dtype (see the module docs).
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> x8, y = rg.vector("x8", "int8"), rg.vector("y")
+    >>> is_pure(2 * x8), is_pure(rg.sum(x8)), is_pure(x8 * y)
+    (True, False, False)
+    >>> b = rg.vector("b", "bool")
+    >>> is_pure(b + b)
+    False
+    """
+    op = node._tuple[0]
+    dtype = typeof(node).dtype
+    if op.moves_only:  # moves values, computes nothing
+        return True
+    operands = op.operands(node._tuple[1:])
+    if op.name in _COMPARISONS:  # exact when both sides have one dtype
+        dtype, operands = typeof(operands[0]).dtype, operands[1:]
+    elif op.name == "where":  # the condition selects; only the branches are values
+        operands = operands[1:]
+    elif dtype.kind == "b":
+        return False
+    for arg in operands:
+        if typeof(arg).dtype == dtype:
+            continue
+        value = _constant_operand(arg)
+        if value is None or not _constant_fits(value, dtype):
+            return False
+    return True
+
+
+def _bottom_up(term: Term, fn: Any) -> Any:
+    """``fn(node)`` for ``term`` and its subterms, children first, each kept on its node.
+
+    ``fn`` reads its children's values from their ``_memo[fn]``; the walk stops at
+    nodes that have one already, so asking again after a rewrite costs the new nodes.
+    """
+    order, stack = [], [term]
+    while stack:
+        node = stack.pop()
+        if node._memo is not None and fn in node._memo:
+            continue
+        order.append(node)
+        stack.extend(a for a in node._tuple if type(a) is Term)
+    for node in reversed(order):
+        if node._memo is None:
+            node._memo = {}
+        if fn not in node._memo:
+            node._memo[fn] = fn(node)
+    return term._memo[fn]
+
+
+def _pure_below(node: Term) -> bool:
+    return is_pure(node) and all(a._memo[_pure_below] for a in node._tuple if type(a) is Term)
+
+
+def _symbolic_below(node: Term) -> bool:
+    return any(
+        isinstance(a, Symbol) or (type(a) is Term and a._memo[_symbolic_below])
+        for a in node._tuple
+    )
+
+
+def pure_throughout(term: Any) -> bool:
+    """Whether every compound subterm of ``term`` is pure; kept on each term."""
+    return type(term) is not Term or _bottom_up(term, _pure_below)
+
+
+def _constant_operand(arg: Any) -> Any:
+    """The value of an operand that is a constant expression (``-1`` is ``neg(1)``)."""
+    if type(arg) is Term and not _bottom_up(arg, _symbolic_below):
+        with np.errstate(all="ignore"):
+            try:
+                return evaluate(arg, {})
+            except Exception:  # a constant numpy refuses to compute: not a constant
+                return None
+    return arg if isinstance(arg, _CONSTANTS) else None
+
+
+def keeps_values(before: Any, after: Any) -> bool:
+    """Whether replacing ``before`` by ``after`` keeps the program's values.
+
+    True when every node that ``after`` creates and every node it removes is pure;
+    unchanged subterms compute what they computed before, whatever their dtypes.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> x, y = rg.vector("x", "int64"), rg.vector("y")
+    >>> keeps_values(x * (x * y), (x * x) * y)   # x * x would wrap around in int64
+    False
+    >>> f, g = rg.vector("f"), rg.vector("g")
+    >>> keeps_values(f * (f * g), (f * f) * g)
+    True
+    """
+    if pure_throughout(before) and pure_throughout(after):
+        return True
+    old, new = set(subterms(before)), set(subterms(after))
+    return all(is_pure(n) for n in old ^ new)

@@ -1,0 +1,406 @@
+"""Relations: kanren goal constructors ``rel(a, b)``, and how they are applied.
+
+A relation is written with no metadata; :class:`Rule` adds a name and the head
+Ops it can match (``tracks``) when it is registered.  :class:`Matcher` builds
+the relation's goal *once*, over two fresh logic variables, and then runs it on
+each subterm by starting from the state ``{in: subterm}``: building kanren
+goals is the expensive part of a match, and the goal does not depend on the
+subterm.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kanren.assoccomm import associative, commutative
+from unification import reify, var
+
+import relgraph.logic.unify_hooks  # noqa: F401  (kanren sees terms through these hooks)
+from relgraph.exceptions import RelationError, TypeCheckError
+from relgraph.logic.search import run_deep
+from relgraph.logic.state import initial_state
+from relgraph.rewriting.promotion import is_pure, keeps_values
+from relgraph.terms.infer import typeof
+from relgraph.terms.printing import brief
+from relgraph.terms.term import Term
+from relgraph.terms.traverse import as_term, substitute, subterms
+
+__all__ = [
+    "Rule",
+    "as_rule",
+    "reverse",
+    "forward_only",
+    "directions_of",
+    "Matcher",
+    "rewrites",
+    "Step",
+    "steps",
+    "keeps_type",
+    "positions",
+    "replace_at",
+]
+
+Relation = Callable[[Any, Any], Callable]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A relation with the metadata a driver uses.
+
+    Attributes
+    ----------
+    relation : callable
+        The goal constructor ``relation(a, b)``.
+    name : str
+        Used in reports and error messages.
+    tracks : frozenset of Op, optional
+        The head Ops of the terms the relation can rewrite; ``None`` means any.
+    windows : bool
+        Also try the relation on runs of arguments of an associative Op
+        (``x + y + z`` has the runs ``x + y`` and ``y + z``).  ``False`` for a
+        relation that handles any number of arguments itself (``x + 0 -> x``).
+    """
+
+    relation: Relation
+    name: str
+    tracks: frozenset | None = None
+    windows: bool = True
+
+    def __call__(self, a: Any, b: Any) -> Callable:
+        return self.relation(a, b)
+
+
+def as_rule(
+    relation: Rule | Relation,
+    name: str | None = None,
+    tracks: Iterable | None = None,
+    windows: bool | None = None,
+) -> Rule:
+    """Wrap a goal constructor as a :class:`Rule` (a ``Rule`` is returned as is).
+
+    Examples
+    --------
+    >>> from relations.linalg import dot_distributeo
+    >>> as_rule(dot_distributeo).name
+    'dot_distributeo'
+    """
+    if isinstance(relation, Rule) and name is None and tracks is None and windows is None:
+        return relation
+    if isinstance(relation, Rule):
+        name = name or relation.name
+        tracks = tracks if tracks is not None else relation.tracks
+        windows = windows if windows is not None else relation.windows
+        relation = relation.relation
+    if not callable(relation):
+        raise TypeError(f"a relation must be a goal constructor rel(a, b), got {relation!r}")
+    name = name or getattr(relation, "__name__", None) or repr(relation)
+    # A rule (rg.rule) knows the head it matches, and whether it takes any number of
+    # arguments itself.
+    tracks = tracks if tracks is not None else getattr(relation, "tracks", None)
+    windows = windows if windows is not None else getattr(relation, "windows", True)
+    tracked = None if tracks is None else frozenset(tracks)
+    return Rule(relation, name, tracked, windows)
+
+
+def reverse(relation: Rule | Relation) -> Relation:
+    """The same relation with its two arguments swapped: it runs backward.
+
+    Examples
+    --------
+    >>> from relations.linalg import dot_distributeo
+    >>> reverse(dot_distributeo).__name__
+    'reverse(dot_distributeo)'
+    """
+    rule = as_rule(relation)
+    if hasattr(rule.relation, "reversed"):  # a pattern rule: its sides swapped
+        return rule.relation.reversed()
+
+    def reversed_relation(a, b):
+        return rule.relation(b, a)
+
+    reversed_relation.__name__ = f"reverse({rule.name})"
+    reversed_relation.__wrapped__ = rule.relation
+    swap = {"forward": "backward", "backward": "forward"}
+    reversed_relation.directions = tuple(d for d in BOTH if swap[d] in directions_of(rule))
+    return reversed_relation
+
+
+BOTH = ("forward", "backward")
+
+
+def forward_only(relation: Relation) -> Relation:
+    """Mark a goal constructor that only computes forward: ``rel(term, q)``.
+
+    For identities whose output has no finite set of natural inputs (``6`` from
+    any ``a * b``, ``0`` from any ``0 * x``).  :func:`explore` never runs it
+    backward, and the relation catalogue says so.
+
+    Examples
+    --------
+    >>> from relations.arith import constant_foldo
+    >>> directions_of(constant_foldo)
+    ('forward',)
+    """
+    relation.directions = ("forward",)
+    return relation
+
+
+def directions_of(relation: Rule | Relation) -> tuple[str, ...]:
+    """The directions a relation runs in: ``("forward", "backward")`` unless marked.
+
+    >>> from relations.linalg import dot_distributeo
+    >>> directions_of(dot_distributeo)
+    ('forward', 'backward')
+    """
+    inner = relation.relation if isinstance(relation, Rule) else relation
+    return getattr(inner, "directions", BOTH)
+
+
+class Matcher:
+    """A rule's goal, built once, applied to one subterm at a time.
+
+    Parameters
+    ----------
+    rule : Rule
+    max_answers : int
+        How many answers of the goal's stream to look at per subterm before
+        giving up (a reversed relation may yield endless unground answers).
+    label : str, optional
+        Said after the relation's name when its goal raises (the direction it runs in).
+    """
+
+    def __init__(self, rule: Rule, max_answers: int = 8, label: str | None = None):
+        self.rule = rule
+        self.max_answers = max_answers
+        self.named = f"relation {rule.name!r}" + (f" ({label})" if label else "")
+        self.in_var, self.out_var = var(), var()
+        # Answers refused, by reason, over this matcher's life (reports take differences).
+        self.dropped: Counter[str] = Counter()
+        self.direct = getattr(rule.relation, "answers", None)
+        if not callable(self.direct):
+            self.direct = None
+        # A rule's filter on fixed heads and arities, run before anything else.
+        self.quick = getattr(rule.relation, "quick", None) if self.direct else None
+        try:
+            self.goal = rule.relation(self.in_var, self.out_var)
+        except Exception as exc:
+            raise RelationError(
+                f"relation {rule.name!r} could not build its goal: {type(exc).__name__}: {exc} "
+                "(a relation is a goal constructor rel(a, b) of two arguments)",
+                rule.name,
+                None,
+            ) from exc
+        if not callable(self.goal):
+            raise RelationError(
+                f"relation {rule.name!r} returned {self.goal!r}, not a kanren goal",
+                rule.name,
+                None,
+            )
+
+    def answers(self, term: Term, known: Callable[[Any], bool] | None = None) -> Iterator[Term]:
+        """Ground results of the relation on ``term`` that differ from it (and for which
+        ``known``, if given, is false: results the caller has, not checked again).
+
+        An exception inside the goal is raised as :class:`RelationError` naming the
+        relation and ``term``; an ill-typed term built by the goal means the relation
+        does not apply (numpy has no such program).  Refused answers are counted in
+        ``dropped`` by reason.  A rule (:func:`relgraph.rule`) is matched directly,
+        without running its goal.
+        """
+        try:
+            if self.direct is not None:
+                yield from self._checked(term, self.direct(term), known)
+            else:
+                stream = self.goal(initial_state({self.in_var: term}))
+                out = self.out_var
+                results = (as_term(reify(out, s)) for s in stream)
+                yield from self._checked(term, results, known)
+        except TypeCheckError:
+            self.dropped["builds an ill-typed term"] += 1
+        except (RelationError, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            raise RelationError(
+                f"{self.named} raised {type(exc).__name__}: {exc} on {brief(term)}",
+                self.rule.name,
+                term,
+            ) from exc
+
+    def _checked(self, term: Term, results: Iterator[Any], known: Any = None) -> Iterator[Term]:
+        for count, result in enumerate(results, 1):
+            if known is not None and result is not None and known(result):
+                if count >= self.max_answers:
+                    return
+                continue
+            reason = refusal(term, result)
+            if reason is None:
+                yield result
+            else:
+                self.dropped[reason] += 1
+            if count >= self.max_answers:
+                return
+
+
+def refusal(before: Term, after: Any) -> str | None:
+    """Why ``after`` may not replace ``before`` (None if it may)."""
+    if after is None:
+        return "not ground"
+    if before == after:
+        return "same as the input"
+    if not keeps_type(before, after):
+        return "changes the type"
+    if not keeps_values(before, after):
+        return "changes values: moves arithmetic across dtypes"
+    return None
+
+
+def keeps_type(before: Any, after: Any) -> bool:
+    """Whether ``after`` has the type of ``before``, so it may replace it.
+
+    Relations are written without types, as identities of symbols: ``x * 1 ->
+    x`` does not hold when ``x`` is an int vector and ``1`` is ``1.0``, and
+    ``A @ (x + a) -> A @ x + A @ a`` does not when ``a`` is a broadcast scalar.
+    An answer of another dtype or shape, or one that is ill-typed, is just not
+    a rewrite of ``before``.
+    """
+    try:
+        t_after = typeof(after)
+    except TypeCheckError:
+        return False
+    t_before = typeof(before)
+    return (
+        t_before.dtype == t_after.dtype
+        and t_before.ndim == t_after.ndim
+        and all(a is None or b is None or a == b for a, b in zip(t_before.shape, t_after.shape))
+    )
+
+
+@dataclass(frozen=True)
+class Step:
+    """One rewrite step: ``relation`` rewrote ``before`` into ``after`` inside ``term``.
+
+    ``window`` is ``(i, j)`` when the step rewrote the arguments ``i:j`` of an
+    associative Op (``x + y + (B@z + B@w)``); otherwise ``None``.
+    """
+
+    relation: str
+    before: Term
+    after: Term
+    window: tuple[int, int] | None
+    result: Term
+
+
+def steps(
+    term: Any, relation: Rule | Relation, max_answers: int = 8, timeout: float | None = None
+) -> Iterator[Step]:
+    """Every one-step rewrite of ``term`` by ``relation``, lazily.
+
+    A position is a distinct compound subterm (all its occurrences are rewritten
+    together) or a window of two or more arguments of an associative Op.  With
+    ``timeout``, the whole walk (time spent yielding aside) stops with
+    :class:`~relgraph.exceptions.SearchTimeout` after that many seconds.
+    """
+    matcher = Matcher(as_rule(relation), max_answers)
+    left = timeout
+    for node in subterms(term):
+        for candidate, window in positions(node):
+            start = time.monotonic()
+            answers = run_deep(_all_answers, matcher, candidate, timeout=left)
+            if left is not None:
+                left = max(left - (time.monotonic() - start), 1e-3)
+            for after in answers:
+                result = replace_at(term, node, window, after)
+                if result is not None:
+                    yield Step(matcher.rule.name, candidate, after, window, result)
+
+
+def _all_answers(matcher: Matcher, term: Term) -> list[Term]:
+    return list(dict.fromkeys(matcher.answers(term)))
+
+
+def positions(node: Term) -> Iterator[tuple[Term, tuple[int, int] | None]]:
+    """The places a step can rewrite at ``node``: the node, then each run of two or
+    more (but not all) arguments of an associative Op, as a term, with its window."""
+    yield node, None
+    op, args = node._tuple[0], node._tuple[1:]
+    # A run of arguments stands for its part of the left fold only when the fold
+    # stays in one dtype (``0.0 + y + z`` with bool y, z is not ``0.0 + (y + z)``).
+    if len(args) > 2 and is_associative(op) and is_pure(node):
+        for size in range(len(args) - 1, 1, -1):
+            for i in range(len(args) - size + 1):
+                yield Term((op, *args[i : i + size])), (i, i + size)
+
+
+def is_associative(op: Any) -> bool:
+    """Whether kanren's fact store says ``op`` is associative."""
+    try:
+        return (op,) in associative.facts
+    except TypeError:
+        return False
+
+
+def is_commutative(op: Any) -> bool:
+    """Whether kanren's fact store says ``op`` is commutative."""
+    try:
+        return (op,) in commutative.facts
+    except TypeError:
+        return False
+
+
+def replace_at(term: Term, node: Term, window: tuple[int, int] | None, after: Any) -> Any:
+    """``term`` with every occurrence of ``node`` (or of its run of arguments
+    ``window``) replaced by ``after``.
+
+    ``None`` if ``node`` rebuilt with a rewritten run would change type: the run
+    kept its own, but n-ary dtype promotion may not (with a float32 ``x``,
+    ``x + 1 + 2.5`` is float32 and ``x + 3.5`` float64).
+    """
+    if window is not None:
+        i, j = window
+        args = node._tuple[1:]
+        after = Term((node._tuple[0], *args[:i], after, *args[j:]))
+        if not (keeps_type(node, after) and keeps_values(node, after)):
+            return None
+    return substitute(term, lambda n: after if n == node else n)
+
+
+def rewrites(
+    term: Any,
+    relation: Rule | Relation,
+    n: int | None = None,
+    max_answers: int = 8,
+    timeout: float | None = None,
+) -> Iterator[Term]:
+    """The distinct terms one rewrite step away, at every position, lazily.
+
+    Parameters
+    ----------
+    term : Term
+    relation : goal constructor or Rule
+    n : int, optional
+        Stop after ``n`` distinct results.
+    max_answers : int
+        Answers of the relation looked at per position.
+    timeout : float, optional
+        Seconds the relation may run in all; then :class:`SearchTimeout` is raised.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> from relations.linalg import dot_distributeo
+    >>> A, B = rg.matrix("A"), rg.matrix("B")
+    >>> x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    >>> [rg.pprint(t) for t in rg.rewrites(A @ (x + B @ (y + z)), dot_distributeo)]
+    ['(A @ (x + ((B @ y) + (B @ z))))', '((A @ x) + (A @ (B @ (y + z))))']
+    """
+    seen: set[Term] = set()
+    for step in steps(term, relation, max_answers, timeout):
+        if step.result not in seen:
+            seen.add(step.result)
+            yield step.result
+            if n is not None and len(seen) >= n:
+                return

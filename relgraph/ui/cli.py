@@ -1,0 +1,453 @@
+"""The ``relgraph`` command line: rewrite, explore and compile array expressions.
+
+    relgraph rewrite "log(1 + exp(x))" --symbols "x:vector" --compile
+    relgraph rewrite "A @ (x + y)" --include linalg --symbols "A:matrix:3x4,x:vector,y:vector"
+    relgraph explore "A @ x + A @ y" --include linalg --symbols "A:matrix,x:vector,y:vector"
+    relgraph jit docs/examples/logistic.py:log_likelihood --args "X:1000x8,w:8,y:1000"
+    relgraph tags
+
+Bad input (unparseable or unsafe expressions, unknown tags, bad symbol specs,
+unsupported dtypes, bad options) prints one line to stderr and exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+import unicodedata
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+import numpy as np
+
+import relgraph as rg
+from relgraph.exceptions import RelgraphError
+from relgraph.frontend.tracing import flatten
+
+__all__ = ["main", "parse_symbols"]
+
+_KINDS = {"scalar": rg.scalar, "vector": rg.vector, "matrix": rg.matrix}
+
+
+_SHAPE = re.compile(r"^\d+(x\d+)*$")
+
+
+def parse_symbols(spec: str) -> dict[str, rg.Symbol]:
+    """Parse ``"A:matrix:3x4,x:vector:float32"`` into symbols.
+
+    Each item is ``name:kind``, then optionally a dtype and a shape (``3x4``), in any
+    order.  Names are normalised as Python normalises identifiers (NFKC), so they
+    match the names in a parsed expression.
+
+    Examples
+    --------
+    >>> parse_symbols("A:matrix:3x4,x:vector:float32")
+    {'A': A, 'x': x}
+    >>> parse_symbols("A:matrix:3x4")["A"].type
+    TensorType(float64, shape=(3, 4))
+    """
+    symbols: dict[str, rg.Symbol] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        parts = item.split(":")
+        if not 2 <= len(parts) <= 4 or parts[1] not in _KINDS:
+            raise RelgraphError(
+                f"bad symbol spec {item!r}: expected name:kind[:dtype][:shape], kind one of "
+                f"{', '.join(_KINDS)}, shape like 3x4"
+            )
+        name, kind = unicodedata.normalize("NFKC", parts[0]), parts[1]
+        if name in symbols:
+            raise RelgraphError(f"bad symbol spec {item!r}: {name!r} is declared twice")
+        dtype, shape = "float64", None
+        for extra in parts[2:]:
+            if _SHAPE.match(extra):
+                shape = tuple(int(d) for d in extra.split("x"))
+            else:
+                dtype = extra
+        symbols[name] = _symbol(item, name, kind, dtype, shape)
+    return symbols
+
+
+def _symbol(item: str, name: str, kind: str, dtype: str, shape: tuple | None) -> rg.Symbol:
+    ndim = {"scalar": 0, "vector": 1, "matrix": 2}[kind]
+    if shape is not None and len(shape) != ndim:
+        raise RelgraphError(f"bad symbol spec {item!r}: a {kind} has {ndim} dimension(s)")
+    try:
+        return rg.tensor(name, dtype, shape=shape, ndim=ndim)
+    except (TypeError, ValueError) as exc:
+        raise RelgraphError(f"bad symbol spec {item!r}: {exc}") from None
+
+
+def _version() -> str:
+    try:
+        return version("relgraph")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "unknown"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="relgraph", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"relgraph {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rw = sub.add_parser("rewrite", help="rewrite an expression with relations from optdb")
+    _add_query(rw)
+    rw.add_argument("--profile", action="store_true", help="print the rewrite report")
+    rw.add_argument(
+        "--trace",
+        action="store_true",
+        help="print every rewrite in order: pass, position, relation, before -> after",
+    )
+    rw.add_argument(
+        "--check",
+        action="store_true",
+        help="evaluate input and result on random data and compare (numpy)",
+    )
+    rw.add_argument(
+        "--compile",
+        action="store_true",
+        help="also compile the result with Numba, run it on the random data, check it "
+        "against numpy and compare its time with numpy running the input",
+    )
+    rw.add_argument(
+        "--size", type=_positive_int, default=8, help="dimension length of the random data"
+    )
+    ex = sub.add_parser(
+        "explore", help="explore the rewrite space of an expression; print the best term"
+    )
+    _add_query(ex)
+    ex.add_argument(
+        "--method", choices=["egraph", "bfs"], default="egraph",
+        help="equality saturation (default), or term by term breadth-first",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-nodes", type=_positive_int, default=10_000, metavar="N",
+        help="e-graph: stop at N e-nodes (default 10000)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-iterations", type=_positive_int, default=30, metavar="N",
+        help="e-graph: stop after N rounds of search and merge (default 30)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-terms", type=_positive_int, default=None, metavar="N",
+        help="bfs: stop after N distinct terms (default 1000)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--max-depth", type=int, default=None, metavar="D",
+        help="bfs: stop at D rewrite steps from the start (default: no limit)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--timeout", type=float, default=None, metavar="SECONDS",
+        help="stop after this many seconds (default: as rg.explore, 5 s for the e-graph, no "
+        "limit for bfs)",
+    )  # fmt: skip
+    ex.add_argument(
+        "--directions", nargs="+", default=["forward", "backward"],
+        choices=["forward", "backward"], help="which ways to run the relations (default both)",
+    )  # fmt: skip
+    ex.add_argument("--svg", metavar="FILE", help="write the space as SVG (needs Graphviz's dot)")
+    jit = sub.add_parser(
+        "jit",
+        help="rg.jit a numpy function from a Python file; run it on random data against numpy",
+    )
+    jit.add_argument("target", help="FILE.py:FUNCTION, a function written with numpy")
+    jit.add_argument(
+        "--args", required=True, metavar="SPEC",
+        help='name:shape[:dtype] per parameter, comma-separated, e.g. "X:1000x8,w:8"',
+    )  # fmt: skip
+    jit.add_argument(
+        "--scale", type=float, default=1.0,
+        help="the random data is normal with this standard deviation (default 1)",
+    )  # fmt: skip
+    for flag, default, what in (("--include", ["fast_run"], "select"), ("--require", [], "keep "
+                                "only"), ("--exclude", [], "drop")):  # fmt: skip
+        jit.add_argument(flag, nargs="+", default=default, metavar="TAG", help=f"{what} relations")
+    sub.add_parser("tags", help="list the databases, tags and relations of optdb")
+    return parser
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _add_query(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("expr", help='an expression, e.g. "A @ (x + y)"')
+    parser.add_argument(
+        "--include", nargs="+", default=["fast_run"], metavar="TAG",
+        help="select relations with any of these tags or names (default: fast_run)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--require", nargs="+", default=[], metavar="TAG",
+        help="keep only relations with all of these tags",
+    )  # fmt: skip
+    parser.add_argument(
+        "--exclude", nargs="+", default=[], metavar="TAG",
+        help="drop relations with any of these tags or names",
+    )  # fmt: skip
+    parser.add_argument(
+        "--symbols", default="",
+        help='name:kind[:dtype][:shape], comma-separated, e.g. "A:matrix:3x4,x:vector:float32"',
+    )  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``relgraph`` console script; returns the exit status."""
+    args = _parser().parse_args(argv)
+    commands = {"rewrite": _rewrite, "explore": _explore, "tags": _tags, "jit": _jit}
+    try:
+        return commands[args.command](args)
+    except RelgraphError as exc:
+        print(f"relgraph: error: {exc}", file=sys.stderr)
+        return 2
+    except MemoryError as exc:  # data of the sizes asked for does not fit
+        print(f"relgraph: error: the data does not fit in memory ({exc}); give a smaller "
+              "size", file=sys.stderr)  # fmt: skip
+        return 2
+    except BrokenPipeError:  # `relgraph tags | head`: the reader left, which is fine
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - no flush error at exit
+        return 0
+
+
+def _tags(args: argparse.Namespace) -> int:
+    from relations import optdb
+    from relations.tags import TAGS
+
+    print("tags:")
+    for tag, meaning in TAGS.items():
+        print(f"  {tag:14} {meaning}")
+    print("databases (in the order optdb runs them) and their relations:")
+    for entry in optdb.entries():
+        print(f"  {entry.name}")
+        for inner in entry.obj.entries():
+            print(f"    {inner.name:24} {', '.join(sorted(inner.tags))}")
+    return 0
+
+
+def _query(args: argparse.Namespace) -> tuple[dict[str, rg.Symbol], rg.Term, object]:
+    from relations import optdb  # the engine does not import the library at module level
+
+    symbols = parse_symbols(args.symbols)
+    term = rg.parse(args.expr, **symbols)
+    rewriter = optdb.query(include=args.include, require=args.require, exclude=args.exclude)
+    return symbols, term, rewriter
+
+
+def _explore(args: argparse.Namespace) -> int:
+    from relgraph.ui.display import has_dot, space_graph, svg
+
+    if args.svg and not has_dot():  # before the work, not after it
+        raise RelgraphError("--svg needs Graphviz's `dot` program on the PATH")
+    if args.max_depth is not None and args.max_depth < 0:
+        raise RelgraphError("--max-depth must be non-negative")
+    if args.timeout is not None and not args.timeout > 0:
+        raise RelgraphError("--timeout must be a positive number of seconds")
+    if args.method == "egraph" and (args.max_terms is not None or args.max_depth is not None):
+        raise RelgraphError("--max-terms and --max-depth are budgets of --method bfs")
+    _, term, rewriter = _query(args)
+    budgets = (
+        {"max_nodes": args.max_nodes, "max_iterations": args.max_iterations}
+        if args.method == "egraph"
+        else {"max_terms": args.max_terms, "max_depth": args.max_depth}
+    )
+    space = rg.explore(
+        term, rewriter, directions=args.directions,
+        timeout="default" if args.timeout is None else args.timeout, method=args.method,
+        **budgets,
+    )  # fmt: skip
+    best = space.best()
+    status = "complete" if space.complete else f"cut off by {space.stopped_by}"
+    print(rg.pprint(best))
+    print(f"cost {space.cost(best):g} (start {space.cost(term):g})")
+    if args.method == "egraph":
+        status = "saturated" if space.saturated else f"stopped by {space.stopped_by}"
+        print(
+            f"e-graph of {len(space)} e-nodes in {space.classes} classes, "
+            f"{space.elapsed:.2f} s ({status})"
+        )
+    else:
+        print(f"explored {len(space)} terms in {space.elapsed:.2f} s ({status})")
+    derivation = space.explain()  # the best term's (the e-graph has it already)
+    print(f"derivation ({len(derivation)} steps):")
+    print(derivation)
+    if args.svg:
+        picture = svg(space_graph(space))
+        if picture is None:
+            raise RelgraphError("--svg needs Graphviz's `dot` program on the PATH")
+        try:
+            with open(args.svg, "w", encoding="utf-8") as f:
+                f.write(picture)
+        except OSError as exc:
+            raise RelgraphError(f"cannot write --svg {args.svg}: {exc.strerror}") from None
+        print(f"wrote {args.svg}")
+    return 0
+
+
+def _rewrite(args: argparse.Namespace) -> int:
+    symbols, term, rewriter = _query(args)
+    result, report = rg.rewrite(term, rewriter, report=True, trace=args.trace)
+    if args.trace:
+        for step in report.applied:
+            print(step)
+    print(rg.pprint(result))
+    cost, before = rg.op_cost(result), rg.op_cost(term)
+    print(f"cost {cost:g} (input {before:g}); rewritten in {report.time:.3f} s")
+    if args.profile:
+        print(report)
+    status = 0
+    if args.check or args.compile:
+        inputs = _random_inputs(symbols, args.size)
+        with np.errstate(all="ignore"):
+            expected = rg.evaluate(term, inputs)
+            got = rg.evaluate(result, inputs)
+        status |= _report("rewritten (numpy)", expected, got, args.size)
+        if args.compile:
+            status |= _compiled(term, result, symbols, inputs, expected, args.size)
+    return status
+
+
+def _jit(args: argparse.Namespace) -> int:
+    fn = _load_function(args.target)
+    data = _arrays(args.args, args.scale)
+    f = rg.jit(fn, include=args.include, require=args.require, exclude=args.exclude)
+    try:
+        spec = f.specialize(**data)
+    except TypeError as exc:  # the names given do not fit the function's parameters
+        raise RelgraphError(f"--args do not fit {args.target}: {exc}") from None
+    print(f"traced:    {_text(spec.traced)}")
+    print(f"rewritten: {_text(spec.rewritten)}")
+    times = ", ".join(f"{k} {v:.3f} s" for k, v in spec.seconds.items())
+    print(f"cost {spec.cost_after:g} (traced {spec.cost_before:g}); {times}")
+    with np.errstate(all="ignore"):
+        want = fn(**data)
+        reference = _best_of(lambda: fn(**data), 5)
+    got = f(**data)
+    ours = _best_of(lambda: f(**data), 5)
+    status = 0
+    for k, (w, g) in enumerate(zip(flatten(want), flatten(got))):
+        status |= _agreement(k, np.asarray(w, np.float64), np.asarray(g, np.float64))
+    print(
+        f"per call: rg.jit {ours * 1e3:.3f} ms, numpy {reference * 1e3:.3f} ms "
+        f"({reference / ours:.1f}x)"
+    )
+    return status
+
+
+def _load_function(target: str):
+    import importlib.util
+
+    path, _, name = target.rpartition(":")
+    if not path or not name.isidentifier():
+        raise RelgraphError(f"bad target {target!r}: expected FILE.py:FUNCTION")
+    spec = importlib.util.spec_from_file_location("relgraph_jit_target", path)
+    if spec is None or not os.path.isfile(path):
+        raise RelgraphError(f"bad target {target!r}: no Python file {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    fn = getattr(module, name, None)
+    if not callable(fn):
+        raise RelgraphError(f"bad target {target!r}: {path} defines no function {name!r}")
+    return fn
+
+
+def _arrays(spec: str, scale: float) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    arrays: dict[str, np.ndarray] = {}
+    for item in filter(None, (s.strip() for s in spec.split(","))):
+        parts = item.split(":")
+        if not 2 <= len(parts) <= 3 or not _SHAPE.match(parts[1]) or parts[0] in arrays:
+            raise RelgraphError(
+                f"bad --args item {item!r}: expected name:shape[:dtype], a shape like 1000x8, "
+                "each name once"
+            )
+        shape = tuple(int(d) for d in parts[1].split("x"))
+        try:
+            dtype = np.dtype(parts[2] if len(parts) == 3 else "float64")
+        except TypeError:
+            raise RelgraphError(f"bad --args item {item!r}: {parts[2]!r} is no dtype") from None
+        arrays[parts[0]] = (rng.normal(0.0, scale, shape)).astype(dtype)
+    return arrays
+
+
+def _agreement(k: int, want: np.ndarray, got: np.ndarray) -> int:
+    """Print how output ``k`` compares with numpy's; 1 if it differs where numpy is finite."""
+    finite = np.isfinite(want)
+    with np.errstate(all="ignore"):
+        ok = np.allclose(got[finite], want[finite], rtol=1e-9, atol=1e-12)
+        gap = np.abs(got[finite] - want[finite]) / np.maximum(np.abs(want[finite]), 1e-300)
+    if want.ndim == 0:
+        if not finite:  # numpy overflowed (or has no value): nothing to agree with
+            what = "finite: the rewritten program avoids it" if np.isfinite(got) else "the same"
+            print(f"output {k}: numpy gives {want.item()} (it overflows or has no value); "
+                  f"rg.jit gives {got.item():.10g}, {what}")  # fmt: skip
+            return 0
+        verdict = "same" if ok else "DIFFERENT"
+        print(f"output {k}: numpy {want.item():.10g}, rg.jit {got.item():.10g} ({verdict})")
+        return 0 if ok else 1
+    print(
+        f"output {k}: max relative difference from numpy where numpy is finite "
+        f"{np.max(gap, initial=0.0):.2g} ({'same' if ok else 'DIFFERENT'}); not finite: numpy "
+        f"{np.size(want) - np.count_nonzero(finite)}, rg.jit "
+        f"{np.size(got) - np.count_nonzero(np.isfinite(got))}"
+    )
+    return 0 if ok else 1
+
+
+def _text(program) -> str:
+    return ", ".join(rg.pprint(p) for p in flatten(program))
+
+
+def _random_inputs(symbols: dict[str, rg.Symbol], size: int) -> dict[rg.Symbol, np.ndarray]:
+    # In (0.5, 1.5): inside the domain of log, sqrt and division.
+    rng = np.random.default_rng(0)
+    return {
+        s: rng.uniform(0.5, 1.5, (size,) * s.type.ndim).astype(s.type.dtype)
+        for s in symbols.values()
+    }
+
+
+def _report(label: str, expected, got, size: int) -> int:
+    ok = np.allclose(expected, got, rtol=1e-9, atol=1e-12, equal_nan=True)
+    with np.errstate(invalid="ignore"):  # inf - inf where both are inf
+        gap = np.abs(np.asarray(expected, float) - np.asarray(got, float))
+    diff = float(np.nanmax(gap, initial=0.0))
+    verdict = "same" if ok else "DIFFERENT"
+    print(f"check {label} on random {size}-long inputs: max |difference| = {diff:.3g} ({verdict})")
+    return 0 if ok else 1
+
+
+def _compiled(term, result, symbols, inputs, expected, size: int) -> int:
+    ordered = list(symbols.values())
+    args = [inputs[s] for s in ordered]
+    start = time.perf_counter()
+    f = rg.function(ordered, result)
+    got = f(*args)
+    first = time.perf_counter() - start
+    status = _report("compiled (Numba)", expected, got, size)
+    kernel = _best_of(lambda: f(*args))
+    with np.errstate(all="ignore"):
+        reference = _best_of(lambda: rg.evaluate(term, inputs))
+    print(
+        f"compile + first call {first:.3f} s; per call: compiled rewrite {kernel * 1e6:.1f} us, "
+        f"numpy on the input {reference * 1e6:.1f} us ({reference / kernel:.1f}x)"
+    )
+    return status
+
+
+def _best_of(fn, repeat: int = 20) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+if __name__ == "__main__":
+    sys.exit(main())
