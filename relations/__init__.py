@@ -28,10 +28,12 @@ from relations.tags import (
     REASSOCIATE,
     SPECIALIZE,
     STABILIZE,
+    TAGS,
     UNSAFE,
 )
 from relgraph import ops
 from relgraph.rewriting.db import EquilibriumDB, SequenceDB
+from relgraph.rewriting.library import register_library
 from relgraph.rewriting.relation import reverse
 
 __all__ = ["optdb", "canonicalize_db", "stabilize_db", "specialize_db", "linalg_db"]
@@ -176,3 +178,6 @@ for _position, _db in enumerate((canonicalize_db, stabilize_db, specialize_db, l
 # inside a product): canonicalize runs again before specialize, so the pipeline's
 # output is its own fixpoint.
 optdb.register(RECANONICALIZE, canonicalize_db, position=2.5)
+
+# The engine's front end (rg.jit, the command line) finds its default query here.
+register_library("relations", optdb, TAGS)

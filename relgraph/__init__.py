@@ -14,6 +14,9 @@ Examples
 
 from importlib.metadata import PackageNotFoundError as _NotInstalled, version as _version
 
+# Modules that register themselves where they hook in: the Dask backend (Functions
+# called with dask arrays) and the Jupyter display of terms, spaces and reports.
+from relgraph.backends.dask import chunked as _chunked  # noqa: F401
 from relgraph.backends.numba.function import (
     Function as Function,
     function as function,
@@ -199,7 +202,7 @@ from relgraph.terms.traverse import (
 from relgraph.terms.types import (
     TensorType as TensorType,
 )
-from relgraph.ui import display as _display  # noqa: F401  (Jupyter display hooks)
+from relgraph.ui import display as _display  # noqa: F401
 
 try:
     __version__: str = _version("relgraph")

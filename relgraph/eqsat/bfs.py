@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
 
+from tqdm.auto import tqdm
+
 from relgraph.eqsat.cost import Cost, shape_cost
 from relgraph.exceptions import SearchTimeout
 from relgraph.logic.search import check_cancelled, run_deep
@@ -369,7 +371,6 @@ HARD_TIMEOUT_GRACE = 0.5  # seconds past ``timeout`` before a stuck relation is 
 
 def _grow(space: TermSpace, neighbours: Neighbours, max_terms, max_depth, timeout, progress):
     """The breadth-first loop: one depth at a time, cheapest terms first."""
-    from tqdm.auto import tqdm
 
     deadline = None if timeout is None else time.perf_counter() + timeout
     delay = 1.0 if progress is None else 0.0

@@ -38,6 +38,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from unification import reify, unify
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.rewriting.relation import forward_only, is_associative, keeps_type
@@ -447,8 +448,6 @@ def flat_form(term: Term) -> Term:
 
 
 def _flatten_goal(in_lv: Any, out_lv: Any) -> Any:
-    from unification import reify, unify
-
     def goal(S):
         t = reify(in_lv, S)
         if type(t) is Term and t._ground:

@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from relgraph.eqsat.egraph import LEAF, EGraph, Key, _k
 from relgraph.logic.search import check_cancelled
 from relgraph.rewriting.patterns import PApp, PEach
@@ -265,7 +267,6 @@ def saturate(
     progress: bool | None = None,
 ) -> str | None:
     """Run ``runners`` on ``egraph`` to saturation or a budget; the budget's name or None."""
-    from tqdm.auto import tqdm
 
     deadline = None if budgets.timeout is None else time.perf_counter() + budgets.timeout
     delay = 1.0 if progress is None else 0.0

@@ -18,6 +18,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from tqdm.auto import tqdm
+
+from relgraph.backends.numba.function import function
 from relgraph.exceptions import ProgramError
 from relgraph.rewriting import cache as rewrite_cache
 from relgraph.terms.printing import brief
@@ -179,8 +182,6 @@ def _one(item: Any, rewriter: Any, query: str | None, compile: bool) -> tuple:
     if rewriter is not None:
         program, report, cached = _rewritten(program, rewriter, query)
     if compile:
-        from relgraph.backends.numba.function import function
-
         # Compiled here, so that the kernel is in the disk cache.
         function(inputs, list(program) if isinstance(program, tuple) else program)
         return (tuple(inputs), program), report, cached
@@ -250,8 +251,6 @@ def _error(index: int, item: Any, exc: BaseException) -> ProgramError:
 
 
 def _run(items, rewriter, client, cache, progress, batch_size, compile) -> Batch:
-    from tqdm.auto import tqdm
-
     start = time.perf_counter()
     _check_options(client, batch_size)
     n = len(items)
@@ -320,7 +319,7 @@ def _check_options(client: Any, batch_size: int | None) -> None:
 def _client(client: Any) -> tuple[Any, bool]:
     """(the client to use or None, whether this call started it)."""
     if isinstance(client, str):  # "local"
-        from distributed import Client, LocalCluster
+        from distributed import Client, LocalCluster  # lazy: the dask extra
 
         cluster = LocalCluster(threads_per_worker=1, processes=True, dashboard_address=None)
         return Client(cluster), True
@@ -332,7 +331,7 @@ def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
     scattered replica: a worker that dies with the only replica would make the
     scheduler cancel every task still to run.  A batch that fails (its worker died)
     is sent again one program a task, so that only the program at fault fails."""
-    from distributed import as_completed
+    from distributed import as_completed  # lazy: the dask extra
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
     size = batch_size or max(1, min(64, len(todo) // (8 * workers)))
@@ -373,7 +372,6 @@ def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
 
 def _build_functions(items: list, done: dict) -> None:
     """The compiled Functions, built here from the workers' terms (and the kernel cache)."""
-    from relgraph.backends.numba.function import function
 
     for i, row in done.items():
         if row[3] is not None:

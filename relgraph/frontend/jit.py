@@ -36,6 +36,7 @@ from relgraph.frontend.tracing import (
     symbols_for,
 )
 from relgraph.rewriting import cache as rewrite_cache
+from relgraph.rewriting.library import default_library
 from relgraph.rewriting.report import RewriteReport
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.printing import brief
@@ -371,9 +372,7 @@ def _rewriter(query: tuple) -> Any:
     include, exclude, require = query
     if not include:
         return None
-    from relations import optdb  # the standard library of relations, built on relgraph
-
-    return optdb.query(include=include, exclude=exclude, require=require)
+    return default_library().db.query(include=include, exclude=exclude, require=require)
 
 
 def _key_of(a: Any) -> tuple:

@@ -38,7 +38,7 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import UnsupportedError
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Constant, TermOps
+from relgraph.terms.leaves import Constant, TermOps, register_operator
 
 __all__ = [
     "UFUNCS", "REDUCERS", "FUNCTIONS", "term_of", "ufunc_term", "function_term",
@@ -137,6 +137,7 @@ _UFUNC_DEFAULTS = {"out": None, "where": True, "casting": "same_kind", "order": 
                    "dtype": None, "subok": True, "signature": None, "axes": None}  # fmt: skip
 
 
+@register_operator("array_ufunc")
 def ufunc_term(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any:
     """The term ``ufunc.method(*inputs, **kwargs)`` stands for."""
     name = _ufunc_name(ufunc)
@@ -324,6 +325,7 @@ if hasattr(np, "astype"):  # numpy 2.1 and later
     FUNCTIONS[np.astype] = lambda x, dtype, copy=True, **kw: ops.astype(term_of(x), dtype)
 
 
+@register_operator("array_function")
 def function_term(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """The term ``func(*args, **kwargs)`` stands for (numpy's ``__array_function__``)."""
     build = FUNCTIONS.get(func)

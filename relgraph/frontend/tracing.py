@@ -24,6 +24,7 @@ from relgraph.exceptions import TraceError, UnsupportedError
 from relgraph.frontend import numpy_api
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol, TermOps
+from relgraph.terms.printing import brief
 from relgraph.terms.types import TensorType
 
 __all__ = ["trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for", "flatten", "rebuild", "name_of"]
@@ -187,8 +188,6 @@ class Traced:
         return self.term
 
     def __repr__(self) -> str:
-        from relgraph.terms.printing import brief
-
         return f"Traced({brief(self.term, 60)})"
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -301,8 +300,6 @@ class Traced:
         return n
 
     def _text(self) -> str:
-        from relgraph.terms.printing import brief
-
         return brief(self.term, 60)
 
     def astype(self, dtype, copy=True):

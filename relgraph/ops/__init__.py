@@ -6,15 +6,13 @@ variables) it builds a term, type-checked when it is ground.  So
 holds its type rule, numpy reference, Numba lowering and printing (see
 :class:`relgraph.ops.base.Op`); they are defined by kind in :mod:`relgraph.ops.elemwise`,
 :mod:`relgraph.ops.reductions`, :mod:`relgraph.ops.shape` and :mod:`relgraph.ops.products`.
-Algebraic facts for kanren (``associative``, ``commutative``) are declared here.
+Each family registers its Ops in :data:`ALL_OPS` where it defines them, with
+their algebraic facts for kanren (``associative``, ``commutative``).
 """
 
 from __future__ import annotations
 
-from kanren import fact
-from kanren.assoccomm import associative, commutative
-
-from relgraph.ops.base import Op
+from relgraph.ops.base import ALL_OPS, Op
 from relgraph.ops.elemwise import (
     Cast,
     Elemwise,
@@ -93,21 +91,3 @@ __all__ = [
     "reshape", "expand_dims", "squeeze", "broadcast_to", "getitem", "concatenate", "stack",
     "sum", "max", "min", "prod", "mean", "logsumexp",
 ]  # fmt: skip
-
-ALL_OPS: dict[str, Op] = {
-    op.name: op
-    for op in (
-        add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum,
-        minimum, tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil,
-        sigmoid, softplus, log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal,
-        equal,
-        not_equal, logical_and, logical_or, logical_not, where, clip, astype, dot, matmul,
-        transpose, reshape, expand_dims, squeeze, broadcast_to, getitem, concatenate, stack,
-        sum, max, min, prod, mean, logsumexp,
-    )
-}  # fmt: skip
-
-# The facts kanren's assoc_flatten / eq_assoccomm consult.
-for _op in (add, mul):
-    fact(associative, _op)
-    fact(commutative, _op)

@@ -22,15 +22,15 @@ from cons.core import ConsPair
 from etuples.core import ExpressionTuple
 from unification.variable import Var
 
-from relgraph.exceptions import TypeCheckError, UnsupportedError
+from relgraph.exceptions import LoweringError, TypeCheckError, UnsupportedError
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.leaves import Constant, Symbol, register_operator
 from relgraph.terms.lvars import Rest
 from relgraph.terms.printing import Bare
-from relgraph.terms.term import Term
+from relgraph.terms.term import Term, brief
 from relgraph.terms.types import TensorType
 
-__all__ = ["Op", "result_dtype", "dtype_key", "symbolic"]
+__all__ = ["Op", "ALL_OPS", "register_ops", "result_dtype", "dtype_key", "symbolic"]
 
 # Arguments that make a call build a term: a Constant too, which is a leaf of terms
 # (numpy would hand it back to Constant.__mul__ and recurse).
@@ -169,9 +169,6 @@ class Op:
     def array_code(self, node: Any) -> str:
         """The Numba statement template of a non-elementwise node: ``{0}, {1}, ...`` are
         its operands and ``{dtype}`` its result dtype."""
-        from relgraph.backends.numba.lowering import LoweringError
-        from relgraph.terms.printing import brief
-
         raise LoweringError(f"Op {self!r} has no Numba lowering (in {brief(node)})")
 
     def work(self, out: TensorType, ins: Sequence[TensorType]) -> float | None:
@@ -196,6 +193,28 @@ class Op:
         if getattr(module, self.name, None) is self:
             return self.name
         return object.__reduce__(self)
+
+
+#: Every Op relgraph speaks, by name (the printer's and the parser's).  Each family
+#: registers its Ops where it defines them; the tables other modules need (exact
+#: references, costs, numpy names) are read from the Ops listed here.
+ALL_OPS: dict[str, Op] = {}
+
+
+def register_ops(*ops: Op) -> None:
+    """Add ``ops`` to :data:`ALL_OPS`, and make each what the term operator of its
+    name calls (``x + y`` calls the Op registered as ``add``).
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> ALL_OPS["add"] is rg.add
+    True
+    """
+    for op in ops:
+        if ALL_OPS.setdefault(op.name, op) is not op:
+            raise ValueError(f"two Ops are named {op.name!r}")
+        register_operator(op.name)(op)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -11,10 +11,12 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from kanren import fact
+from kanren.assoccomm import associative, commutative
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.ops import special
-from relgraph.ops.base import Op, dtype_key, result_dtype
+from relgraph.ops.base import Op, dtype_key, register_ops, result_dtype
 from relgraph.terms.types import TensorType, broadcast_shapes
 
 __all__ = [
@@ -267,3 +269,15 @@ logical_not = Elemwise("logical_not", np.logical_not, 1, code="({0} == 0)")
 where = Elemwise("where", np.where, 3, code="({1} if {0} else {2})")
 clip = Elemwise("clip", np.clip, 3, code="np.minimum(np.maximum({0}, {1}), {2})")
 astype = Cast()
+
+register_ops(
+    add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum, minimum,
+    tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil, sigmoid, softplus,
+    log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal, equal, not_equal,
+    logical_and, logical_or, logical_not, where, clip, astype,
+)  # fmt: skip
+
+# The facts kanren's assoc_flatten / eq_assoccomm consult.
+for _op in (add, mul):
+    fact(associative, _op)
+    fact(commutative, _op)

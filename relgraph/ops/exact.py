@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
+import mpmath
 import numpy as np
 
 from relgraph.ops.elemwise import Elemwise
@@ -54,7 +55,6 @@ def exact_evaluate(term: Any, inputs: Mapping[Any, Any]) -> np.ma.MaskedArray:
     >>> exact_evaluate(1 - rg.sigmoid(x), {x: np.array([30.0, 1e300])}).mask.tolist()
     [False, True]
     """
-    import mpmath
 
     if not _ELEMENTWISE:
         _ELEMENTWISE.update(_table())
@@ -129,8 +129,6 @@ def _rounded(v: Any) -> float:
 
 
 def _exact_leaf(x: Any, inputs: Mapping[Any, Any]) -> Any:
-    import mpmath
-
     value = np.asarray(_leaf_value(x, inputs))
     if value.dtype.kind == "b":
         return value
@@ -156,7 +154,6 @@ def _apply(op: Any, vals: list, params: tuple) -> Any:
 def _guarded(fn: Callable, name: str = "") -> Callable:
     """``fn`` with NaN in, NaN out, NaN for a complex or undefined result, and
     UNRESOLVED in, or where the result lost its operands to the working precision."""
-    import mpmath
 
     def guarded(*args: Any) -> Any:
         if any(a is UNRESOLVED for a in args):
@@ -190,7 +187,6 @@ def _lost(name: str, args: tuple, out: Any) -> bool:
     """Whether the working precision lost the result: a saturating function reached
     its limit at a finite point (the distance to it, which ``1 - sigmoid(x)`` needs,
     is gone), or a sum cancelled below its rounding noise."""
-    import mpmath
 
     if name in _SATURATING:
         return mpmath.isfinite(args[0]) and out in _SATURATING[name]
@@ -204,8 +200,6 @@ class _Clamped(ArithmeticError):
 
 
 def _div(a: Any, b: Any) -> Any:
-    import mpmath
-
     if b == 0:
         return mpmath.nan if a == 0 else mpmath.inf * mpmath.sign(a)
     return a / b
@@ -216,16 +210,12 @@ _EXP_LIMIT = 10**400
 
 
 def _exp(a: Any) -> Any:
-    import mpmath
-
     if mpmath.isfinite(a) and abs(a) > _EXP_LIMIT:
         raise _Clamped(a)
     return mpmath.exp(a)
 
 
 def _power(a: Any, b: Any) -> Any:
-    import mpmath
-
     if b == 0:
         return mpmath.mpf(1)
     if a == 0:
@@ -238,7 +228,6 @@ def _power(a: Any, b: Any) -> Any:
 
 def _log_add_exp(values: list) -> Any:
     """``log(sum(exp(v)))``, shifted by the maximum so no exponent grows."""
-    import mpmath
 
     top = max(values) if values else mpmath.ninf
     if not mpmath.isfinite(top):
@@ -247,7 +236,7 @@ def _log_add_exp(values: list) -> Any:
 
 
 def _table() -> dict[str, Callable]:
-    import mpmath as m
+    m = mpmath
 
     return {
         "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
@@ -268,7 +257,7 @@ def _table() -> dict[str, Callable]:
 
 
 def _reductions() -> dict[str, Callable]:
-    import mpmath as m
+    m = mpmath
 
     def total(xs: list) -> Any:
         return m.fsum(xs)

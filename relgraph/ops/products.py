@@ -10,8 +10,9 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.ops.base import Op
+from relgraph.ops.base import Op, register_ops
 from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import register_operator
 from relgraph.terms.types import TensorType, broadcast_shapes
 
 __all__ = ["Dot", "Matmul", "dot", "matmul", "product_op"]
@@ -119,6 +120,7 @@ class Matmul(_Product):
 
 dot = Dot()
 matmul = Matmul()
+register_ops(dot, matmul)
 
 
 def product_op(a: Any, b: Any) -> Op:
@@ -131,3 +133,8 @@ def product_op(a: Any, b: Any) -> Op:
         except TypeCheckError:
             pass  # a pattern: dot
     return dot
+
+
+@register_operator("@")
+def _matmul_operator(a: Any, b: Any) -> Any:
+    return product_op(a, b)(a, b)

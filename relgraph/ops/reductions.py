@@ -15,7 +15,7 @@ import numpy as np
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.ops import special
-from relgraph.ops.base import Op, result_dtype
+from relgraph.ops.base import Op, register_ops, result_dtype
 from relgraph.terms.infer import typeof
 from relgraph.terms.types import TensorType
 
@@ -167,3 +167,4 @@ min = Reduce("min", np.min)
 prod = Reduce("prod", np.prod)
 mean = Reduce("mean", np.mean)
 logsumexp = Reduce("logsumexp", special.logsumexp)
+register_ops(sum, max, min, prod, mean, logsumexp)

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.ops.base import Op
+from relgraph.ops.base import Op, register_ops
 from relgraph.terms.infer import typeof
 from relgraph.terms.printing import Bare
 from relgraph.terms.types import TensorType
@@ -461,3 +461,4 @@ broadcast_to = BroadcastTo()
 getitem = GetItem()
 concatenate = Join("concatenate", np.concatenate, new_axis=False)
 stack = Join("stack", np.stack, new_axis=True)
+register_ops(transpose, reshape, expand_dims, squeeze, broadcast_to, getitem, concatenate, stack)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.special import erf as scipy_erf
 
 __all__ = ["sigmoid", "softplus", "log1mexp", "erf", "logsumexp"]
 
@@ -56,7 +57,6 @@ def log1mexp(x: Any) -> Any:
 
 def erf(x: Any) -> Any:
     """The error function (scipy's, imported on first use)."""
-    from scipy.special import erf as scipy_erf
 
     x = _as_float(x)
     return scipy_erf(x).astype(x.dtype)[()]

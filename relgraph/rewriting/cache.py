@@ -31,6 +31,8 @@ import numpy as np
 
 from relgraph.cache_files import cache_root, read_signed, refusal_of, warn_once, write_signed
 from relgraph.rewriting import term_json
+from relgraph.rewriting.driver import EquilibriumRewriter
+from relgraph.rewriting.sequence import SequenceRewriter
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import subterms
@@ -212,8 +214,6 @@ class _Unknown(Exception):
 
 
 def _feed_rewriter(digest: Any, rewriter: Any) -> None:
-    from relgraph.rewriting.driver import EquilibriumRewriter
-    from relgraph.rewriting.sequence import SequenceRewriter
 
     query = getattr(rewriter, "query", None)
     digest.update(f"{type(rewriter).__qualname__}:{getattr(rewriter, 'name', '')}".encode())

@@ -41,8 +41,10 @@ from typing import Any
 
 import numpy as np
 
+from relgraph import ops
 from relgraph.exceptions import RelationError, TypeCheckError
 from relgraph.logic.search import run_deep
+from relgraph.ops.exact import agrees, exact_evaluate
 from relgraph.rewriting.relation import Matcher, as_rule, directions_of, reverse
 from relgraph.rewriting.rules import PatternRelation
 from relgraph.terms.evaluate import evaluate
@@ -212,7 +214,6 @@ def _all(t: Any) -> list:
 
 def _program(rng: Any, heads: Any, depth: int) -> Any:
     """A random program of up to ``depth`` levels, its root one of ``heads`` if known."""
-    from relgraph import ops
 
     if depth == 0 or (heads is None and rng.random() < 0.25):
         return _constant(rng) if rng.random() < 0.15 else _leaf("x", rng)
@@ -432,8 +433,6 @@ def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _exact(term: Any, values: dict) -> Any:
-    from relgraph.ops.exact import exact_evaluate
-
     try:
         return exact_evaluate(term, values)
     except ImportError:
@@ -444,7 +443,6 @@ def _exact(term: Any, values: dict) -> Any:
 
 def _no_farther(terms: tuple, before: Any, after: Any, values: dict) -> np.ndarray:
     """Forward: where ``after`` is no farther than ``before`` from the exact value."""
-    from relgraph.ops.exact import agrees
 
     exact = _exact(terms[0], values)
     if exact is None:

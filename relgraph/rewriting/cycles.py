@@ -28,13 +28,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kanren import run
 from unification import var
 from unification.variable import Var
 
+from relgraph.exceptions import QueryError
 from relgraph.logic.search import run_deep
 from relgraph.rewriting.patterns import same, substitute_vars
-from relgraph.rewriting.relation import Rule, as_rule
+from relgraph.rewriting.relation import Matcher, Rule, as_rule
 from relgraph.rewriting.rules import PatternRelation
+from relgraph.terms.leaves import vector
 from relgraph.terms.printing import pprint
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import as_term
@@ -87,8 +90,6 @@ def sides(rule: Rule, probe: bool = True) -> list[tuple[Any, Any]] | None:
 
 
 def _most_general(rel: Any) -> list[tuple[Any, Any]] | None:
-    from kanren import run
-
     a, b = var(), var()
     found = run(2, (a, b), rel(a, b))
     pairs = [(_as_pattern(p), _as_pattern(q)) for p, q in found]
@@ -226,8 +227,6 @@ def _confirmed(r1: Rule, r2: Rule, example: tuple) -> bool:
     _, before = example
     if isinstance(r1.relation, PatternRelation) and isinstance(r2.relation, PatternRelation):
         return True
-    from relgraph.rewriting.relation import Matcher
-    from relgraph.terms.leaves import vector
 
     symbols: dict = {}
     term = substitute_vars(before, lambda v: symbols.setdefault(v, vector(f"v{len(symbols)}")))
@@ -254,7 +253,6 @@ def check_relations(
 ) -> list[Fight]:
     """Warn (or, ``strict``, raise :class:`~relgraph.exceptions.QueryError`) about the
     fights in a rewriter's relations; return them."""
-    from relgraph.exceptions import QueryError
 
     found = fights(relations, probe=probe)
     for fight in found:

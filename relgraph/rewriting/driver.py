@@ -22,6 +22,7 @@ from typing import Any, Literal
 
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
 from relgraph.logic.search import check_cancelled, run_deep
+from relgraph.rewriting.cycles import check_relations
 from relgraph.rewriting.promotion import is_pure, keeps_values
 from relgraph.rewriting.relation import Matcher, Rule, as_rule, is_associative, keeps_type
 from relgraph.rewriting.report import Application, RewriteReport, RuleStats
@@ -126,7 +127,6 @@ class EquilibriumRewriter:
         >>> fight.names, fight.drop
         (('neg_to_mul', 'mul_to_neg'), "drop 'neg_to_mul' (it makes terms bigger)")
         """
-        from relgraph.rewriting.cycles import check_relations
 
         return check_relations(self.rules, name=self.name, strict=strict)
 
@@ -147,8 +147,6 @@ class EquilibriumRewriter:
         """
         term = checked_term(term, "rewrite")
         if not self._checked:  # rules' patterns are known: a cheap check, once
-            from relgraph.rewriting.cycles import check_relations
-
             self._checked = True
             check_relations(self.rules, name=self.name, probe=False)
         return run_deep(self._apply, term, trace, timeout=self.timeout)

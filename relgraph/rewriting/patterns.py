@@ -35,6 +35,7 @@ from typing import Any
 from unification.variable import Var
 
 from relgraph.exceptions import PatternError
+from relgraph.rewriting.relation import is_associative, is_commutative
 from relgraph.terms.lvars import LVar, Rest, is_lvar
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
@@ -315,7 +316,6 @@ def compile_pattern(pattern: Any, *, inside: frozenset = frozenset()) -> Any:
     ``inside`` holds the rest variables an enclosing :class:`PEach` repeats over;
     there they stand for one item each.
     """
-    from relgraph.rewriting.relation import is_associative, is_commutative
 
     if type(pattern) is Rest:
         if pattern in inside:

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from relgraph.terms.printing import brief
+
 __all__ = ["RuleStats", "RewriteReport", "Application"]
 
 
@@ -35,8 +37,6 @@ class Application:
     after: Any
 
     def __str__(self) -> str:
-        from relgraph.terms.printing import brief
-
         where = "in a run of arguments" if self.position is None else f"at {list(self.position)}"
         return (
             f"pass {self.pass_number}, {where}: {self.relation}: "

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import islice
+from itertools import islice, tee
 from typing import Any
 
 from cons.core import ConsPair
@@ -287,7 +287,6 @@ def _goal_list(goal: Callable, kind: str) -> list | None:
     cell = _cell(goal, "goals")
     if cell is None:
         return None
-    from itertools import tee
 
     cell.cell_contents, mine = tee(cell.cell_contents)  # kanren tees it the same way
     return list(mine)

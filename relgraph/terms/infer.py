@@ -8,13 +8,14 @@ import numpy as np
 from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.terms.leaves import Constant, Symbol
-from relgraph.terms.term import Term
+from relgraph.terms.leaves import Constant, Symbol, register_operator
+from relgraph.terms.term import Term, brief
 from relgraph.terms.types import TensorType
 
 __all__ = ["typeof"]
 
 
+@register_operator("typeof")
 def typeof(term: Any) -> TensorType:
     """The :class:`TensorType` of a term, inferred from its Ops and cached.
 
@@ -70,6 +71,4 @@ def _infer_node(node: Term) -> TensorType:
     try:
         return infer(types, args)
     except TypeCheckError as exc:
-        from relgraph.terms.printing import brief
-
         raise TypeCheckError(f"ill-typed term {brief(node)}: {exc}") from None

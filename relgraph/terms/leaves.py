@@ -3,17 +3,55 @@
 A :class:`Symbol` is a typed input of a program and compares by (name, type); a
 :class:`Constant` wraps a numpy array so that it hashes.  :class:`TermOps` gives
 them (and :class:`~relgraph.terms.term.Term`) the Python operators that build terms.
+
+The operators call what the layers above register in :data:`OPERATORS`, beside
+the definitions: the Ops (:mod:`relgraph.ops`), typing (:mod:`relgraph.terms.infer`)
+and numpy's protocols (:mod:`relgraph.frontend.numpy_api`).  So this module, the
+bottom of the terms layer, imports none of them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from relgraph.terms.types import TensorType
 
-__all__ = ["TermOps", "Symbol", "Constant", "scalar", "vector", "matrix", "tensor"]
+__all__ = [
+    "TermOps", "OPERATORS", "register_operator", "Symbol", "Constant", "scalar", "vector",
+    "matrix", "tensor",
+]  # fmt: skip
+
+#: What the operators of terms call, by name (``"add"``, ``"typeof"``,
+#: ``"array_ufunc"``, ...), filled once, at import, by the module defining each.
+OPERATORS: dict[str, Callable[..., Any]] = {}
+
+
+def register_operator(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Make ``fn`` what the term operator ``name`` calls; returns ``fn`` unchanged.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> OPERATORS["add"] is rg.add
+    True
+    """
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if OPERATORS.setdefault(name, fn) is not fn:
+            raise ValueError(f"the term operator {name!r} is already registered")
+        return fn
+
+    return register
+
+
+def _op(name: str) -> Callable[..., Any]:
+    try:
+        return OPERATORS[name]
+    except KeyError:
+        raise TypeError(f"terms have no {name!r} until relgraph is imported") from None
 
 
 class TermOps:
@@ -23,91 +61,87 @@ class TermOps:
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """numpy's ufuncs on terms build terms: ``np.exp(x)``, ``np.add.reduce(x)``."""
-        from relgraph.frontend import numpy_api
-
         if ufunc in (np.equal, np.not_equal) and _from_scalar_comparison(inputs):
             # ``np.float64(1) == x`` reaches here as np.equal(array(1.), x): == on
             # terms is structural equality, whichever side the term is on.
             return ufunc is np.not_equal
         if any(hasattr(type(x), "__term__") for x in inputs):
             return NotImplemented  # a traced value builds the term, and wraps it
-        return numpy_api.ufunc_term(ufunc, method, inputs, kwargs)
+        return _op("array_ufunc")(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
         """numpy's functions on terms build terms: ``np.sum(M, axis=1)``, ``np.where``."""
-        from relgraph.frontend import numpy_api
-
         if any(hasattr(t, "__term__") for t in types):
             return NotImplemented
-        return numpy_api.function_term(func, args, kwargs)
+        return _op("array_function")(func, args, kwargs)
 
     def __add__(self, other):
-        return _ops().add(self, other)
+        return _op("add")(self, other)
 
     def __radd__(self, other):
-        return _ops().add(other, self)
+        return _op("add")(other, self)
 
     def __sub__(self, other):
-        return _ops().sub(self, other)
+        return _op("sub")(self, other)
 
     def __rsub__(self, other):
-        return _ops().sub(other, self)
+        return _op("sub")(other, self)
 
     def __mul__(self, other):
-        return _ops().mul(self, other)
+        return _op("mul")(self, other)
 
     def __rmul__(self, other):
-        return _ops().mul(other, self)
+        return _op("mul")(other, self)
 
     def __truediv__(self, other):
-        return _ops().true_div(self, other)
+        return _op("true_div")(self, other)
 
     def __rtruediv__(self, other):
-        return _ops().true_div(other, self)
+        return _op("true_div")(other, self)
 
     def __pow__(self, other):
-        return _ops().pow(self, other)
+        return _op("pow")(self, other)
 
     def __rpow__(self, other):
-        return _ops().pow(other, self)
+        return _op("pow")(other, self)
 
     def __matmul__(self, other):
-        return _ops().product_op(self, other)(self, other)
+        return _op("@")(self, other)
 
     def __rmatmul__(self, other):
-        return _ops().product_op(other, self)(other, self)
+        return _op("@")(other, self)
 
     def __neg__(self):
-        return _ops().neg(self)
+        return _op("neg")(self)
 
     # Comparisons build terms; == and != stay structural equality (terms are keys).
     def __lt__(self, other):
-        return _ops().less(self, other)
+        return _op("less")(self, other)
 
     def __le__(self, other):
-        return _ops().less_equal(self, other)
+        return _op("less_equal")(self, other)
 
     def __gt__(self, other):
-        return _ops().greater(self, other)
+        return _op("greater")(self, other)
 
     def __ge__(self, other):
-        return _ops().greater_equal(self, other)
+        return _op("greater_equal")(self, other)
 
     def __abs__(self):
-        return _ops().abs(self)
+        return _op("abs")(self)
 
     @property
     def T(self):
         """The transpose, ``transpose(self)``."""
-        return _ops().transpose(self)
+        return _op("transpose")(self)
 
     def __getitem__(self, key):
         """Basic indexing, ``x[1:, ::2]``, ``x[None]``: a ``getitem`` term."""
-        return _ops().getitem(self, key)
+        return _op("getitem")(self, key)
 
     def astype(self, dtype):
         """``astype(self, dtype)``."""
-        return _ops().astype(self, dtype)
+        return _op("astype")(self, dtype)
 
     # numpy's array methods, built as numpy's functions are (relgraph.frontend.numpy_api).
     def sum(self, axis=None, dtype=None, out=None, keepdims=False):
@@ -167,34 +201,21 @@ class TermOps:
     @property
     def ndim(self) -> int:
         """The number of dimensions."""
-        return _infer().typeof(self).ndim
+        return _op("typeof")(self).ndim
 
     @property
     def dtype(self) -> np.dtype:
         """The dtype of the values."""
-        return _infer().typeof(self).dtype
+        return _op("typeof")(self).dtype
 
     @property
     def shape(self) -> tuple:
         """The shape, None for a size not known."""
-        return _infer().typeof(self).shape
+        return _op("typeof")(self).shape
 
 
 def _from_scalar_comparison(inputs: tuple) -> bool:
     return any(type(x) is np.ndarray and x.ndim == 0 for x in inputs)
-
-
-def _infer():
-    from relgraph.terms import infer
-
-    return infer
-
-
-def _ops():
-    # The operators need the Op instances, which need Term: resolve at call time.
-    from relgraph import ops
-
-    return ops
 
 
 class Symbol(TermOps):

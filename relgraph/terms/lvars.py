@@ -26,7 +26,9 @@ from typing import Any
 import numpy as np
 from unification.variable import Var
 
-from relgraph.terms.leaves import TermOps
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol, TermOps
+from relgraph.terms.term import Term
 
 __all__ = ["LVar", "Rest", "lvar", "lvars", "rest", "is_lvar", "is_rest"]
 
@@ -88,8 +90,6 @@ class LVar(TermOps, Var):
             return False
         if self.ndim is None and self.dtype is None:
             return True
-        from relgraph.terms.infer import typeof
-
         try:
             tp = typeof(value)
         except Exception:
@@ -155,9 +155,6 @@ def _dtype_constraint(name: str, dtype: Any) -> Any:
 
 
 def _is_constant(value: Any) -> bool:
-    from relgraph.terms.leaves import Constant, Symbol
-    from relgraph.terms.term import Term
-
     return not isinstance(value, (Term, Symbol, Var)) and (
         type(value) is Constant or isinstance(value, (int, float, complex, np.generic))
     )

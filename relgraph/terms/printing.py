@@ -13,12 +13,14 @@ from typing import Any
 import numpy as np
 from etuples.core import ExpressionTuple
 
-from relgraph.terms.term import Term
+from relgraph.terms.leaves import register_operator
+from relgraph.terms.term import Term, brief
 from relgraph.terms.traverse import as_term, subterms
 
 __all__ = ["pprint", "brief", "Bare"]
 
 
+@register_operator("pprint")
 def pprint(term: Any) -> str:
     """Render a term as infix text.
 
@@ -111,19 +113,6 @@ def _with_bindings(term: Term) -> str:
         return _emit(term, names)
     lets = "; ".join(f"{name} = {_emit(node, names)}" for node, name in names.items())
     return f"let {lets} in {_emit(term, names)}"
-
-
-def brief(term: Any, limit: int = 160) -> str:
-    """``pprint(term)``, cut to ``limit`` characters for error messages.
-
-    Examples
-    --------
-    >>> import relgraph as rg
-    >>> brief(rg.add(*(rg.vector(f"v{i}") for i in range(100))), 20)
-    '(v0 + v1 + v2 + v...'
-    """
-    text = pprint(term)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _layout(term: Term) -> list[Any]:

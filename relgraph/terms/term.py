@@ -31,9 +31,28 @@ from cons.core import ConsPair
 from etuples.core import ExpressionTuple
 from unification.variable import Var
 
-from relgraph.terms.leaves import Constant, TermOps
+from relgraph.terms.leaves import OPERATORS, Constant, TermOps
 
-__all__ = ["Term", "Args", "memoized"]
+__all__ = ["Term", "Args", "memoized", "brief"]
+
+
+def _show(x: Any) -> str:
+    # The printer (relgraph.terms.printing) registers itself as "pprint".
+    show = OPERATORS.get("pprint")
+    return show(x) if show is not None else ExpressionTuple.__str__(x)
+
+
+def brief(term: Any, limit: int = 160) -> str:
+    """``pprint(term)``, cut to ``limit`` characters for error messages.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> brief(rg.add(*(rg.vector(f"v{i}") for i in range(100))), 20)
+    '(v0 + v1 + v2 + v...'
+    """
+    text = _show(term) if type(term) is Term else OPERATORS.get("pprint", repr)(term)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _wrap(x: Any) -> Any:
@@ -149,9 +168,7 @@ class Term(TermOps, ExpressionTuple):
         return TermOps.__getitem__(self, key)
 
     def __str__(self):
-        from relgraph.terms.printing import pprint
-
-        return pprint(self)
+        return _show(self)
 
     def __repr__(self):
         return f"Term({self})"

@@ -13,6 +13,7 @@ unsupported dtypes, bad options) prints one line to stderr and exits with status
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import sys
@@ -23,19 +24,30 @@ from importlib.metadata import PackageNotFoundError, version
 
 import numpy as np
 
-import relgraph as rg
+from relgraph.backends.numba.function import function
+from relgraph.eqsat.cost import op_cost
+from relgraph.eqsat.explore import explore
 from relgraph.exceptions import RelgraphError
+from relgraph.frontend.jit import jit
+from relgraph.frontend.parse import parse
 from relgraph.frontend.tracing import flatten
+from relgraph.rewriting.library import default_library
+from relgraph.rewriting.sequence import rewrite
+from relgraph.terms.evaluate import evaluate
+from relgraph.terms.leaves import Symbol, matrix, scalar, tensor, vector
+from relgraph.terms.printing import pprint
+from relgraph.terms.term import Term
+from relgraph.ui.display import has_dot, space_graph, svg
 
 __all__ = ["main", "parse_symbols"]
 
-_KINDS = {"scalar": rg.scalar, "vector": rg.vector, "matrix": rg.matrix}
+_KINDS = {"scalar": scalar, "vector": vector, "matrix": matrix}
 
 
 _SHAPE = re.compile(r"^\d+(x\d+)*$")
 
 
-def parse_symbols(spec: str) -> dict[str, rg.Symbol]:
+def parse_symbols(spec: str) -> dict[str, Symbol]:
     """Parse ``"A:matrix:3x4,x:vector:float32"`` into symbols.
 
     Each item is ``name:kind``, then optionally a dtype and a shape (``3x4``), in any
@@ -49,7 +61,7 @@ def parse_symbols(spec: str) -> dict[str, rg.Symbol]:
     >>> parse_symbols("A:matrix:3x4")["A"].type
     TensorType(float64, shape=(3, 4))
     """
-    symbols: dict[str, rg.Symbol] = {}
+    symbols: dict[str, Symbol] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         parts = item.split(":")
         if not 2 <= len(parts) <= 4 or parts[1] not in _KINDS:
@@ -70,12 +82,12 @@ def parse_symbols(spec: str) -> dict[str, rg.Symbol]:
     return symbols
 
 
-def _symbol(item: str, name: str, kind: str, dtype: str, shape: tuple | None) -> rg.Symbol:
+def _symbol(item: str, name: str, kind: str, dtype: str, shape: tuple | None) -> Symbol:
     ndim = {"scalar": 0, "vector": 1, "matrix": 2}[kind]
     if shape is not None and len(shape) != ndim:
         raise RelgraphError(f"bad symbol spec {item!r}: a {kind} has {ndim} dimension(s)")
     try:
-        return rg.tensor(name, dtype, shape=shape, ndim=ndim)
+        return tensor(name, dtype, shape=shape, ndim=ndim)
     except (TypeError, ValueError) as exc:
         raise RelgraphError(f"bad symbol spec {item!r}: {exc}") from None
 
@@ -216,32 +228,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _tags(args: argparse.Namespace) -> int:
-    from relations import optdb
-    from relations.tags import TAGS
-
+    library = default_library()
     print("tags:")
-    for tag, meaning in TAGS.items():
+    for tag, meaning in library.tags.items():
         print(f"  {tag:14} {meaning}")
     print("databases (in the order optdb runs them) and their relations:")
-    for entry in optdb.entries():
+    for entry in library.db.entries():
         print(f"  {entry.name}")
         for inner in entry.obj.entries():
             print(f"    {inner.name:24} {', '.join(sorted(inner.tags))}")
     return 0
 
 
-def _query(args: argparse.Namespace) -> tuple[dict[str, rg.Symbol], rg.Term, object]:
-    from relations import optdb  # the engine does not import the library at module level
-
+def _query(args: argparse.Namespace) -> tuple[dict[str, Symbol], Term, object]:
     symbols = parse_symbols(args.symbols)
-    term = rg.parse(args.expr, **symbols)
-    rewriter = optdb.query(include=args.include, require=args.require, exclude=args.exclude)
+    term = parse(args.expr, **symbols)
+    rewriter = default_library().db.query(
+        include=args.include, require=args.require, exclude=args.exclude
+    )
     return symbols, term, rewriter
 
 
 def _explore(args: argparse.Namespace) -> int:
-    from relgraph.ui.display import has_dot, space_graph, svg
-
     if args.svg and not has_dot():  # before the work, not after it
         raise RelgraphError("--svg needs Graphviz's `dot` program on the PATH")
     if args.max_depth is not None and args.max_depth < 0:
@@ -256,14 +264,14 @@ def _explore(args: argparse.Namespace) -> int:
         if args.method == "egraph"
         else {"max_terms": args.max_terms, "max_depth": args.max_depth}
     )
-    space = rg.explore(
+    space = explore(
         term, rewriter, directions=args.directions,
         timeout="default" if args.timeout is None else args.timeout, method=args.method,
         **budgets,
     )  # fmt: skip
     best = space.best()
     status = "complete" if space.complete else f"cut off by {space.stopped_by}"
-    print(rg.pprint(best))
+    print(pprint(best))
     print(f"cost {space.cost(best):g} (start {space.cost(term):g})")
     if args.method == "egraph":
         status = "saturated" if space.saturated else f"stopped by {space.stopped_by}"
@@ -291,12 +299,12 @@ def _explore(args: argparse.Namespace) -> int:
 
 def _rewrite(args: argparse.Namespace) -> int:
     symbols, term, rewriter = _query(args)
-    result, report = rg.rewrite(term, rewriter, report=True, trace=args.trace)
+    result, report = rewrite(term, rewriter, report=True, trace=args.trace)
     if args.trace:
         for step in report.applied:
             print(step)
-    print(rg.pprint(result))
-    cost, before = rg.op_cost(result), rg.op_cost(term)
+    print(pprint(result))
+    cost, before = op_cost(result), op_cost(term)
     print(f"cost {cost:g} (input {before:g}); rewritten in {report.time:.3f} s")
     if args.profile:
         print(report)
@@ -304,8 +312,8 @@ def _rewrite(args: argparse.Namespace) -> int:
     if args.check or args.compile:
         inputs = _random_inputs(symbols, args.size)
         with np.errstate(all="ignore"):
-            expected = rg.evaluate(term, inputs)
-            got = rg.evaluate(result, inputs)
+            expected = evaluate(term, inputs)
+            got = evaluate(result, inputs)
         status |= _report("rewritten (numpy)", expected, got, args.size)
         if args.compile:
             status |= _compiled(term, result, symbols, inputs, expected, args.size)
@@ -315,7 +323,7 @@ def _rewrite(args: argparse.Namespace) -> int:
 def _jit(args: argparse.Namespace) -> int:
     fn = _load_function(args.target)
     data = _arrays(args.args, args.scale)
-    f = rg.jit(fn, include=args.include, require=args.require, exclude=args.exclude)
+    f = jit(fn, include=args.include, require=args.require, exclude=args.exclude)
     try:
         spec = f.specialize(**data)
     except TypeError as exc:  # the names given do not fit the function's parameters
@@ -340,8 +348,6 @@ def _jit(args: argparse.Namespace) -> int:
 
 
 def _load_function(target: str):
-    import importlib.util
-
     path, _, name = target.rpartition(":")
     if not path or not name.isidentifier():
         raise RelgraphError(f"bad target {target!r}: expected FILE.py:FUNCTION")
@@ -400,10 +406,10 @@ def _agreement(k: int, want: np.ndarray, got: np.ndarray) -> int:
 
 
 def _text(program) -> str:
-    return ", ".join(rg.pprint(p) for p in flatten(program))
+    return ", ".join(pprint(p) for p in flatten(program))
 
 
-def _random_inputs(symbols: dict[str, rg.Symbol], size: int) -> dict[rg.Symbol, np.ndarray]:
+def _random_inputs(symbols: dict[str, Symbol], size: int) -> dict[Symbol, np.ndarray]:
     # In (0.5, 1.5): inside the domain of log, sqrt and division.
     rng = np.random.default_rng(0)
     return {
@@ -426,13 +432,13 @@ def _compiled(term, result, symbols, inputs, expected, size: int) -> int:
     ordered = list(symbols.values())
     args = [inputs[s] for s in ordered]
     start = time.perf_counter()
-    f = rg.function(ordered, result)
+    f = function(ordered, result)
     got = f(*args)
     first = time.perf_counter() - start
     status = _report("compiled (Numba)", expected, got, size)
     kernel = _best_of(lambda: f(*args))
     with np.errstate(all="ignore"):
-        reference = _best_of(lambda: rg.evaluate(term, inputs))
+        reference = _best_of(lambda: evaluate(term, inputs))
     print(
         f"compile + first call {first:.3f} s; per call: compiled rewrite {kernel * 1e6:.1f} us, "
         f"numpy on the input {reference * 1e6:.1f} us ({reference / kernel:.1f}x)"

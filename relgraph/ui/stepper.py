@@ -131,6 +131,6 @@ class Stepper:
         self._buttons.children = buttons
 
     def _ipython_display_(self) -> None:
-        from IPython.display import display
+        from IPython.display import display  # lazy: only in Jupyter
 
         display(self.widget)

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba.function import checked_array, function
+from relgraph import ops
+from relgraph.backends.numba.function import LAZY_CALLS, checked_array, function
 from relgraph.exceptions import UnsupportedError
 from relgraph.ops import special
 from relgraph.ops.reductions import Reduce
@@ -52,7 +53,7 @@ def is_dask(x: Any) -> bool:
 
 def _dask_array() -> Any:
     try:
-        import dask.array as da
+        import dask.array as da  # lazy: dask is optional (the dask extra)
     except ImportError:  # pragma: no cover - the dask extra is part of the test install
         raise UnsupportedError(
             "dask arrays need the dask extra: pip install 'relgraph[dask]'"
@@ -76,6 +77,9 @@ def call(fn: Any, args: list) -> Any:
     plan = _plan_of(fn)
     results = plan.run(values, da)
     return results[0] if fn.single else results
+
+
+LAZY_CALLS["dask"] = call
 
 
 def _checked(symbol: Symbol, value: Any, da: Any) -> Any:
@@ -187,7 +191,7 @@ class Region:
         _function(self.kernel.key)  # lowered here: what cannot compile fails now, not per chunk
 
     def run(self, args: list, da: Any) -> Any:
-        from dask.base import tokenize
+        from dask.base import tokenize  # lazy: dask is optional
 
         out = _LETTERS[: self.ndim]
         pairs = []
@@ -242,7 +246,6 @@ def _is_input(x: Any) -> bool:
 
 def _partial(op: Reduce, body: Any, region: Region) -> Term:
     """The kernel's output per chunk: the reduction, keeping the reduced axes."""
-    from relgraph import ops
 
     axis = region.axes
     if op.name == "mean":  # summed in numpy's accumulator dtype, divided once at the end

@@ -249,7 +249,7 @@ def build(source_path: Path, name: str, sig: str, sha256: str) -> Path:
             # pycc is "pending deprecation" with its replacement still in the works;
             # if a Numba release drops it, this build fails and the JIT path serves.
             warnings.simplefilter("ignore")
-            from numba.pycc import CC
+            from numba.pycc import CC  # lazy: deprecated, warns on import; builder only
 
         # The verified text, compiled without Numba's disk cache (whose entries
         # this process has not verified).

@@ -17,7 +17,7 @@ import numpy as np
 from relgraph.backends.numba import aot
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
-from relgraph.exceptions import TypeCheckError
+from relgraph.exceptions import TypeCheckError, UnsupportedError
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.printing import brief
@@ -205,11 +205,11 @@ class Function:
 
     def _lazy_call(self, values: list, out: Any) -> Any:
         """Called with dask arrays: a dask array, built by the Dask backend."""
-        from relgraph.backends.dask.chunked import call
-
         if out is not None:
             raise TypeError("out= takes numpy arrays; with dask arrays the result is lazy")
-        return call(self, values)
+        if "dask" not in LAZY_CALLS:
+            raise UnsupportedError("dask arrays need relgraph's Dask backend: import relgraph")
+        return LAZY_CALLS["dask"](self, values)
 
     def check_shapes(self, shapes: list) -> None:
         """Raise :class:`TypeCheckError` if arguments of these shapes do not fit."""
@@ -364,6 +364,11 @@ def _checked_value(symbol: Symbol, value: Any) -> Any:
         return np.asarray(value, dtype=t.dtype)[()]
     arr = checked_array(symbol, np.asarray(value))
     return arr[()] if t.ndim == 0 else arr
+
+
+#: How a Function runs on lazy (dask) arrays: the Dask backend registers itself here,
+#: as it builds on this one (relgraph.backends.dask.chunked).
+LAZY_CALLS: dict[str, Callable[[Function, list], Any]] = {}
 
 
 def checked_array(symbol: Symbol, arr: Any) -> Any:
