@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from relgraph.exceptions import TypeCheckError
+from relgraph.ops.base import ALL_OPS
 from relgraph.terms.infer import typeof
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import subterms
@@ -20,20 +21,9 @@ __all__ = ["WEIGHTS", "op_cost", "shape_cost", "weighted", "per_node", "Cost"]
 
 Cost = Callable[[Any], float]
 
-# Rough relative costs per element: a dot is a reduction over a dimension, the
-# transcendental functions cost several multiplies, the rest one flop.
-WEIGHTS: dict[str, float] = {
-    "dot": 10.0,
-    "exp": 4.0,
-    "log": 4.0,
-    "log1p": 4.0,
-    "expm1": 4.0,
-    "pow": 4.0,
-    "sqrt": 2.0,
-    "true_div": 2.0,
-    "sum": 2.0,
-    "max": 2.0,
-}
+# Rough relative costs per element, as each Op declares them: a dot is a reduction
+# over a dimension, the transcendental functions cost several multiplies, the rest one.
+WEIGHTS: dict[str, float] = {name: op.cost for name, op in ALL_OPS.items() if op.cost != 1.0}
 
 
 def per_node(node_cost: Callable[[Term], float], name: str | None = None) -> Cost:

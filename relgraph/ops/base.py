@@ -22,15 +22,15 @@ from cons.core import ConsPair
 from etuples.core import ExpressionTuple
 from unification.variable import Var
 
-from relgraph.exceptions import LoweringError, TypeCheckError, UnsupportedError
+from relgraph.exceptions import TypeCheckError
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol, register_operator
 from relgraph.terms.lvars import Rest
 from relgraph.terms.printing import Bare
-from relgraph.terms.term import Term, brief
+from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
 
-__all__ = ["Op", "ALL_OPS", "register_ops", "result_dtype", "dtype_key", "symbolic"]
+__all__ = ["Op", "ALL_OPS", "PERFORM", "register_ops", "result_dtype", "dtype_key", "symbolic"]
 
 # Arguments that make a call build a term: a Constant too, which is a leaf of terms
 # (numpy would hand it back to Constant.__mul__ and recurse).
@@ -62,6 +62,17 @@ class Op:
     elementwise: bool = False
     #: Whether the Op only moves values (a transpose, a slice), so computes in no dtype.
     moves_only: bool = False
+    #: Relative cost per element, for cost models (a multiply is 1).
+    cost: float = 1.0
+    #: The exact reference ``rg.check`` judges rewrites by: a function of mpmath numbers
+    #: (one element; a reduction's takes a row as a list), or :data:`PERFORM` where
+    #: numpy's own computation is exact on them (it moves values, or sums products at
+    #: mpmath's precision).  None: no reference, and ``rg.check`` says so.
+    exact: Any = None
+    #: Whether the Op compares its operands (a bool result, exact in their common dtype).
+    compares: bool = False
+    #: Whether the first operand only selects between the others (``where``).
+    selects: bool = False
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -143,11 +154,6 @@ class Op:
         """Compute the Op on concrete numpy values."""
         raise NotImplementedError
 
-    def perform_lazy(self, *values: Any) -> Any:
-        """Compute the Op on dask arrays, lazily (elementwise Ops and reductions run
-        as compiled kernels per chunk instead: :mod:`relgraph.backends.dask.chunked`)."""
-        raise UnsupportedError(f"{self.name} has no form on dask arrays")
-
     def layout(self, args: Sequence[Any]) -> list[Any]:
         """How a node prints: strings, and the arguments still to print, in order.
 
@@ -165,11 +171,6 @@ class Op:
         """The node's shape as symbolic dimensions, given its operands' (``args``);
         ``shapes`` records the equalities the Op implies (see the compiler)."""
         return shapes.from_type(node)
-
-    def array_code(self, node: Any) -> str:
-        """The Numba statement template of a non-elementwise node: ``{0}, {1}, ...`` are
-        its operands and ``{dtype}`` its result dtype."""
-        raise LoweringError(f"Op {self!r} has no Numba lowering (in {brief(node)})")
 
     def work(self, out: TensorType, ins: Sequence[TensorType]) -> float | None:
         """Elements the node computes over (for cost models), None if a shape is unknown.
@@ -194,6 +195,9 @@ class Op:
             return self.name
         return object.__reduce__(self)
 
+
+#: An Op's ``exact`` when numpy's computation on mpmath numbers is the exact value.
+PERFORM = "perform"
 
 #: Every Op relgraph speaks, by name (the printer's and the parser's).  Each family
 #: registers its Ops where it defines them; the tables other modules need (exact

@@ -1,26 +1,30 @@
 """Elementwise Ops: numpy ufuncs (and numpy references for the rest) with numpy's
-broadcasting and dtype promotion, lowered to scalar code inside fused loops.
+broadcasting and dtype promotion.  Each is one declaration: its numpy reference, its
+exact reference (for ``rg.check``), its cost; backends keep their code for it
+(:mod:`relgraph.backends.numba.elementwise`).
 
 An elementwise Op is one declaration (see the "Adding an Op" page of the docs).
 """
 
 from __future__ import annotations
 
+import builtins
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import mpmath
 import numpy as np
 from kanren import fact
 from kanren.assoccomm import associative, commutative
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.ops import special
-from relgraph.ops.base import Op, dtype_key, register_ops, result_dtype
+from relgraph.ops import exact as exact_ref, special
+from relgraph.ops.base import PERFORM, Op, dtype_key, register_ops, result_dtype
 from relgraph.terms.types import TensorType, broadcast_shapes
 
 __all__ = [
-    "Elemwise", "Power", "Cast", "add", "sub", "mul", "true_div", "neg", "pow", "exp", "log",
+    "Elemwise", "Cast", "add", "sub", "mul", "true_div", "neg", "pow", "exp", "log",
     "log1p", "expm1", "sqrt", "abs", "maximum", "minimum", "tanh", "sin", "cos", "sign", "square",
     "reciprocal", "log2", "log10", "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp",
     "logaddexp", "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
@@ -50,37 +54,20 @@ class Elemwise(Op):
         ufunc: np.ufunc,
         nin: int | None,
         symbol: str | None = None,
-        code: str | None = None,
-        code_f64: str | None = None,
-        code_int: str | None = None,
-        code_wrap: str | None = None,
+        *,
+        exact: Callable[..., Any] | None = None,
+        cost: float = 1.0,
+        compares: bool = False,
+        selects: bool = False,
     ):
         self.name = name
         self.ufunc = ufunc
         self.nin = nin
         self.symbol = symbol
-        # The Numba lowering of one element: a format string over the arguments'
-        # scalar expressions (variadic Ops fold it left to right); code_f64, if
-        # given, is used when the result is float64 (a vectorisable version).
-        self.code = code
-        self.code_f64 = code_f64
-        # For an integer result, if the semantics differ; "" when there is no compiled
-        # form (numpy's integer reciprocal of 0 is platform-defined).
-        self.code_int = code_int
-        # For an int64 result, where arithmetic may overflow: Numba marks signed
-        # arithmetic "no signed wrap" and LLVM then folds ``(x + 1) > x`` to True, so
-        # it is computed in uint64, which wraps as numpy's int64 does.
-        self.code_wrap = code_wrap
-
-    def scalar_code(self, dtype: np.dtype, operands: Sequence[Any] = ()) -> str | None:
-        """The lowering template for a result of ``dtype`` (None: not compiled)."""
-        if self.code_f64 and dtype == np.float64:
-            return self.code_f64
-        if self.code_wrap and dtype == np.int64:
-            return self.code_wrap
-        if self.code_int is not None and dtype.kind in "iu":
-            return self.code_int or None
-        return self.code
+        self.exact = exact
+        self.cost = cost
+        self.compares = compares
+        self.selects = selects
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         if self.symbol is None:
@@ -115,31 +102,6 @@ class Elemwise(Op):
         return TensorType(dtype, len(shape), shape)
 
 
-class Power(Elemwise):
-    """``pow``: a float to a constant power 2, 3 or 4 is lowered as products, as
-    ``x * x * x`` (within an ulp of ``pow``, which is a libm call that blocks
-    vectorisation and costs ~30x more).
-
-    >>> import numpy as np
-    >>> pow.scalar_code(np.dtype("float64"), ("x", 3)), pow.scalar_code(np.dtype("int8"))
-    ('({0} * {0} * {0})', 'kernels.ipow({0}, {1})')
-    """
-
-    PRODUCTS = {2: "({0} * {0})", 3: "({0} * {0} * {0})", 4: "(({0} * {0}) * ({0} * {0}))"}
-
-    def scalar_code(self, dtype: np.dtype, operands: Sequence[Any] = ()) -> str | None:
-        if dtype.kind == "f" and len(operands) == 2:
-            n = operands[1]
-            if isinstance(n, (int, float, np.integer, np.floating)) and not isinstance(n, bool):
-                if n in self.PRODUCTS:
-                    return self.PRODUCTS[int(n)]
-                if (
-                    n == 0.5
-                ):  # numpy's power takes sqrt for a scalar 0.5: nan at -inf, -0.0 at -0.0
-                    return "np.sqrt({0})"
-        return super().scalar_code(dtype, operands)
-
-
 class Cast(Op):
     """``astype(x, dtype)``: numpy's ``x.astype(dtype)``, elementwise.
 
@@ -154,6 +116,7 @@ class Cast(Op):
     """
 
     name = "astype"
+    exact = PERFORM  # numpy's conversion rounds as the program does
     nin = 1
     params = (("dtype", None),)
     elementwise = True
@@ -176,9 +139,6 @@ class Cast(Op):
     def perform(self, x: Any, dtype: str) -> Any:
         return np.asarray(x).astype(dtype)[()]
 
-    def scalar_code(self, dtype: np.dtype, operands: Sequence[Any] = ()) -> str:
-        return "({0} != 0)" if dtype == np.bool_ else f"np.{dtype.name}({{0}})"
-
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
         return args[0]
 
@@ -187,87 +147,56 @@ class Cast(Op):
         return TensorType(dtype, t.ndim, t.shape)
 
 
-def _wrapping(operator: str) -> str:
-    return f"np.int64(np.uint64({{0}}) {operator} np.uint64({{1}}))"
+# Exact references (rg.check) compute on mpmath numbers at 1000 digits.
+_ex = exact_ref
 
-
-add = Elemwise("add", np.add, None, "+", code="({0} + {1})", code_wrap=_wrapping("+"))
-sub = Elemwise("sub", np.subtract, 2, "-", code="({0} - {1})", code_wrap=_wrapping("-"))
-mul = Elemwise("mul", np.multiply, None, "*", code="({0} * {1})", code_wrap=_wrapping("*"))
-true_div = Elemwise("true_div", np.true_divide, 2, "/", code="({0} / {1})")
-pow = Power("pow", np.power, 2, "**", code="({0} ** {1})", code_int="kernels.ipow({0}, {1})")
-neg = Elemwise(
-    "neg", np.negative, 1, "-", code="(-{0})", code_wrap="np.int64(np.uint64(0) - np.uint64({0}))"
-)
-exp = Elemwise("exp", np.exp, 1, code="np.exp({0})", code_f64="vecmath.exp(np.float64({0}))")
-log = Elemwise("log", np.log, 1, code="np.log({0})", code_f64="vecmath.log(np.float64({0}))")
-log1p = Elemwise(
-    "log1p", np.log1p, 1, code="np.log1p({0})", code_f64="vecmath.log1p(np.float64({0}))"
-)
-expm1 = Elemwise("expm1", np.expm1, 1, code="np.expm1({0})")
-sqrt = Elemwise("sqrt", np.sqrt, 1, code="np.sqrt({0})")
-abs = Elemwise("abs", np.absolute, 1, code="np.abs({0})")
-maximum = Elemwise("maximum", np.maximum, 2, code="np.maximum({0}, {1})")
-minimum = Elemwise("minimum", np.minimum, 2, code="np.minimum({0}, {1})")
-tanh = Elemwise("tanh", np.tanh, 1, code="np.tanh({0})", code_f64="vecmath.tanh(np.float64({0}))")
-sin = Elemwise("sin", np.sin, 1, code="np.sin({0})")
-cos = Elemwise("cos", np.cos, 1, code="np.cos({0})")
-# Numba's sign of an unsigned int is -1 for values with the top bit set, and its sign
-# of -0.0 is -0.0 (numpy's is 0.0).
-sign = Elemwise(
-    "sign",
-    np.sign,
-    1,
-    code="(np.nan if {0} != {0} else (1.0 * ({0} > 0) - 1.0 * ({0} < 0)))",
-    code_int="(({0} > 0) - ({0} < 0))",
-)
-square = Elemwise(
-    "square",
-    np.square,
-    1,
-    code="({0} * {0})",
-    code_wrap="np.int64(np.uint64({0}) * np.uint64({0}))",
-)
-reciprocal = Elemwise("reciprocal", np.reciprocal, 1, code="(1.0 / {0})", code_int="")
-log2 = Elemwise("log2", np.log2, 1, code="np.log2({0})")
-log10 = Elemwise("log10", np.log10, 1, code="np.log10({0})")
-exp2 = Elemwise("exp2", np.exp2, 1, code="np.exp2({0})")
-floor = Elemwise("floor", np.floor, 1, code="np.floor({0})")
-ceil = Elemwise("ceil", np.ceil, 1, code="np.ceil({0})")
-sigmoid = Elemwise(
-    "sigmoid",
-    special.sigmoid,
-    1,
-    code="kernels.scalar_sigmoid(np.float64({0}))",
-    code_f64="vecmath.sigmoid(np.float64({0}))",
-)
-softplus = Elemwise(
-    "softplus",
-    special.softplus,
-    1,
-    code="kernels.scalar_softplus(np.float64({0}))",
-    code_f64="vecmath.softplus(np.float64({0}))",
-)
-log1mexp = Elemwise(
-    "log1mexp", special.log1mexp, 1, code="kernels.scalar_log1mexp(np.float64({0}))"
-)
-logaddexp = Elemwise("logaddexp", np.logaddexp, 2, code="np.logaddexp({0}, {1})")
-erf = Elemwise(
-    "erf", special.erf, 1, code="math.erf({0})", code_f64="vecmath.erf(np.float64({0}))"
-)
+add = Elemwise("add", np.add, None, "+", exact=lambda a, b: a + b)
+sub = Elemwise("sub", np.subtract, 2, "-", exact=lambda a, b: a - b)
+mul = Elemwise("mul", np.multiply, None, "*", exact=lambda a, b: a * b)
+true_div = Elemwise("true_div", np.true_divide, 2, "/", exact=_ex.div, cost=2.0)
+pow = Elemwise("pow", np.power, 2, "**", exact=_ex.power, cost=4.0)
+neg = Elemwise("neg", np.negative, 1, "-", exact=lambda a: -a)
+exp = Elemwise("exp", np.exp, 1, exact=_ex.exp, cost=4.0)
+log = Elemwise("log", np.log, 1, exact=mpmath.log, cost=4.0)
+log1p = Elemwise("log1p", np.log1p, 1, exact=mpmath.log1p, cost=4.0)
+expm1 = Elemwise("expm1", np.expm1, 1, exact=_ex.expm1, cost=4.0)
+sqrt = Elemwise("sqrt", np.sqrt, 1, exact=mpmath.sqrt, cost=2.0)
+abs = Elemwise("abs", np.absolute, 1, exact=builtins.abs)
+maximum = Elemwise("maximum", np.maximum, 2, exact=builtins.max)
+minimum = Elemwise("minimum", np.minimum, 2, exact=builtins.min)
+tanh = Elemwise("tanh", np.tanh, 1, exact=mpmath.tanh)
+sin = Elemwise("sin", np.sin, 1, exact=mpmath.sin)
+cos = Elemwise("cos", np.cos, 1, exact=mpmath.cos)
+sign = Elemwise("sign", np.sign, 1, exact=mpmath.sign)
+square = Elemwise("square", np.square, 1, exact=lambda a: a * a)
+reciprocal = Elemwise("reciprocal", np.reciprocal, 1, exact=lambda a: _ex.div(1, a))
+log2 = Elemwise("log2", np.log2, 1, exact=lambda a: mpmath.log(a, 2))
+log10 = Elemwise("log10", np.log10, 1, exact=mpmath.log10)
+exp2 = Elemwise("exp2", np.exp2, 1, exact=lambda a: _ex.power(2, a))
+floor = Elemwise("floor", np.floor, 1, exact=mpmath.floor)
+ceil = Elemwise("ceil", np.ceil, 1, exact=mpmath.ceil)
+sigmoid = Elemwise("sigmoid", special.sigmoid, 1, exact=lambda a: 1 / (1 + _ex.exp(-a)))
+softplus = Elemwise("softplus", special.softplus, 1, exact=lambda a: _ex.log_add_exp([0, a]))
+log1mexp = Elemwise("log1mexp", special.log1mexp, 1, exact=_ex.log1mexp)
+logaddexp = Elemwise("logaddexp", np.logaddexp, 2, exact=lambda a, b: _ex.log_add_exp([a, b]))
+erf = Elemwise("erf", special.erf, 1, exact=mpmath.erf)
 # Comparisons and logic give bool results; ``x > y`` on terms builds them (``==`` and
 # ``!=`` stay structural equality of terms: use ``rg.equal``, ``rg.not_equal``).
-less = Elemwise("less", np.less, 2, "<", code="({0} < {1})")
-less_equal = Elemwise("less_equal", np.less_equal, 2, "<=", code="({0} <= {1})")
-greater = Elemwise("greater", np.greater, 2, ">", code="({0} > {1})")
-greater_equal = Elemwise("greater_equal", np.greater_equal, 2, ">=", code="({0} >= {1})")
-equal = Elemwise("equal", np.equal, 2, "==", code="({0} == {1})")
-not_equal = Elemwise("not_equal", np.not_equal, 2, "!=", code="({0} != {1})")
-logical_and = Elemwise("logical_and", np.logical_and, 2, code="(({0} != 0) & ({1} != 0))")
-logical_or = Elemwise("logical_or", np.logical_or, 2, code="(({0} != 0) | ({1} != 0))")
-logical_not = Elemwise("logical_not", np.logical_not, 1, code="({0} == 0)")
-where = Elemwise("where", np.where, 3, code="({1} if {0} else {2})")
-clip = Elemwise("clip", np.clip, 3, code="np.minimum(np.maximum({0}, {1}), {2})")
+less = Elemwise("less", np.less, 2, "<", exact=lambda a, b: a < b, compares=True)
+less_equal = Elemwise(
+    "less_equal", np.less_equal, 2, "<=", exact=lambda a, b: a <= b, compares=True
+)
+greater = Elemwise("greater", np.greater, 2, ">", exact=lambda a, b: a > b, compares=True)
+greater_equal = Elemwise(
+    "greater_equal", np.greater_equal, 2, ">=", exact=lambda a, b: a >= b, compares=True
+)
+equal = Elemwise("equal", np.equal, 2, "==", exact=lambda a, b: a == b, compares=True)
+not_equal = Elemwise("not_equal", np.not_equal, 2, "!=", exact=lambda a, b: a != b, compares=True)
+logical_and = Elemwise("logical_and", np.logical_and, 2, exact=lambda a, b: bool(a) and bool(b))
+logical_or = Elemwise("logical_or", np.logical_or, 2, exact=lambda a, b: bool(a) or bool(b))
+logical_not = Elemwise("logical_not", np.logical_not, 1, exact=lambda a: not a)
+where = Elemwise("where", np.where, 3, exact=lambda c, a, b: a if c else b, selects=True)
+clip = Elemwise("clip", np.clip, 3, exact=lambda a, lo, hi: builtins.min(builtins.max(a, lo), hi))
 astype = Cast()
 
 register_ops(

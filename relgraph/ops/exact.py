@@ -24,13 +24,12 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from relgraph.ops.elemwise import Elemwise
-from relgraph.ops.reductions import Reduce
+from relgraph.exceptions import UnsupportedError
 from relgraph.terms.evaluate import _leaf_value
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import subterms
 
-__all__ = ["exact_evaluate", "agrees"]
+__all__ = ["exact_evaluate", "agrees", "div", "exp", "expm1", "power", "log_add_exp", "log1mexp"]
 
 DIGITS = 1000
 
@@ -56,9 +55,6 @@ def exact_evaluate(term: Any, inputs: Mapping[Any, Any]) -> np.ma.MaskedArray:
     [False, True]
     """
 
-    if not _ELEMENTWISE:
-        _ELEMENTWISE.update(_table())
-        _REDUCTIONS.update(_reductions())
     with mpmath.workdps(DIGITS):
         values: dict[Term, Any] = {}
         for node in subterms(term):
@@ -136,19 +132,21 @@ def _exact_leaf(x: Any, inputs: Mapping[Any, Any]) -> Any:
 
 
 def _apply(op: Any, vals: list, params: tuple) -> Any:
-    if isinstance(op, Elemwise) and op.name in _ELEMENTWISE:
-        fn = _guarded(_ELEMENTWISE[op.name], op.name)
-        if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
-            step = np.frompyfunc(fn, 2, 1)
-            out = vals[0]
-            for v in vals[1:]:
-                out = step(out, v)
-            return out
-        return np.frompyfunc(fn, len(vals), 1)(*vals)
-    if isinstance(op, Reduce) and op.name in _REDUCTIONS:
+    if op.exact is None:
+        raise UnsupportedError(f"{op.name} has no exact reference: rg.check cannot judge it")
+    if op.exact == "perform":  # moves values, or computes exactly on mpmath numbers
+        return op.perform(*vals, *params)
+    if not op.elementwise:  # a reduction: its reference takes a row
         p = op.param_values((None, *params))
-        return _reduce(_REDUCTIONS[op.name], vals[0], p["axis"], p["keepdims"])
-    return op.perform(*vals, *params)  # moves data only (transpose, getitem, ...), or raises
+        return _reduce(op.exact, vals[0], p["axis"], p["keepdims"])
+    fn = _guarded(op.exact, op.name)
+    if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
+        step = np.frompyfunc(fn, 2, 1)
+        out = vals[0]
+        for v in vals[1:]:
+            out = step(out, v)
+        return out
+    return np.frompyfunc(fn, len(vals), 1)(*vals)
 
 
 def _guarded(fn: Callable, name: str = "") -> Callable:
@@ -199,7 +197,7 @@ class _Clamped(ArithmeticError):
     """An exponent beyond any precision: the value is not resolved."""
 
 
-def _div(a: Any, b: Any) -> Any:
+def div(a: Any, b: Any) -> Any:
     if b == 0:
         return mpmath.nan if a == 0 else mpmath.inf * mpmath.sign(a)
     return a / b
@@ -209,67 +207,38 @@ def _div(a: Any, b: Any) -> Any:
 _EXP_LIMIT = 10**400
 
 
-def _exp(a: Any) -> Any:
+def exp(a: Any) -> Any:
     if mpmath.isfinite(a) and abs(a) > _EXP_LIMIT:
         raise _Clamped(a)
     return mpmath.exp(a)
 
 
-def _power(a: Any, b: Any) -> Any:
+def power(a: Any, b: Any) -> Any:
     if b == 0:
         return mpmath.mpf(1)
     if a == 0:
         return mpmath.inf if b < 0 else mpmath.mpf(0)
     if a < 0 and not (mpmath.isfinite(b) and b == int(b)):
         return mpmath.nan
-    magnitude = _exp(b * mpmath.log(abs(a)))
+    magnitude = exp(b * mpmath.log(abs(a)))
     return -magnitude if a < 0 and int(b) % 2 else magnitude
 
 
-def _log_add_exp(values: list) -> Any:
+def log_add_exp(values: list) -> Any:
     """``log(sum(exp(v)))``, shifted by the maximum so no exponent grows."""
 
     top = max(values) if values else mpmath.ninf
     if not mpmath.isfinite(top):
         return top
-    return top + mpmath.log(mpmath.fsum(_exp(v - top) for v in values))
+    return top + mpmath.log(mpmath.fsum(exp(v - top) for v in values))
 
 
-def _table() -> dict[str, Callable]:
-    m = mpmath
-
-    return {
-        "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
-        "true_div": _div, "pow": _power, "neg": lambda a: -a, "exp": _exp, "log": m.log,
-        "log1p": m.log1p, "expm1": lambda a: _exp(a) - 1 if abs(a) > 1 else m.expm1(a),
-        "sqrt": m.sqrt, "abs": abs,
-        "maximum": max, "minimum": min, "tanh": m.tanh, "sin": m.sin, "cos": m.cos,
-        "sign": m.sign, "square": lambda a: a * a, "reciprocal": lambda a: _div(1, a),
-        "log2": lambda a: m.log(a, 2), "log10": m.log10, "exp2": lambda a: _power(2, a),
-        "sigmoid": lambda a: 1 / (1 + _exp(-a)), "softplus": lambda a: _log_add_exp([0, a]),
-        "log1mexp": lambda a: m.log(1 - _exp(a)) if abs(a) > 1 else m.log(-m.expm1(a)),
-        "erf": m.erf, "logaddexp": lambda a, b: _log_add_exp([a, b]),
-        "less": lambda a, b: a < b, "less_equal": lambda a, b: a <= b,
-        "greater": lambda a, b: a > b, "greater_equal": lambda a, b: a >= b,
-        "equal": lambda a, b: a == b, "not_equal": lambda a, b: a != b,
-        "where": lambda c, a, b: a if c else b,
-    }  # fmt: skip
+def expm1(a: Any) -> Any:
+    return exp(a) - 1 if abs(a) > 1 else mpmath.expm1(a)
 
 
-def _reductions() -> dict[str, Callable]:
-    m = mpmath
-
-    def total(xs: list) -> Any:
-        return m.fsum(xs)
-
-    return {
-        "sum": total,
-        "prod": lambda xs: m.fprod(xs),
-        "max": lambda xs: max(xs) if xs else m.nan,
-        "min": lambda xs: min(xs) if xs else m.nan,
-        "mean": lambda xs: total(xs) / len(xs) if xs else m.nan,
-        "logsumexp": _log_add_exp,
-    }
+def log1mexp(a: Any) -> Any:
+    return mpmath.log(1 - exp(a)) if abs(a) > 1 else mpmath.log(-mpmath.expm1(a))
 
 
 def _reduce(fn: Callable, x: np.ndarray, axis: Any, keepdims: bool) -> Any:
@@ -285,7 +254,3 @@ def _reduce(fn: Callable, x: np.ndarray, axis: Any, keepdims: bool) -> Any:
     if keepdims:
         out = out.reshape([1 if d in axes else x.shape[d] for d in range(x.ndim)])
     return out
-
-
-_ELEMENTWISE: dict[str, Callable] = {}
-_REDUCTIONS: dict[str, Callable] = {}

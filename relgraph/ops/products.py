@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.ops.base import Op, register_ops
+from relgraph.ops.base import PERFORM, Op, register_ops
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import register_operator
 from relgraph.terms.types import TensorType, broadcast_shapes
@@ -22,6 +22,7 @@ class _Product(Op):
     """Both products print as ``a @ b``."""
 
     nin = 2
+    exact = PERFORM  # numpy's products of mpmath numbers sum at mpmath's precision
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         return ["(", args[0], " @ ", args[1], ")"]
@@ -33,9 +34,6 @@ class _Product(Op):
         if out.size is None or inner is None:
             return None
         return 2.0 * out.size * inner
-
-    def perform_lazy(self, a: Any, b: Any) -> Any:
-        return self.perform(a, b)  # np.dot and np.matmul hand dask arrays to dask
 
 
 class Dot(_Product):
@@ -51,6 +49,7 @@ class Dot(_Product):
     """
 
     name = "dot"
+    cost = 10.0  # per element of the result: a reduction over the inner dimension
 
     def perform(self, a: Any, b: Any) -> Any:
         return np.dot(a, b)
@@ -59,9 +58,6 @@ class Dot(_Product):
         a, b = args
         shapes.equal(a[-1], b[0], node)  # the inner dimensions
         return a[:-1] + b[1:]
-
-    def array_code(self, node: Any) -> str:
-        return "kernels.dot({0}, {1}, {dtype})"  # BLAS for floats
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         self.check_arity(len(types))
@@ -95,9 +91,6 @@ class Matmul(_Product):
         a, b = args
         shapes.equal(a[-1], b[-2], node)
         return (*shapes.broadcast([a[:-2], b[:-2]], node), a[-2], b[-1])
-
-    def array_code(self, node: Any) -> str:
-        return "kernels.matmul({0}, {1}, {dtype})"
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         (ta, tb), (a, b) = types, args

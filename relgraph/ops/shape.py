@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.ops.base import Op, register_ops
+from relgraph.ops.base import PERFORM, Op, register_ops
 from relgraph.terms.infer import typeof
 from relgraph.terms.printing import Bare
 from relgraph.terms.types import TensorType
@@ -28,7 +28,7 @@ from relgraph.terms.types import TensorType
 __all__ = [
     "Transpose", "Reshape", "ExpandDims", "Squeeze", "BroadcastTo", "GetItem", "Join",
     "transpose", "reshape", "expand_dims", "squeeze", "broadcast_to", "getitem",
-    "concatenate", "stack",
+    "concatenate", "stack", "ShapeOp", "numpy_key", "entry_text",
 ]  # fmt: skip
 
 
@@ -47,16 +47,12 @@ def _axis(axis: int, ndim: int, name: str) -> int:
     return axis % ndim
 
 
-def _dims(node: Any) -> str:
-    """The generated-code tuple of a node's shape, from its operand ``{0}``'s."""
-    return "(" + "".join(f"{d}, " for d in node) + ")"
-
-
 class ShapeOp(Op):
     """A one-operand Op that moves values: its dtype is its operand's."""
 
     nin = 1
     moves_only = True
+    exact = PERFORM
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         t = types[0]
@@ -65,9 +61,6 @@ class ShapeOp(Op):
 
     def out_shape(self, shape: tuple, p: dict) -> tuple:
         raise NotImplementedError
-
-    def perform_lazy(self, *values: Any) -> Any:
-        return self.perform(*values)  # numpy's functions hand dask arrays to dask
 
 
 class Transpose(ShapeOp):
@@ -98,10 +91,6 @@ class Transpose(ShapeOp):
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
         return self.out_shape(args[0], self.param_values(node.args))
 
-    def array_code(self, node: Any) -> str:
-        axes = self.param_values(node.args)["axes"]
-        return "np.transpose({0})" if axes is None else f"np.transpose({{0}}, {axes!r})"
-
 
 class Reshape(ShapeOp):
     """``reshape(x, shape)``: the same elements in C order; one dimension may be -1."""
@@ -131,9 +120,6 @@ class Reshape(ShapeOp):
             raise TypeCheckError(f"reshape: cannot reshape {shape} ({size} elements) into {new}")
         return new
 
-    def array_code(self, node: Any) -> str:
-        return f"np.ascontiguousarray({{0}}).reshape({self.param_values(node.args)['shape']!r})"
-
 
 class ExpandDims(ShapeOp):
     """``expand_dims(x, axis)``: a new axis of length 1 at ``axis``."""
@@ -159,12 +145,6 @@ class ExpandDims(ShapeOp):
     def out_shape(self, shape: tuple, p: dict) -> tuple:
         new, rest = self._new(len(shape), p["axis"]), iter(shape)
         return tuple(1 if k in new else next(rest) for k in range(len(shape) + len(new)))
-
-    def array_code(self, node: Any) -> str:
-        ndim = typeof(node.args[0]).ndim
-        new, rest = self._new(ndim, self.param_values(node.args)["axis"]), iter(range(ndim))
-        dims = ["1" if k in new else f"{{0}}.shape[{next(rest)}]" for k in range(len(new) + ndim)]
-        return f"np.ascontiguousarray({{0}}).reshape({_dims(dims)})"
 
 
 class Squeeze(ShapeOp):
@@ -205,12 +185,6 @@ class Squeeze(ShapeOp):
             shapes.equal(args[0][k], ("size", 1), node)
         return tuple(d for k, d in enumerate(args[0]) if k not in drop)
 
-    def array_code(self, node: Any) -> str:
-        x = typeof(node.args[0])
-        drop = self.dropped(x.shape, self.param_values(node.args)["axis"])
-        dims = [f"{{0}}.shape[{k}]" for k in range(x.ndim) if k not in drop]
-        return f"np.ascontiguousarray({{0}}).reshape({_dims(dims)})"
-
 
 class BroadcastTo(ShapeOp):
     """``broadcast_to(x, shape)``: numpy's read-only broadcast view."""
@@ -242,9 +216,6 @@ class BroadcastTo(ShapeOp):
             shapes.join(d, t, node)
         return target
 
-    def array_code(self, node: Any) -> str:
-        return f"np.broadcast_to({{0}}, {self.param_values(node.args)['shape']!r})"
-
 
 class GetItem(ShapeOp):
     """Basic indexing ``x[key]``: integers, slices (steps, negative bounds) and None.
@@ -274,14 +245,11 @@ class GetItem(ShapeOp):
         return (x, *rest)
 
     def perform(self, x: Any, key: tuple = ()) -> Any:
-        return np.asarray(x)[_numpy_key(key)]
-
-    def perform_lazy(self, x: Any, key: tuple = ()) -> Any:
-        return x[_numpy_key(key)]
+        return np.asarray(x)[numpy_key(key)]
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         key = args[1] if len(args) > 1 else ()
-        return [args[0], "[" + (", ".join(map(_entry_text, key)) or "...") + "]"]
+        return [args[0], "[" + (", ".join(map(entry_text, key)) or "...") + "]"]
 
     def out_shape(self, shape: tuple, p: dict) -> tuple:
         key = p["key"]
@@ -311,19 +279,6 @@ class GetItem(ShapeOp):
             if type(entry) is not int:
                 out.append(dim if entry == (None, None, None) else own[len(out)])
         return (*out, *dims)
-
-    def array_code(self, node: Any) -> str:
-        parts, axis = [], 0
-        for entry in self.param_values(node.args)["key"]:
-            if entry is None:
-                parts.append("None")
-                continue
-            if type(entry) is int:
-                parts.append(f"kernels.index({entry}, {{0}}.shape[{axis}])")
-            else:  # without a step Numba keeps a contiguous layout (its loops vectorise)
-                parts.append(_entry_text(entry))
-            axis += 1
-        return "{0}[" + ", ".join(parts) + "]" if parts else "{0}"
 
 
 def _key(key: Any) -> tuple:
@@ -362,11 +317,11 @@ def _expand_ellipsis(key: tuple, ndim: int) -> tuple:
     return _key(key[:k] + full + key[k + 1 :])
 
 
-def _numpy_key(key: tuple) -> tuple:
+def numpy_key(key: tuple) -> tuple:
     return tuple(slice(*e) if isinstance(e, tuple) else e for e in key)
 
 
-def _entry_text(entry: Any) -> str:
+def entry_text(entry: Any) -> str:
     if entry is None:
         return "None"
     if type(entry) is int:
@@ -380,6 +335,7 @@ class Join(Op):
     new one.  The axis is always stored, after the operands."""
 
     moves_only = True
+    exact = PERFORM
     params = (("axis", 0),)
 
     def __init__(self, name: str, fn: Any, new_axis: bool):
@@ -404,9 +360,6 @@ class Join(Op):
 
     def perform(self, *args: Any) -> Any:
         return self.fn(list(args[:-1]), axis=args[-1])
-
-    def perform_lazy(self, *args: Any) -> Any:
-        return self.perform(*args)
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         pieces: list[Any] = [f"{self.name}(["]
@@ -443,14 +396,6 @@ class Join(Op):
                 for other in args[1:]:
                     shapes.equal(args[0][k], other[k], node)
         return shapes.from_type(node)
-
-    def array_code(self, node: Any) -> str:
-        dtype = typeof(node).dtype
-        parts = [
-            f"{{{i}}}" if typeof(a).dtype == dtype else f"{{{i}}}.astype({{dtype}})"
-            for i, a in enumerate(node.args[:-1])
-        ]
-        return f"np.{self.name}(({', '.join(parts)},), axis={node.args[-1]})"
 
 
 transpose = Transpose()

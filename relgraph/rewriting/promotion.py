@@ -32,7 +32,6 @@ from relgraph.terms.traverse import subterms
 __all__ = ["is_pure", "pure_throughout", "keeps_values"]
 
 _CONSTANTS = (bool, int, float, complex, np.generic, Constant)
-_COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
 
 
 def _constant_fits(value: Any, dtype: np.dtype) -> bool:
@@ -76,9 +75,9 @@ def is_pure(node: Term) -> bool:
     if op.moves_only:  # moves values, computes nothing
         return True
     operands = op.operands(node._tuple[1:])
-    if op.name in _COMPARISONS:  # exact when both sides have one dtype
+    if op.compares:  # exact when both sides have one dtype
         dtype, operands = typeof(operands[0]).dtype, operands[1:]
-    elif op.name == "where":  # the condition selects; only the branches are values
+    elif op.selects:  # the condition selects; only the branches are values
         operands = operands[1:]
     elif dtype.kind == "b":
         return False

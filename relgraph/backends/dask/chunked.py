@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from relgraph import ops
+from relgraph.backends.dask.rules import lazy
 from relgraph.backends.numba.function import LAZY_CALLS, checked_array, function
 from relgraph.exceptions import UnsupportedError
 from relgraph.ops import special
@@ -145,8 +146,8 @@ def _value(x: Any, known: dict, da: Any) -> Any:
 
 def _lazy(node: Term, args: list, da: Any) -> Any:
     """A product, shape Op, index or join on dask arrays: dask's own form."""
-    result = node.op.perform_lazy(*args)
-    if not is_dask(result):  # pragma: no cover - an Op's perform_lazy must stay lazy
+    result = lazy(node.op, *args)
+    if not is_dask(result):  # pragma: no cover - a lazy rule must stay lazy
         raise UnsupportedError(f"{node.op.name} did not give a dask array")
     return result
 

@@ -4,7 +4,8 @@ The DAG is walked once.  Elementwise nodes are grouped into maximal *regions*,
 each computed by one loop with no temporaries: a node is materialised (gets an
 array) only if it is an output, feeds a non-elementwise Op, or is shared by two
 regions, so every subterm is computed once.  Inside a region a shared node is a
-scalar local.  Non-elementwise Ops give their own statement (``op.array_code``).
+scalar local.  Non-elementwise Ops give their own statement
+(:mod:`relgraph.backends.numba.arrays`).
 
 The source depends only on the structure and types of the graph, not on symbol
 names, so it is also the cache key for compiled kernels.
@@ -18,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from relgraph.backends.numba.arrays import array_code, row_loop
+from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.exceptions import LoweringError
 from relgraph.terms.infer import typeof
@@ -128,13 +131,11 @@ class _Generator:
         # own loop: the region gets no array (row softmax reads x three times).
         self.row_loops = {}
         for n in self.nodes:
-            row_loop = getattr(n.op, "row_loop", None)
             x = n.args[0] if n.args else None
             fusable = isinstance(x, (Symbol, Constant)) or (type(x) is Term and x.op.elementwise)
-            if row_loop is not None and fusable:
-                spec = row_loop(n)
-                if spec is not None:
-                    self.row_loops[n] = spec
+            spec = row_loop(n.op, n) if fusable else None
+            if spec is not None:
+                self.row_loops[n] = spec
         self.materialised = self._materialised()
         vectorised = [n for n in self.nodes if _inlines(n)]
         self.inlined = set(vectorised[:INLINED_MAX])
@@ -265,7 +266,7 @@ class _Generator:
         return repr(x)
 
     def _emit_array_op(self, node: Term) -> None:
-        code = node.op.array_code(node)
+        code = array_code(node.op, node)
         dtype = dtype_expr(typeof(node).dtype)
         operands = [self._value(a) for a in node.op.operands(node.args)]
         self.lines.append(f"{self._name(node)} = {code.format(*operands, dtype=dtype)}")
@@ -511,9 +512,9 @@ class _Generator:
         for node in region:
             op = node.op
             dtype = typeof(node).dtype
-            code = op.scalar_code(dtype, op.operands(node.args))
+            code = scalar_code(op, dtype, op.operands(node.args))
             if _inlines(node) and node not in self.inlined:
-                code = op.code  # over the budget of inlined functions: libm
+                code = libm_code(op)  # over the budget of inlined functions: libm
             if code is None:
                 raise LoweringError(
                     f"Op {op!r} has no Numba lowering for {dtype} results (in {brief(node)})"
@@ -522,7 +523,7 @@ class _Generator:
             args = [
                 self._scalar(a, members, load, node, prefix, k) for k, a in enumerate(operands)
             ]
-            if dtype.kind == "f" and op.name != "where":
+            if dtype.kind == "f" and not op.selects:
                 # numpy converts integer operands to the float loop's dtype first (a
                 # uint64 beside an int64 is not wrapped into int64, as Numba does).
                 args = [
@@ -554,5 +555,5 @@ def _inlines(node: Term) -> bool:
     """Whether ``node``'s code inlines a :mod:`relgraph.backends.numba.vecmath` function."""
     if not node.op.elementwise:
         return False
-    code = node.op.scalar_code(typeof(node).dtype, node.op.operands(node.args))
-    return bool(code) and "vecmath." in code and bool(getattr(node.op, "code", None))
+    code = scalar_code(node.op, typeof(node).dtype, node.op.operands(node.args))
+    return bool(code) and "vecmath." in code and bool(libm_code(node.op))

@@ -40,7 +40,7 @@ def scalar_source(a: Any, node: Term, k: int) -> str:
             info = np.iinfo(dtype)
             if node.op.name == "clip" and (a < info.min if k == 1 else a > info.max):
                 a = min(max(a, int(info.min)), int(info.max))  # numpy saturates it
-            elif node.op.name in _COMPARISONS:  # numpy compares the true values
+            elif node.op.compares:  # numpy compares the true values
                 dtype = next(d for d in _WIDE if d.kind == "f" or _fits(a, d))
         return literal(a, dtype)
     dtype = np.asarray(a).dtype
@@ -49,7 +49,6 @@ def scalar_source(a: Any, node: Term, k: int) -> str:
     return literal(a.item(), dtype)
 
 
-_COMPARISONS = {"less", "less_equal", "greater", "greater_equal", "equal", "not_equal"}
 _WIDE = [np.dtype(np.int64), np.dtype(np.uint64), np.dtype(np.float64)]
 
 

@@ -1,0 +1,217 @@
+"""How the Numba backend computes each non-elementwise Op: a statement template
+over its operands (``{0}, {1}, ...``) and its result dtype (``{dtype}``), and for
+reductions along rows, the loop that fuses them into an elementwise region.
+
+Each rule is registered by Op class, here and not on the Op (another backend keeps
+its own rules); :func:`array_code` of an Op without one raises a LoweringError
+that names it.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import numpy as np
+
+from relgraph.exceptions import LoweringError
+from relgraph.ops.base import Op
+from relgraph.ops.products import Dot, Matmul
+from relgraph.ops.reductions import Reduce, reduced_dims
+from relgraph.ops.shape import (
+    BroadcastTo,
+    ExpandDims,
+    GetItem,
+    Join,
+    Reshape,
+    Squeeze,
+    Transpose,
+    entry_text,
+)
+from relgraph.terms.infer import typeof
+from relgraph.terms.term import brief
+
+__all__ = ["array_code", "row_loop"]
+
+
+@functools.singledispatch
+def array_code(op: Op, node: Any) -> str:
+    """The Numba statement template of a non-elementwise ``node`` whose head is ``op``.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> A, x = rg.matrix("A"), rg.vector("x")
+    >>> array_code(rg.dot, A @ x)
+    'kernels.dot({0}, {1}, {dtype})'
+    """
+    raise LoweringError(f"Op {op!r} has no Numba lowering (in {brief(node)})")
+
+
+@functools.singledispatch
+def row_loop(op: Op, node: Any) -> tuple[list[tuple], str, str | None] | None:
+    """How a fused loop computes ``node`` along each row (None: not fused)."""
+    return None
+
+
+def _dims(node: Any) -> str:
+    """The generated-code tuple of a node's shape, from its operand ``{0}``'s."""
+    return "(" + "".join(f"{d}, " for d in node) + ")"
+
+
+# --- products: BLAS -----------------------------------------------------------------
+
+
+@array_code.register
+def _array_code_dot(op: Dot, node: Any) -> str:
+    return "kernels.dot({0}, {1}, {dtype})"  # BLAS for floats
+
+
+@array_code.register
+def _array_code_matmul(op: Matmul, node: Any) -> str:
+    return "kernels.matmul({0}, {1}, {dtype})"
+
+
+# --- reductions: the kernels module, or fused along rows ------------------------------
+# ``<kind>_all`` over everything, ``<kind>_axis`` along one axis of a matrix; any other
+# axes are moved last and flattened so that the reduction runs along a matrix's rows.
+
+
+@array_code.register
+def _array_code_reduce(op: Reduce, node: Any) -> str:
+    p = op.param_values(node.args)
+    code = _reduced_code(op, typeof(node.args[0]).ndim, p["axis"])
+    if p["keepdims"]:
+        shape = "".join(f"{d}, " for d in _kept_shape(op, node))
+        return f"kernels.keep_dims({code}, ({shape}))"
+    return code
+
+
+def _reduced_code(op: Reduce, ndim: int, axis: Any) -> str:
+    axes = sorted(op.axes(axis, ndim))
+    if len(axes) == ndim or ndim <= 1:
+        return f"kernels.{op.name}_all({{0}}, {{dtype}})"
+    if ndim == 2:
+        return f"kernels.{op.name}_axis({{0}}, {axes[0]}, {{dtype}})"
+    kept = [k for k in range(ndim) if k not in axes]
+
+    def size(group: list[int]) -> str:
+        return " * ".join(f"{{0}}.shape[{k}]" for k in group)
+
+    moved = f"np.ascontiguousarray(np.transpose({{0}}, {tuple(kept + axes)!r}))"
+    matrix = f"{moved}.reshape(({size(kept)}, {size(axes)}))"
+    shape = "(" + "".join(f"{{0}}.shape[{k}], " for k in kept) + ")"
+    return f"kernels.{op.name}_axis({matrix}, 1, {{dtype}}).reshape({shape})"
+
+
+def _kept_shape(op: Reduce, node: Any) -> tuple[str, ...]:
+    ndim = typeof(node).ndim
+    axes = op.axes(op.param_values(node.args)["axis"], ndim)
+    return reduced_dims([f"{{0}}.shape[{k}]" for k in range(ndim)], axes, True, one="1")
+
+
+_EMPTY = "if {n} == 0: raise ValueError('zero-size array to reduction operation {kind}')"
+_LARGEST = "if {v} > {acc} or {v} != {v}: {acc} = {v}"  # NaN wins and stays
+_ROW_LOOPS = {
+    "sum": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc}", None),
+    "mean": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc} / {n}", None),
+    "prod": ([("{acc} = 1.0", None, "{acc} *= {v}")], "{acc}", None),
+    "max": ([("{acc} = -np.inf", None, _LARGEST)], "{acc}", _EMPTY.replace("{kind}", "maximum")),
+    "min": ([("{acc} = np.inf", None, _LARGEST.replace(">", "<"))], "{acc}",
+            _EMPTY.replace("{kind}", "minimum")),
+    "logsumexp": (
+        [
+            ("{acc} = -np.inf", None, _LARGEST),
+            ("{shift} = {acc} if np.isfinite({acc}) else 0.0\n{acc} = 0.0",
+             "np.exp({v} - {shift})", "{acc} += {v}"),
+        ],
+        "np.log({acc}) + {shift}",
+        None,
+    ),
+}  # fmt: skip
+_LOGSUMEXP_F64 = (
+    [
+        _ROW_LOOPS["logsumexp"][0][0],
+        (_ROW_LOOPS["logsumexp"][0][1][0], "vecmath.exp({v} - {shift})", "{acc} += {v}"),
+    ],
+    *_ROW_LOOPS["logsumexp"][1:],
+)
+
+
+@row_loop.register
+def _row_loop_reduce(op: Reduce, node: Any) -> tuple[list[tuple], str, str | None] | None:
+    """How a fused loop reduces each row, if ``node`` reduces the last axis of a 1-d
+    or 2-d float operand: passes of (set-up, map of ``{v}`` or None, update by
+    ``{v}``) over a row of length ``{n}``, then the result over ``{acc}`` (and
+    ``{shift}``), and a check of the row length made once, before the loop.  None
+    when the node has no fused form (the kernels in :mod:`relgraph.backends.numba.kernels`
+    compute it)."""
+    x, p = typeof(node.args[0]), op.param_values(node.args)
+    dtype = typeof(node).dtype
+    if x.ndim not in (1, 2) or op.axes(p["axis"], x.ndim) != {x.ndim - 1}:
+        return None
+    if dtype != x.dtype or dtype not in (np.float32, np.float64):
+        return None
+    if dtype == np.float64 and op.name == "logsumexp":
+        return _LOGSUMEXP_F64  # exp from relgraph.backends.numba.vecmath: the loop vectorises
+    return _ROW_LOOPS[op.name]
+
+
+# --- shape Ops: numpy's views and copies, which Numba compiles --------------------------
+
+
+@array_code.register
+def _array_code_transpose(op: Transpose, node: Any) -> str:
+    axes = op.param_values(node.args)["axes"]
+    return "np.transpose({0})" if axes is None else f"np.transpose({{0}}, {axes!r})"
+
+
+@array_code.register
+def _array_code_reshape(op: Reshape, node: Any) -> str:
+    return f"np.ascontiguousarray({{0}}).reshape({op.param_values(node.args)['shape']!r})"
+
+
+@array_code.register
+def _array_code_expanddims(op: ExpandDims, node: Any) -> str:
+    ndim = typeof(node.args[0]).ndim
+    new, rest = op._new(ndim, op.param_values(node.args)["axis"]), iter(range(ndim))
+    dims = ["1" if k in new else f"{{0}}.shape[{next(rest)}]" for k in range(len(new) + ndim)]
+    return f"np.ascontiguousarray({{0}}).reshape({_dims(dims)})"
+
+
+@array_code.register
+def _array_code_squeeze(op: Squeeze, node: Any) -> str:
+    x = typeof(node.args[0])
+    drop = op.dropped(x.shape, op.param_values(node.args)["axis"])
+    dims = [f"{{0}}.shape[{k}]" for k in range(x.ndim) if k not in drop]
+    return f"np.ascontiguousarray({{0}}).reshape({_dims(dims)})"
+
+
+@array_code.register
+def _array_code_broadcastto(op: BroadcastTo, node: Any) -> str:
+    return f"np.broadcast_to({{0}}, {op.param_values(node.args)['shape']!r})"
+
+
+@array_code.register
+def _array_code_getitem(op: GetItem, node: Any) -> str:
+    parts, axis = [], 0
+    for entry in op.param_values(node.args)["key"]:
+        if entry is None:
+            parts.append("None")
+            continue
+        if type(entry) is int:
+            parts.append(f"kernels.index({entry}, {{0}}.shape[{axis}])")
+        else:  # without a step Numba keeps a contiguous layout (its loops vectorise)
+            parts.append(entry_text(entry))
+        axis += 1
+    return "{0}[" + ", ".join(parts) + "]" if parts else "{0}"
+
+
+@array_code.register
+def _array_code_join(op: Join, node: Any) -> str:
+    dtype = typeof(node).dtype
+    parts = [
+        f"{{{i}}}" if typeof(a).dtype == dtype else f"{{{i}}}.astype({{dtype}})"
+        for i, a in enumerate(node.args[:-1])
+    ]
+    return f"np.{op.name}(({', '.join(parts)},), axis={node.args[-1]})"
