@@ -292,7 +292,7 @@ def test_the_docs_catalogue_is_current():
 
     from relations.catalogue import catalogue
 
-    page = Path(__file__).parent.parent / "docs" / "relations.md"
+    page = Path(__file__).resolve().parents[2] / "docs" / "relations.md"
     assert page.read_text() == catalogue(), (
         "run: python -m relations.catalogue > docs/relations.md"
     )

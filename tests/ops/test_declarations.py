@@ -1,0 +1,123 @@
+"""Every Op in ALL_OPS declares what the rest of relgraph reads from it, and the
+declarations are right: parametrised over ALL_OPS, so a new Op is checked here
+without editing this file."""
+
+import numpy as np
+import pytest
+
+import relgraph as rg
+from relgraph.backends.numba.arrays import array_code
+from relgraph.backends.numba.elementwise import scalar_code
+from relgraph.eqsat.cost import WEIGHTS
+from relgraph.frontend.numpy_api import UFUNCS
+from relgraph.ops import ALL_OPS
+from relgraph.ops.base import PERFORM
+from relgraph.ops.exact import exact_evaluate
+from relgraph.terms.leaves import OPERATORS
+
+ELEMENTWISE = [op for op in ALL_OPS.values() if op.elementwise]
+# Ordinary points, special points and both signs; each Op gets its domain's part.
+POINTS = np.array([-3.5, -1.0, -0.25, -0.0, 0.0, 0.5, 1.0, 2.0, 7.0, np.inf, -np.inf, np.nan])
+
+
+def _operands(op):
+    n = op.nin if op.nin is not None else 2
+    if op.name == "astype":
+        return [rg.vector("x")], ("float32",)
+    if op.selects:
+        return [rg.vector("c", "bool"), rg.vector("a"), rg.vector("b")], ()
+    return [rg.vector(f"v{i}") for i in range(n)], ()
+
+
+def _values(symbols):
+    rng = np.random.default_rng(0)
+    out = {}
+    for k, s in enumerate(symbols):
+        if s.type.dtype == np.bool_:
+            out[s] = rng.random(POINTS.size) > 0.5
+        else:
+            out[s] = np.roll(POINTS, 3 * k)
+    return out
+
+
+@pytest.mark.parametrize("op", list(ALL_OPS.values()), ids=list(ALL_OPS))
+def test_every_op_has_an_exact_reference(op):
+    assert op.exact is not None, f"{op.name}: declare exact= (rg.check judges by it)"
+    assert op.exact == PERFORM or callable(op.exact)
+
+
+@pytest.mark.parametrize("op", list(ALL_OPS.values()), ids=list(ALL_OPS))
+def test_every_op_is_what_its_term_operator_calls(op):
+    assert OPERATORS[op.name] is op
+    assert getattr(rg, op.name) is op
+
+
+@pytest.mark.parametrize("op", ELEMENTWISE, ids=[op.name for op in ELEMENTWISE])
+def test_elementwise_ops_compile_to_numpys_values(op):
+    symbols, params = _operands(op)
+    term = op(*symbols, *params)
+    values = _values(symbols)
+    args = [values[s] for s in symbols]
+    with np.errstate(all="ignore"):
+        expected = rg.evaluate(term, values)
+    assert scalar_code(op, rg.typeof(term).dtype, term.args) is not None
+    got = rg.function(symbols, term)(*args)
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-13, equal_nan=True)
+
+
+@pytest.mark.parametrize("op", ELEMENTWISE, ids=[op.name for op in ELEMENTWISE])
+def test_elementwise_exact_references_agree_with_numpy(op):
+    symbols, params = _operands(op)
+    term = op(*symbols, *params)
+    values = _values(symbols)
+    with np.errstate(all="ignore"):
+        numpy_values = np.asarray(rg.evaluate(term, values), dtype=np.float64)
+    exact = exact_evaluate(term, values)
+    assert not np.ma.getmaskarray(exact).all()
+    # Where both are numbers they agree.  (The exact value of anything with a NaN
+    # operand is NaN, where IEEE gives pow(nan, 0) = 1 and nan > 0 = False.)
+    data = np.ma.getdata(exact)
+    finite = np.isfinite(numpy_values) & np.isfinite(data) & ~np.ma.getmaskarray(exact)
+    assert finite.sum() >= 3
+    np.testing.assert_allclose(data[finite], numpy_values[finite], rtol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "op", [op for op in ALL_OPS.values() if not op.elementwise], ids=lambda op: op.name
+)
+def test_other_ops_have_a_numba_rule(op):
+    x = rg.tensor("x", ndim=3)
+    examples = {
+        "dot": rg.matrix("A") @ rg.vector("v"),
+        "matmul": x @ x,
+        "transpose": rg.transpose(x),
+        "reshape": rg.reshape(rg.tensor("r", shape=(2, 3, 4)), (6, 4)),
+        "expand_dims": rg.expand_dims(x, 0),
+        "squeeze": rg.squeeze(rg.tensor("s", shape=(1, 3, 1)), 0),
+        "broadcast_to": rg.broadcast_to(rg.vector("b"), (3, 4)),
+        "getitem": x[0],
+        "concatenate": rg.concatenate([x, x]),
+        "stack": rg.stack([x, x]),
+    }
+    node = examples[op.name] if op.name in examples else op(x)
+    assert node.op is op
+    assert "{0}" in array_code(op, node)
+
+
+def test_the_tables_are_read_from_the_declarations():
+    assert WEIGHTS == {name: op.cost for name, op in ALL_OPS.items() if op.cost != 1.0}
+    assert {op.name for op in ALL_OPS.values() if op.compares} == {
+        "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+    }  # fmt: skip
+    ufuncs = {op.ufunc for op in ELEMENTWISE if isinstance(getattr(op, "ufunc", None), np.ufunc)}
+    assert ufuncs <= set(UFUNCS), ufuncs - set(UFUNCS)
+
+
+def test_an_op_without_an_exact_reference_is_refused_by_name():
+    from relgraph.ops import Elemwise
+
+    cube = Elemwise("cube", lambda v: np.power(v, 3), 1)
+    x = rg.vector("x")
+    with pytest.raises(rg.UnsupportedError, match="cube has no exact reference"):
+        exact_evaluate(cube(x), {x: np.ones(2)})
