@@ -1,8 +1,11 @@
-"""The code base stays ruff clean (the README's test command is all CI runs)."""
+"""The code base stays ruff clean and its core layers mypy clean (the README's test
+command is all CI runs)."""
 
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -14,5 +17,13 @@ def test_ruff_check():
         capture_output=True,
         text=True,
         check=False,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_the_core_layers_type_check():
+    pytest.importorskip("mypy")  # in the test extra, so CI runs it
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

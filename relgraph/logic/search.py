@@ -94,7 +94,7 @@ class _Worker:
         with self.lock:
             if self.job is job:
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                    ctypes.c_ulong(self.thread.ident), ctypes.py_object(KeyboardInterrupt)
+                    ctypes.c_ulong(_ident(self.thread)), ctypes.py_object(KeyboardInterrupt)
                 )
 
 
@@ -238,4 +238,10 @@ def _deepen_this_thread(limit: int) -> bool:
 
 def _clear_interrupt(thread: threading.Thread) -> None:
     """Drop an interrupt that was sent but not yet delivered."""
-    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident), None)
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(_ident(thread)), None)
+
+
+def _ident(thread: threading.Thread) -> int:
+    if thread.ident is None:  # never: the search thread is started when it is made
+        raise RuntimeError("the search thread was not started")
+    return thread.ident

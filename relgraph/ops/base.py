@@ -178,7 +178,8 @@ class Op:
         The default is the largest of its operands and result: one pass over them.
         """
         sizes = [t.size for t in (out, *ins)]
-        return None if None in sizes else float(max(sizes))
+        known = [s for s in sizes if s is not None]
+        return float(max(known)) if len(known) == len(sizes) else None
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         """The output type, given the operand types (then None per parameter) and the

@@ -51,7 +51,7 @@ class Elemwise(Op):
     def __init__(
         self,
         name: str,
-        ufunc: np.ufunc,
+        ufunc: Callable[..., Any],
         nin: int | None,
         symbol: str | None = None,
         *,

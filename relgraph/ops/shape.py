@@ -256,7 +256,8 @@ class GetItem(ShapeOp):
         used = sum(1 for e in key if e is not None)
         if used > len(shape):
             raise TypeCheckError(f"getitem: {used} indices for an array of ndim {len(shape)}")
-        out, dims = [], iter(shape)
+        out: list[int | None] = []
+        dims = iter(shape)
         for entry in key:
             if entry is None:
                 out.append(1)
@@ -385,7 +386,8 @@ class Join(Op):
             shape = (*common[:axis], len(ts), *common[axis:])
         else:
             lengths = [t.shape[axis] for t in ts]
-            total = None if None in lengths else sum(lengths)
+            known = [n for n in lengths if n is not None]
+            total = sum(known) if len(known) == len(lengths) else None
             shape = (*common[:axis], total, *common[axis + 1 :])
         return TensorType(np.result_type(*(t.dtype for t in ts)), len(shape), shape)
 

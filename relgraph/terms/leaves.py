@@ -229,6 +229,8 @@ class Symbol(TermOps):
     """
 
     __slots__ = ("name", "type", "_hash")
+    name: str
+    type: TensorType
 
     def __init__(self, name: str, type: TensorType):
         if not isinstance(name, str) or not name.isidentifier():
@@ -271,6 +273,8 @@ class Constant(TermOps):
     """
 
     __slots__ = ("value", "type", "_hash")
+    value: np.ndarray
+    type: TensorType
 
     def __init__(self, value: Any):
         arr = np.array(value, copy=True)

@@ -268,6 +268,13 @@ class Args(ExpressionTuple):
     """
 
     __slots__ = ("_first", "_rest", "_base", "_off", "_n", "_flat", "_gnd", "_h", "_tab")
+    # ExpressionTuple's own fields (its slots), which mypy does not see as slots.
+    _evaled_obj: Any
+    _parent: Any
+    _first: Any
+    _rest: Any  # an Args, None in a view
+    _base: tuple | None
+    _flat: tuple | None
 
     def __new__(cls, seq=(), **kwargs):
         return object.__new__(cls)
@@ -319,7 +326,8 @@ class Args(ExpressionTuple):
     @property
     def _tuple(self) -> tuple:
         if self._flat is None:
-            firsts, node = [], self
+            firsts: list[Any] = []
+            node = self
             while node._base is None:
                 firsts.append(node._first)
                 node = node._rest

@@ -171,7 +171,7 @@ def first_positions(root: Any) -> dict[Term, tuple[int, ...]]:
     (1,)
     """
     found: dict[Term, tuple[int, ...]] = {}
-    queue = [(root, ())] if type(root) is Term else []
+    queue: list[tuple[Term, tuple[int, ...]]] = [(root, ())] if type(root) is Term else []
     for node, path in queue:  # the list grows as it is walked
         if node not in found:
             found[node] = path

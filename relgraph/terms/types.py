@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -30,7 +31,7 @@ class TensorType:
     ndim: int
     shape: Shape
 
-    def __init__(self, dtype: object, ndim: int, shape: Shape | None = None):
+    def __init__(self, dtype: Any, ndim: int, shape: Shape | None = None):
         try:
             dt = np.dtype(dtype)
         except TypeError:
@@ -68,7 +69,7 @@ class TensorType:
         """
         if None in self.shape:
             return None
-        return int(np.prod(self.shape, dtype=np.int64))
+        return int(np.prod([d for d in self.shape if d is not None], dtype=np.int64))
 
     def accepts(self, value: np.ndarray) -> bool:
         """Whether an array has this type's ndim, and its known shape."""
