@@ -32,6 +32,7 @@ from kanren import conde, conso, eq, lall
 from kanren.assoccomm import associative, commutative, eq_assoccomm, flatten_assoc_args
 from unification import vars as lvars
 
+from relations.databases import canonicalize_db, register, specialize_db
 from relations.goals import (
     computeo,
     has_head,
@@ -46,6 +47,8 @@ from relations.goals import (
     zipo,
 )
 from relations.order import sorted_args
+from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, REASSOCIATE, SPECIALIZE, UNSAFE
+from relgraph import ops
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
 from relgraph.rewriting.relation import forward_only
 from relgraph.terms.evaluate import evaluate
@@ -118,6 +121,10 @@ def _ac_normal(t: Any, regroup: bool = False) -> Any:
     return Term((op, *ordered))
 
 
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, position=2, tracks=(ops.add, ops.mul), whole=True
+)
+@register(specialize_db, SPECIALIZE, FAST_RUN, position=1, tracks=(ops.add, ops.mul), whole=True)
 def ac_normalo(in_lv, out_lv):
     """Flatten nested ``add``/``mul`` and sort their arguments where that keeps the
     values exactly: the AC normal form (integers and bools flattened and sorted;
@@ -132,6 +139,9 @@ def ac_normalo(in_lv, out_lv):
     return ifgroundo(in_lv, computeo(_ac_normal, [in_lv], out_lv), eq_assoccomm(in_lv, out_lv))
 
 
+@register(
+    canonicalize_db, CANONICALIZE, REASSOCIATE, position=1, tracks=(ops.add, ops.mul), whole=True
+)
 def reassociateo(in_lv, out_lv):
     """Flatten and sort float sums and products too (``x * (y * 1e300) ->
     1e300 * x * y``): the float AC normal form, opt-in like LLVM's ``reassoc`` flag,
@@ -191,6 +201,7 @@ def _folded(t: Any) -> Any:
     return None if value is None else Term((op, value, *others))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=3, whole=True)
 @forward_only
 def constant_foldo(in_lv, out_lv):
     """An Op applied to constants is its value: ``2 * 3 -> 6``; the constants of a
@@ -222,11 +233,13 @@ def _drop_constanto(op, constant):
     return relation
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=4, tracks=(ops.add,), whole=True)
 def add_zeroo(in_lv, out_lv):
     """``x + 0 -> x`` (in a sum of any length)."""
     return _drop_constanto(add, 0)(in_lv, out_lv)
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=5, tracks=(ops.mul,), whole=True)
 def mul_oneo(in_lv, out_lv):
     """``x * 1 -> x`` (in a product of any length)."""
     return _drop_constanto(mul, 1)(in_lv, out_lv)
@@ -241,24 +254,28 @@ def _zero_product(t: Any) -> Any:
     return _zero_like(t) if _has_arg(mul, 0, t) else None
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=31, tracks=(ops.mul,), whole=True)
 @forward_only
 def mul_zeroo(in_lv, out_lv):
     """``x * 0 -> 0`` for scalars.  Unsafe: ``inf * 0`` and ``nan * 0`` are NaN."""
     return computeo(_zero_product, [in_lv], out_lv)
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=6, tracks=(ops.sub,))
 def sub_zeroo(in_lv, out_lv):
     """``x - 0 -> x``."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(sub, x, 0)), eq(out_lv, x))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=7, tracks=(ops.true_div,))
 def div_oneo(in_lv, out_lv):
     """``x / 1 -> x``."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(true_div, x, 1)), eq(out_lv, x))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=8, tracks=(ops.pow,))
 def pow_oneo(in_lv, out_lv):
     """``x ** 1 -> x``."""
     x = lvars(1)[0]
@@ -270,6 +287,7 @@ def _one_like(t: Any) -> Any:
     return np.ones((), tp.dtype)[()] if tp.ndim == 0 else None
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=9, tracks=(ops.pow,))
 @forward_only
 def pow_zeroo(in_lv, out_lv):
     """``x ** 0 -> 1`` for scalars (numpy: also for ``x = 0``, ``inf`` and NaN)."""
@@ -277,12 +295,23 @@ def pow_zeroo(in_lv, out_lv):
     return lall(eq(in_lv, etuple(pow, x, 0)), computeo(_one_like, [in_lv], out_lv))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=10, tracks=(ops.neg,))
 def neg_nego(in_lv, out_lv):
     """``-(-x) -> x``."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(neg, etuple(neg, x))), eq(out_lv, x))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=11, tracks=(ops.sub,))
+@register(
+    specialize_db,
+    SPECIALIZE,
+    FAST_RUN,
+    name="add_nego",
+    position=2,
+    tracks=(ops.add,),
+    reverse=True,
+)
 def sub_addo(in_lv, out_lv):
     """``x - y <-> x + (-y)``."""
     x, y = lvars(2)
@@ -324,6 +353,16 @@ def commo(op, a, b, term):
     return ifgroundo(term, conde([built], [eq(term, etuple(op, b, a))]), built)
 
 
+@register(
+    specialize_db,
+    SPECIALIZE,
+    FAST_RUN,
+    name="mul_invo",
+    position=3,
+    tracks=(ops.mul,),
+    reverse=True,
+)
+@register(specialize_db, EXPAND, position=10, tracks=(ops.true_div,))
 def div_mul_invo(in_lv, out_lv):
     """``x / y <-> x * y ** -1``.
 
@@ -387,6 +426,7 @@ def _sum_of_like(rest: tuple, coefficients: list) -> Any:
     return _scaled(reduce(operator.add, coefficients), rest)
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=14, tracks=(ops.add,), whole=True)
 def collect_termso(in_lv, out_lv):
     """Like terms: ``c1 * x + c2 * x -> (c1 + c2) * x``; so ``x + x -> 2 * x``, ``x - x -> 0 * x``.
 
@@ -406,6 +446,7 @@ def _split_like(t: Any) -> Any:
     return Term((add, *sorted_args(add, [_scaled(c - 1, rest), plain])))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=12, tracks=(ops.neg,))
 def neg_addo(in_lv, out_lv):
     """``-(a + b + ...) -> -a + -b + ...``: negation distributes over a sum (exactly)."""
     args, negs = lvars(2)
@@ -417,6 +458,7 @@ def neg_addo(in_lv, out_lv):
     )
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=13, tracks=(ops.neg,))
 def neg_mulo(in_lv, out_lv):
     """``-(c * x) -> (-c) * x`` for a number ``c``."""
     c, rest, minus_c = lvars(3)
@@ -444,12 +486,22 @@ def _without_zero_terms(t: Any) -> Any:
     return kept[0] if len(kept) == 1 else Term((add, *kept))
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=32, tracks=(ops.add,), whole=True)
 @forward_only
 def add_zero_termo(in_lv, out_lv):
     """``0 * x + y -> y`` (every such term of a sum at once).  Unsafe: ``0 * inf`` is NaN."""
     return computeo(_without_zero_terms, [in_lv], out_lv)
 
 
+@register(
+    specialize_db,
+    SPECIALIZE,
+    FAST_RUN,
+    name="pow_twoo",
+    position=5,
+    tracks=(ops.pow,),
+    reverse=True,
+)
 def mul_selfo(in_lv, out_lv):
     """``x * x <-> x ** 2``."""
     x = lvars(1)[0]
@@ -472,6 +524,7 @@ def _product_of_powers(base: Any, exponents: list) -> Term:
     return Term((pow, base, reduce(operator.add, exponents)))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=15, tracks=(ops.mul,), whole=True)
 def pow_mulo(in_lv, out_lv):
     """``x ** a * x ** b * x -> x ** (a + b + 1)``, numbers ``a, b >= 0``; so ``x * x -> x ** 2``.
 
@@ -492,6 +545,7 @@ def _split_power(t: Any) -> Any:
     return Term((mul, *sorted_args(mul, [lower, base])))
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=35, tracks=(ops.pow,))
 @forward_only
 def pow_powo(in_lv, out_lv):
     """``(x ** a) ** b -> x ** (a * b)``.  Unsafe: ``((-1) ** 2) ** 0.5`` is 1, not -1."""
@@ -504,6 +558,7 @@ def pow_powo(in_lv, out_lv):
     )
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=36, tracks=(ops.true_div,))
 def div_divo(in_lv, out_lv):
     """``(x / y) / z -> x / (y * z)``: one division instead of two."""
     x, y, z = lvars(3)
@@ -513,6 +568,7 @@ def div_divo(in_lv, out_lv):
     )
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=33, tracks=(ops.true_div,))
 @forward_only
 def div_selfo(in_lv, out_lv):
     """``x / x -> 1`` for scalars.  Unsafe: ``0 / 0`` is NaN."""
@@ -520,6 +576,7 @@ def div_selfo(in_lv, out_lv):
     return lall(eq(in_lv, etuple(true_div, x, x)), computeo(_one_like, [in_lv], out_lv))
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=34, tracks=(ops.true_div,), whole=True)
 @forward_only
 def mul_div_cancelo(in_lv, out_lv):
     """``(x * y) / y -> x`` (``y`` anywhere in the product).  Unsafe: ``y = 0``."""
@@ -532,6 +589,17 @@ def mul_div_cancelo(in_lv, out_lv):
     )
 
 
+@register(
+    specialize_db,
+    SPECIALIZE,
+    FACTOR,
+    UNSAFE,
+    name="factoro",
+    position=7,
+    tracks=(ops.add,),
+    reverse=True,
+)
+@register(specialize_db, EXPAND, position=11, tracks=(ops.mul,))
 def distributeo(in_lv, out_lv):
     """``x * (y + z) <-> x * y + x * z`` (reversed, it factors ``x`` out)."""
     x, y, z, xy, xz = lvars(5)
@@ -543,12 +611,14 @@ def distributeo(in_lv, out_lv):
     )
 
 
+@register(specialize_db, SPECIALIZE, UNSAFE, position=6, tracks=(ops.pow,))
 def pow_halfo(in_lv, out_lv):
     """``x ** 0.5 <-> sqrt(x)``."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(pow, x, 0.5)), eq(out_lv, etuple(sqrt, x)))
 
 
+@register(specialize_db, SPECIALIZE, FAST_RUN, position=4, tracks=(ops.mul,), whole=True)
 def mul_neg_oneo(in_lv, out_lv):
     """``-1 * x -> -x`` (in a product of any length), ``-x`` as ``canonicalize`` writes
     it: ``-1 * (a + b) -> -a + -b`` (exactly)."""

@@ -17,23 +17,29 @@ from kanren import eq, lall
 from unification import vars as lvars
 
 from relations.arith import commo
+from relations.databases import register, specialize_db, stabilize_db
+from relations.tags import EXPAND, FAST_RUN, STABILIZE, UNSAFE
+from relgraph import ops
 from relgraph.ops import add, exp, log, mul
 
 __all__ = ["log_expo", "exp_logo", "exp_addo", "log_mulo"]
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=1, tracks=(ops.log,))
 def log_expo(in_lv, out_lv):
     """``log(exp(x)) -> x``.  Exact, and stabler: ``exp(x)`` overflows for ``x > 709``."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(log, etuple(exp, x))), eq(out_lv, x))
 
 
+@register(stabilize_db, STABILIZE, UNSAFE, position=15, tracks=(ops.exp,))
 def exp_logo(in_lv, out_lv):
     """``exp(log(x)) -> x``.  Unsafe: for ``x < 0`` the left side is NaN."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(exp, etuple(log, x))), eq(out_lv, x))
 
 
+@register(specialize_db, EXPAND, position=12, tracks=(ops.exp,))
 def exp_addo(in_lv, out_lv):
     """``exp(a + b) <-> exp(a) * exp(b)`` (reversed, two exps become one)."""
     a, b = lvars(2)
@@ -43,6 +49,7 @@ def exp_addo(in_lv, out_lv):
     )
 
 
+@register(stabilize_db, STABILIZE, UNSAFE, EXPAND, position=18, tracks=(ops.log,))
 def log_mulo(in_lv, out_lv):
     """``log(a * b) <-> log(a) + log(b)``.  Unsafe: for ``a, b < 0`` only the left is a number."""
     a, b = lvars(2)

@@ -23,7 +23,10 @@ from kanren import conde, conso, eq, heado, lall, tailo
 from kanren.assoccomm import assoc_flatten, flatten_assoc_args
 from unification import var, vars as lvars
 
+from relations.databases import canonicalize_db, linalg_db, register, specialize_db
 from relations.goals import is_number, is_scalar, pipeo, removeo, testo, variadico, zipo
+from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, LINALG, SPECIALIZE, UNSAFE
+from relgraph import ops
 from relgraph.ops import add, dot, mul, sum, transpose
 from relgraph.terms.infer import typeof
 from relgraph.terms.term import Term
@@ -70,12 +73,14 @@ def dot_distributeo(in_lv, out_lv):
     )
 
 
+@register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=28, tracks=(ops.transpose,))
 def transpose_transposeo(in_lv, out_lv):
     """``(A.T).T -> A``."""
     A = var()
     return lall(eq(in_lv, etuple(transpose, etuple(transpose, A))), eq(out_lv, A))
 
 
+@register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=29, tracks=(ops.transpose,))
 def transpose_lowo(in_lv, out_lv):
     """``x.T -> x`` for vectors and scalars (transpose reverses no axes there)."""
     x = var()
@@ -87,6 +92,7 @@ def transpose_lowo(in_lv, out_lv):
     )
 
 
+@register(linalg_db, LINALG, position=4, tracks=(ops.transpose,))
 def transpose_doto(in_lv, out_lv):
     """``(A @ B).T <-> B.T @ A.T``."""
     A, B = lvars(2)
@@ -115,6 +121,7 @@ def _flops(t: Any) -> int:
     return total
 
 
+@register(specialize_db, SPECIALIZE, LINALG, FAST_RUN, position=9, tracks=(ops.dot,))
 def cheaper_dot_ordero(in_lv, out_lv):
     """Reassociate a product chain, either way, when that costs fewer multiply-adds.
 
@@ -139,6 +146,7 @@ def _scalar_factoro(scaled, c, plain):
     )
 
 
+@register(linalg_db, LINALG, FAST_RUN, position=2, tracks=(ops.dot,))
 def dot_scaleo(in_lv, out_lv):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a
     finite number with ``|c| >= 1``.
@@ -150,6 +158,7 @@ def dot_scaleo(in_lv, out_lv):
     return lall(dot_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c))
 
 
+@register(linalg_db, LINALG, UNSAFE, position=3, tracks=(ops.dot,))
 def dot_scale_anyo(in_lv, out_lv, c=None):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` any scalar.
 
@@ -168,6 +177,7 @@ def dot_scale_anyo(in_lv, out_lv, c=None):
     )
 
 
+@register(linalg_db, LINALG, position=5, tracks=(ops.sum,))
 def sum_doto(in_lv, out_lv):
     """``sum(A @ x) <-> sum(A, 0) @ x``: the column sums of ``A`` dotted with ``x``."""
     A, x = lvars(2)
@@ -179,6 +189,7 @@ def sum_doto(in_lv, out_lv):
     )
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=30, tracks=(ops.sum,))
 def sum_scaleo(in_lv, out_lv):
     """``sum(c * x) <-> c * sum(x)``, ``c`` a number with ``|c| >= 1``: one multiplication, not n.
 
@@ -194,6 +205,7 @@ def _at_least_one(c: Any) -> bool:
     return is_number(c) and bool(np.isfinite(c) and np.abs(c) >= 1)
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=40, tracks=(ops.sum,))
 def sum_scale_anyo(in_lv, out_lv, c=None):
     """``sum(c * x) <-> c * sum(x)``, ``c`` any scalar.
 
@@ -220,6 +232,17 @@ def _no_broadcast(*terms: Any) -> bool:
     return True
 
 
+@register(
+    specialize_db,
+    SPECIALIZE,
+    FACTOR,
+    UNSAFE,
+    name="dot_factoro",
+    position=8,
+    tracks=(ops.add,),
+    reverse=True,
+)
+@register(linalg_db, LINALG, EXPAND, name="dot_distributeo", position=1, tracks=(ops.dot,))
 def dot_distribute_sameo(in_lv, out_lv):
     """``A @ (x + y + ...) <-> A @ x + A @ y + ...`` where no summand is broadcast.
 

@@ -26,8 +26,11 @@ from kanren import conde, eq, lall
 from unification import var, vars as lvars
 
 from relations.arith import _zero_like, commo, negated, nego
+from relations.databases import canonicalize_db, register
 from relations.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relations.order import sorted_args
+from relations.tags import CANONICALIZE, FAST_RUN, UNSAFE
+from relgraph import ops
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
 from relgraph.rewriting.relation import forward_only
 from relgraph.rewriting.rules import rule
@@ -68,6 +71,7 @@ def _signs_pulled(t: Any) -> Any:
     return negated(product) if flips % 2 else product
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=16, tracks=(ops.mul,), whole=True)
 def mul_nego(in_lv, out_lv):
     """``x * -y -> -(x * y)``, ``(-x) * (-y) -> x * y``: signs leave a product (exactly).
 
@@ -105,6 +109,14 @@ def _abs_merged(t: Any) -> Any:
     return _product([*rest, Term((abs, _product(inside)))])
 
 
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    position=17,
+    tracks=(ops.mul, ops.true_div),
+    whole=True,
+)
 def abs_mulo(in_lv, out_lv):
     """``abs(x) * abs(y) <-> abs(x * y)``; ``abs(x) / abs(y) <-> abs(x / y)``: exact.
 
@@ -139,6 +151,7 @@ def _constant_divided(t: Any) -> Any:
     return _product(rest) if ratio == 1 else _product([ratio, *rest])
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=19, tracks=(ops.true_div,))
 @forward_only
 def div_consto(in_lv, out_lv):
     """``(k * x) / c -> (k / c) * x`` for numbers with an exact ratio: ``2 * x / 2 -> x``.
@@ -194,6 +207,7 @@ def _sum_of(exponents: list) -> Term:
     return Term((add, *first._tuple[1:], *sorted_args(add, rest)))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=20, tracks=(ops.mul,), whole=True)
 def exp_mulo(in_lv, out_lv):
     """``exp(a) * exp(b) -> exp(a + b)``, ``2 ** a * 2 ** b -> 2 ** (a + b)`` (any
     positive number base; every group of a product at once).
@@ -222,6 +236,7 @@ def _exps_divided(t: Any) -> Any:
     return merged if not rest else Term((true_div, merged, _product(rest)))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=21, tracks=(ops.true_div,))
 def exp_divo(in_lv, out_lv):
     """``exp(a) / exp(b) -> exp(a - b)`` (also among other factors above and below).
 
@@ -249,6 +264,7 @@ def _sign_of_quotient(t: Any) -> Any:
     return s if c > 0 else Term((neg, s))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=22, tracks=(ops.sign,))
 @forward_only
 def sign_div_consto(in_lv, out_lv):
     """``sign(x / c) -> sign(x)`` for a number ``c > 0`` (``-sign(x)`` for ``c < 0``).
@@ -291,6 +307,9 @@ def _cancelled(t: Any) -> Any:
     return top if not kept_den else Term((true_div, top, _product(kept_den)))
 
 
+@register(
+    canonicalize_db, CANONICALIZE, UNSAFE, position=37, tracks=(ops.mul, ops.true_div), whole=True
+)
 @forward_only
 def cancelo(in_lv, out_lv):
     """``(x / y) * (y / z) / (x / w) -> w / z``: equal factors above and below cancel.
@@ -300,6 +319,9 @@ def cancelo(in_lv, out_lv):
     return computeo(_cancelled, [in_lv], out_lv)
 
 
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, position=27, tracks=(ops.true_div, ops.reciprocal)
+)
 def reciprocal_reciprocalo(in_lv, out_lv):
     """``1 / (1 / x) -> x`` (also ``reciprocal(reciprocal(x))``).
 
@@ -324,12 +346,14 @@ def _zero_quotient(t: Any) -> Any:
     return None
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=38, tracks=(ops.true_div,))
 @forward_only
 def zero_divo(in_lv, out_lv):
     """``0 / x -> 0`` for scalars.  Unsafe: ``0 / 0`` and ``0 / nan`` are NaN."""
     return computeo(_zero_quotient, [in_lv], out_lv)
 
 
+@register(canonicalize_db, CANONICALIZE, UNSAFE, position=39, tracks=(ops.true_div,))
 def div_abso(in_lv, out_lv):
     """``x / abs(x) <-> sign(x)``.  Unsafe: at 0 and +-inf the left side is NaN."""
     x = var()
@@ -338,6 +362,7 @@ def div_abso(in_lv, out_lv):
 
 _x = lvar("x")
 abs_nego = rule(abs(-_x), abs(_x), name="abs_nego", when=lambda x: typeof(x).dtype.kind in "fi")
+register(canonicalize_db, CANONICALIZE, position=18, tracks=(ops.abs,))(abs_nego)
 abs_nego.__doc__ = """``abs(-x) <-> abs(x)``: exact for floats and signed integers.
 
 (For signed integers the most negative value is its own negation and its own

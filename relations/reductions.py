@@ -16,7 +16,10 @@ from etuples import etuple
 from kanren import conde, eq, lall
 from unification import var
 
+from relations.databases import REDUCTIONS, canonicalize_db, register
 from relations.goals import computeo, eacho, has_head, ifgroundo
+from relations.tags import CANONICALIZE, FAST_RUN
+from relgraph import ops
 from relgraph.ops import maximum, minimum, sum, where
 from relgraph.ops.reductions import Reduce
 from relgraph.rewriting.relation import forward_only
@@ -48,6 +51,7 @@ def _merged_sum(t: Any) -> Any:
     return Term((sum, *sum.bind((x,), {"axis": axis})))
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=23, tracks=(ops.sum,))
 def sum_sumo(in_lv, out_lv):
     """``sum(sum(x, axis=a), axis=b) -> sum(x, axis=a and b)``: one reduction.
 
@@ -79,6 +83,13 @@ def _split_sums(t: Any) -> list:
     return out
 
 
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    position=25,
+    tracks=(ops.maximum, ops.minimum, ops.where),
+)
 def same_choiceo(in_lv, out_lv):
     """``maximum(x, x) -> x``, ``minimum(x, x) -> x``, ``where(c, x, x) -> x``.
 
@@ -103,6 +114,7 @@ def _scalar_reduced(t: Any) -> Any:
     return None
 
 
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=26, tracks=REDUCTIONS)
 @forward_only
 def reduce_scalaro(in_lv, out_lv):
     """``sum(s) -> s`` for a 0-d ``s`` (also ``max``, ``min``, ``prod``, ``mean``).
@@ -125,6 +137,7 @@ _x, _y = lvar("x", dtype="floating"), lvar("y", dtype="floating")
 sum_addo = rule(
     sum(_x) + sum(_y), sum(_x + _y), name="sum_addo", when=lambda x, y: _same_known_shape(x, y)
 )
+register(canonicalize_db, CANONICALIZE, position=24, tracks=(ops.add,))(sum_addo)
 sum_addo.__doc__ = """``sum(x) + sum(y) <-> sum(x + y)`` for float arrays of one known shape.
 
 It adds the same numbers in another order (as a reassociated sum does); with

@@ -27,7 +27,10 @@ from kanren import conde, eq, lall
 from unification import var, vars as lvars
 
 from relations.arith import commo, nego
+from relations.databases import register, stabilize_db
 from relations.goals import computeo, has_head, ifgroundo, is_number, pipeo, removeo, variadico
+from relations.tags import FAST_RUN, STABILIZE, UNSAFE
+from relgraph import ops
 from relgraph.ops import (
     abs,
     add,
@@ -63,6 +66,7 @@ __all__ = [
 ]  # fmt: skip
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=7, tracks=(ops.log,))
 def log1po(in_lv, out_lv):
     """``log(1 + x) -> log1p(x)``: exact for small ``x``, where ``1 + x`` rounds."""
     args, rest, x = lvars(3)
@@ -99,6 +103,7 @@ def _expm1_in_sum(t: Any) -> Any:
     return merged if not rest else Term((add, *rest, merged))
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=13, tracks=(ops.sub, ops.add), whole=True)
 def expm1o(in_lv, out_lv):
     """``exp(u) - 1 -> expm1(u)`` (in a sum, as ``exp(u) + -1``; also with an array of
     ones when it does not broadcast ``u``): no cancellation near 0."""
@@ -112,6 +117,7 @@ def expm1o(in_lv, out_lv):
     return ifgroundo(in_lv, computeo(_expm1_in_sum, [in_lv], out_lv), backward)
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=2, tracks=(ops.log,))
 def logsumexpo(in_lv, out_lv):
     """``log(sum(exp(x), axis, keepdims)) -> logsumexp(x, axis, keepdims)``.
 
@@ -183,6 +189,7 @@ def _stable(shifted: Any) -> Term:
     return Term((logsumexp, shifted._tuple[1]._tuple[1], *shifted._tuple[2:]))
 
 
+@register(stabilize_db, STABILIZE, UNSAFE, position=17, tracks=(ops.add,))
 def logsumexp_shifto(in_lv, out_lv):
     """``logsumexp(x - m, axis, keepdims=True) + m -> logsumexp(x, axis, keepdims=True)``
     where ``m = max(x, axis, keepdims=True)``; also ``(y - logsumexp(x - m, ...)) - m
@@ -220,6 +227,7 @@ def _log_add_exp(t: Any) -> Any:
     return reduce(lambda a, b: Term((logaddexp, a, b)), inner)
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=3, tracks=(ops.log,))
 def log_add_expo(in_lv, out_lv):
     """``log(exp(a) + exp(b) + ...) -> logaddexp(logaddexp(a, b), ...)``.
 
@@ -234,6 +242,7 @@ def log_add_expo(in_lv, out_lv):
     return ifgroundo(in_lv, computeo(_log_add_exp, [in_lv], out_lv), backward)
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=4, tracks=(ops.log,))
 def log_diff_expo(in_lv, out_lv):
     """``log(exp(a) - exp(b)) -> where(b == -inf, a, a + log1mexp(b - a))``.
 
@@ -253,6 +262,7 @@ def log_diff_expo(in_lv, out_lv):
     )
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=5, tracks=(ops.log, ops.log1p))
 def log1mexpo(in_lv, out_lv):
     """``log(1 - exp(x))``, ``log1p(-exp(x))``, ``log(-expm1(x)) -> log1mexp(x)``."""
     x = var()
@@ -266,12 +276,14 @@ def log1mexpo(in_lv, out_lv):
     )
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=8, tracks=(ops.log1p,))
 def softpluso(in_lv, out_lv):
     """``log1p(exp(x)) -> softplus(x)``: no overflow for large ``x``."""
     x = var()
     return lall(eq(in_lv, etuple(log1p, etuple(exp, x))), eq(out_lv, etuple(softplus, x)))
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=6, tracks=(ops.log,))
 def log_sigmoido(in_lv, out_lv):
     """``log(sigmoid(x)) -> -softplus(-x)``: no underflow to ``log(0)`` for ``x << 0``."""
     x, minus_x = lvars(2)
@@ -283,6 +295,7 @@ def log_sigmoido(in_lv, out_lv):
     )
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=9, tracks=(ops.log1p,))
 def log1m_sigmoido(in_lv, out_lv):
     """``log(1 - sigmoid(x))`` (``log1p(-sigmoid(x))``) ``-> -softplus(x)``."""
     x = var()
@@ -292,6 +305,7 @@ def log1m_sigmoido(in_lv, out_lv):
     )
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=11, tracks=(ops.true_div, ops.reciprocal))
 def sigmoido(in_lv, out_lv):
     """``1 / (1 + exp(u)) -> sigmoid(-u)`` (so ``1 / (1 + exp(-x)) -> sigmoid(x)``)."""
     u, minus_u, one_plus = lvars(3)
@@ -306,6 +320,7 @@ def sigmoido(in_lv, out_lv):
     )
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=12, tracks=(ops.add,))
 def one_minus_sigmoido(in_lv, out_lv):
     """``1 - sigmoid(x) -> sigmoid(-x)`` (``1 + -sigmoid(x)`` after canonicalize)."""
     x, minus_x = lvars(2)
@@ -317,12 +332,14 @@ def one_minus_sigmoido(in_lv, out_lv):
     )
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=10, tracks=(ops.log1p,))
 def log1p_expm1o(in_lv, out_lv):
     """``log1p(expm1(x)) -> x`` (of the same dtype): exact where ``expm1`` overflows."""
     x = var()
     return lall(eq(in_lv, etuple(log1p, etuple(expm1, x))), eq(out_lv, x))
 
 
+@register(stabilize_db, STABILIZE, FAST_RUN, position=14, tracks=(ops.sqrt,))
 def sqrt_squareo(in_lv, out_lv):
     """``sqrt(x ** 2) -> abs(x)``: no overflow of ``x ** 2``."""
     x = var()
@@ -348,6 +365,7 @@ def _log_of_quotient(t: Any) -> Any:
     return None
 
 
+@register(stabilize_db, STABILIZE, UNSAFE, position=16, tracks=(ops.log,))
 @forward_only
 def log_divo(in_lv, out_lv):
     """``log(c / x) -> log(c) - log(x)`` (``log(1 / x) -> -log(x)``) and
