@@ -41,7 +41,7 @@ from relgraph.rewriting.relation import (
 )
 from relgraph.terms.printing import brief, pprint
 from relgraph.terms.term import Term
-from relgraph.terms.traverse import checked_term, subterms
+from relgraph.terms.traverse import checked_term, leaves, subterms
 
 __all__ = ["explore_terms", "TermSpace", "Edge", "Derivation", "Neighbours", "rules_of"]
 
@@ -229,11 +229,11 @@ class TermSpace:
         tied = [t for t, c in costs.items() if c == cheapest]
         if len(tied) == 1:
             return tied[0]
-        ranks = {leaf: i for i, leaf in enumerate(dict.fromkeys(_leaves(self.start)))}
+        ranks = {leaf: i for i, leaf in enumerate(dict.fromkeys(leaves(self.start, 256)))}
         return min(
             tied,
             key=lambda t: (
-                [ranks.get(leaf, len(ranks)) for leaf in _leaves(t)],
+                [ranks.get(leaf, len(ranks)) for leaf in leaves(t, 256)],
                 self._entries[t].index,
             ),
         )
@@ -247,11 +247,6 @@ class TermSpace:
             steps.append(edge)
             edge = self._entries[edge.source].parent
         return Derivation(self.start, tuple(reversed(steps)))
-
-    def successors(self, term: Any) -> tuple[Edge, ...]:
-        """The steps out of ``term`` found so far."""
-        self._entry(term)
-        return tuple(e for e in self._edges if e.source == term)
 
     def _entry(self, term: Any) -> _Entry:
         try:
@@ -472,16 +467,3 @@ class Neighbours:
 
 class _Timeout(Exception):
     pass
-
-
-def _leaves(term: Any, limit: int = 256) -> list[Any]:
-    """The first ``limit`` leaves of ``term``, left to right (Ops are not leaves)."""
-    out: list[Any] = []
-    stack = [term]
-    while stack and len(out) < limit:
-        item = stack.pop()
-        if type(item) is Term:
-            stack.extend(reversed(item.args))
-        else:
-            out.append(item)
-    return out

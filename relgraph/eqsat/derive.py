@@ -1,6 +1,6 @@
 """Derivations out of an e-graph: named relation steps from the start to a term.
 
-Every e-node a relation added records its :class:`~relgraph.eqsat.saturate.Application`:
+Every e-node a relation added records its :class:`~relgraph.eqsat.saturate.Merge`:
 the view it ran on (its *shape*) and the answer.  Within an e-class those records
 are edges between e-nodes.  A derivation steers the start, a concrete term,
 towards the target top-down: at each position it finds a path of edges from the
@@ -20,12 +20,12 @@ from typing import Any
 
 from relgraph.eqsat.bfs import Derivation, Edge
 from relgraph.eqsat.egraph import EGraph, Hole, flat_form, flatteno
-from relgraph.eqsat.saturate import Application
+from relgraph.eqsat.saturate import Merge
 from relgraph.exceptions import DerivationError
 from relgraph.logic.search import run_deep
 from relgraph.rewriting.relation import Matcher, Rule, as_rule, directions_of, replace_at, reverse
 from relgraph.terms.term import Term
-from relgraph.terms.traverse import substitute
+from relgraph.terms.traverse import leaves, substitute
 
 __all__ = ["derive", "DerivationError"]
 
@@ -39,10 +39,10 @@ FLIP = {"forward": "backward", "backward": "forward"}
 class _Graph:
     """Edges between the e-nodes of each class, from the applications."""
 
-    def __init__(self, egraph: EGraph, applications: list[Application]):
+    def __init__(self, egraph: EGraph, applications: list[Merge]):
         self.g = egraph
-        self.out: dict[Any, list[tuple[Application, bool, Any]]] = defaultdict(list)
-        self.from_any: dict[int, list[tuple[Application, Any]]] = defaultdict(list)
+        self.out: dict[Any, list[tuple[Merge, bool, Any]]] = defaultdict(list)
+        self.from_any: dict[int, list[tuple[Merge, Any]]] = defaultdict(list)
         for app in applications:
             a = egraph.canonical(app.from_key)
             if app.to_key[0] == "class":
@@ -81,27 +81,17 @@ class _Graph:
                 yield app, False, a
 
 
-def _reversible(app: Application) -> bool:
+def _reversible(app: Merge) -> bool:
     return app.window is None and FLIP[app.direction] in directions_of(app.rule)
 
 
 def _only_hole(shape: Any, answer: Hole) -> bool:
-    return all(type(leaf) is not Hole or leaf == answer for leaf in _leaves(shape))
-
-
-def _leaves(term: Any):
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if type(t) is Term:
-            stack.extend(t._tuple[1:])
-        else:
-            yield t
+    return all(type(leaf) is not Hole or leaf == answer for leaf in leaves(shape))
 
 
 def derive(
     egraph: EGraph,
-    applications: list[Application],
+    applications: list[Merge],
     start: Term,
     target: Any,
     fallback: Any = None,
@@ -203,7 +193,7 @@ class _Deriver:
                 cur = self.steer(cur, (*pos, i), child, steps, nesting + 1)
         return cur
 
-    def take(self, cur, pos, app: Application, forward: bool, steps, nesting) -> Any:
+    def take(self, cur, pos, app: Merge, forward: bool, steps, nesting) -> Any:
         """One step along ``app`` (backward: its relation the other way)."""
         source_shape = app.shape if forward else self.g.spelled(app.result)
         self.in_step += 1
@@ -228,7 +218,7 @@ class _Deriver:
                           app.rule))  # fmt: skip
         return target
 
-    def answer(self, app: Application, direction: str, before: Any, filled: Any, cur: Any):
+    def answer(self, app: Merge, direction: str, before: Any, filled: Any, cur: Any):
         """``filled`` if the relation gives it on ``before``, else an answer of the same
         e-class (a relation may answer otherwise on terms than on views: sorting)."""
         key = (app.rule, direction)

@@ -365,13 +365,6 @@ class EGraph:
     def nodes(self, cid: int) -> list[Key]:
         return self.classes[self.find(cid)].nodes
 
-    def type_of(self, cid: int) -> TensorType:
-        return self.classes[self.find(cid)].type
-
-    def constant_of(self, cid: int) -> Any:
-        """The class's constant value, or ``NO_CONSTANT``."""
-        return self.classes[self.find(cid)].constant
-
     def hole(self, cid: int) -> Any:
         """What a view shows for class ``cid`` at its edge: its constant, or a hole."""
         cls = self.classes[self.find(cid)]

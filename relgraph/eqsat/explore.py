@@ -31,7 +31,7 @@ from relgraph.eqsat.cost import Cost, shape_cost
 from relgraph.eqsat.derive import DerivationError, derive
 from relgraph.eqsat.egraph import EGraph
 from relgraph.eqsat.extract import NodeCosts, extract, iter_terms
-from relgraph.eqsat.saturate import Application, Budgets, runners_for, saturate
+from relgraph.eqsat.saturate import Budgets, Merge, directed_rules, saturate
 from relgraph.exceptions import SearchTimeout
 from relgraph.logic.search import run_deep
 from relgraph.terms.printing import brief
@@ -60,7 +60,7 @@ class RewriteSpace:
         self.root = self.egraph.add_term(start)
         self.runners = runners
         #: Every answer the relations added, in order.
-        self.applications: list[Application] = []
+        self.applications: list[Merge] = []
         self.stopped_by: str | None = None
         self.elapsed = 0.0
         self._best: dict[Any, tuple] = {}
@@ -271,7 +271,7 @@ def explore(
     directions = tuple(dict.fromkeys(directions))
     if not directions or any(d not in DIRECTIONS for d in directions):
         raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
-    runners = runners_for(rules_of(relations), directions, max_answers)
+    runners = directed_rules(rules_of(relations), directions, max_answers)
     space = RewriteSpace(term, cost, runners)
     timeout = DEFAULT_TIMEOUT if timeout == "default" else timeout
     if timeout is not None and not timeout > 0:

@@ -44,7 +44,7 @@ from relgraph.rewriting.relation import (
 )
 from relgraph.terms.term import Term
 
-__all__ = ["Application", "Runner", "Budgets", "saturate", "runners_for"]
+__all__ = ["Merge", "DirectedRule", "Budgets", "saturate", "directed_rules"]
 
 #: Depth of the views a hand-written goal sees, unless it says (``relation.depth``).
 DEFAULT_DEPTH = 2
@@ -55,7 +55,7 @@ ALL = "all"  # the guide of a hand-written goal: every e-node, to its depth
 
 
 @dataclass(frozen=True)
-class Application:
+class Merge:
     """One answer of a relation, merged into the graph.
 
     ``shape`` is the view of the e-node the relation ran on (``window``: on a run
@@ -84,7 +84,7 @@ class Budgets:
     ban_length: int = 5
 
 
-class Runner:
+class DirectedRule:
     """One relation in one direction, with its matcher, its guide and its backoff."""
 
     def __init__(self, rule: Rule, direction: str, max_answers: int):
@@ -109,13 +109,13 @@ class Runner:
         self.applied = 0
 
     def __repr__(self) -> str:
-        return f"Runner({self.rule.name!r}, {self.direction})"
+        return f"DirectedRule({self.rule.name!r}, {self.direction})"
 
 
-def runners_for(rules: tuple[Rule, ...], directions: tuple[str, ...], max_answers: int):
+def directed_rules(rules: tuple[Rule, ...], directions: tuple[str, ...], max_answers: int):
     """A runner per relation and direction it runs in."""
     return [
-        Runner(rule, d, max_answers)
+        DirectedRule(rule, d, max_answers)
         for rule in rules
         for d in directions
         if d in directions_of(rule)
@@ -215,7 +215,7 @@ class Views:
         self.cache[ck] = out
         return out
 
-    def roots(self, cid: int, runner: Runner) -> Iterator[tuple[Key, Term]]:
+    def roots(self, cid: int, runner: DirectedRule) -> Iterator[tuple[Key, Term]]:
         """The views of class ``cid`` a runner tries: each e-node it tracks."""
         tracks, guide = runner.tracks, runner.guide
         canon = self.egraph.find(cid)
@@ -242,7 +242,7 @@ class Views:
 
 @dataclass
 class _Match:
-    runner: Runner
+    runner: DirectedRule
     cid: int
     key: Key
     shape: Term
@@ -261,9 +261,9 @@ class Stop(Exception):
 
 def saturate(
     egraph: EGraph,
-    runners: list[Runner],
+    runners: list[DirectedRule],
     budgets: Budgets,
-    applications: list[Application],
+    applications: list[Merge],
     progress: bool | None = None,
 ) -> str | None:
     """Run ``runners`` on ``egraph`` to saturation or a budget; the budget's name or None."""
@@ -350,7 +350,7 @@ def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match],
     return mine, None
 
 
-def _places(view: Any, runner: Runner) -> Iterator[tuple[Any, tuple[int, int] | None]]:
+def _places(view: Any, runner: DirectedRule) -> Iterator[tuple[Any, tuple[int, int] | None]]:
     if type(view) is not Term or not runner.windows or len(view._tuple) > MAX_WINDOW_ARITY + 1:
         yield view, None
         return
@@ -380,7 +380,7 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
             egraph.merge(m.cid, new)
             m.runner.applied += 1
             applications.append(
-                Application(
+                Merge(
                     m.runner.rule, m.runner.direction, m.shape, m.window, answer, result,
                     m.key, to_key, iteration,
                 )

@@ -268,7 +268,7 @@ def _instantiate(pattern: Any, rng: Any) -> Any:
         args: list = []
         variadic = getattr(p._tuple[0], "nin", 0) is None
         for a in p._tuple[1:]:
-            if variadic and (is_rest(a) or (type(a) is Term and _holds_rest(a))):
+            if variadic and (is_rest(a) or (type(a) is Term and _rest_outside_variadic(a))):
                 n = lengths.setdefault(id(a), int(rng.integers(1, 4)))
                 args.extend(build(a, i + 1) for i in range(n))
             else:
@@ -284,11 +284,11 @@ def _instantiate(pattern: Any, rng: Any) -> Any:
     return _typed(as_term(out))
 
 
-def _holds_rest(t: Any) -> bool:
+def _rest_outside_variadic(t: Any) -> bool:
     """Whether ``t`` holds a rest variable no variadic Op inside it takes as its own."""
     if getattr(t._tuple[0], "nin", 0) is None:
         return False
-    return any(is_rest(a) or (type(a) is Term and _holds_rest(a)) for a in t._tuple[1:])
+    return any(is_rest(a) or (type(a) is Term and _rest_outside_variadic(a)) for a in t._tuple[1:])
 
 
 def _vary(term: Any, rng: Any) -> Any:

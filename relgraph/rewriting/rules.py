@@ -44,13 +44,12 @@ from relgraph.rewriting.patterns import (
     substitute_vars,
     variables,
 )
+from relgraph.rewriting.relation import BOTH
 from relgraph.terms.lvars import LVar, is_lvar
 from relgraph.terms.printing import pprint
 from relgraph.terms.term import Term
 
 __all__ = ["rule", "PatternRelation", "Condition"]
-
-BOTH = ("forward", "backward")
 
 
 class Condition:

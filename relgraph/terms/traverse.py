@@ -18,6 +18,7 @@ from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term, _is_cons, _wrap
 
 __all__ = [
+    "leaves",
     "first_positions",
     "free_symbols",
     "as_term",
@@ -193,3 +194,25 @@ def free_symbols(terms: Iterable[Any]) -> set[Symbol]:
         for node in subterms(t):
             found.update(a for a in node._tuple[1:] if type(a) is Symbol)
     return found
+
+
+def leaves(term: Any, limit: int | None = None) -> list[Any]:
+    """The leaves of ``term`` (symbols, constants, numbers), left to right, at most
+    ``limit`` of them; a shared subterm's leaves count each time it occurs.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> x, y = rg.vector("x"), rg.vector("y")
+    >>> leaves(x * (y + 2.0))
+    [x, y, 2.0]
+    """
+    out: list[Any] = []
+    stack = [term]
+    while stack and (limit is None or len(out) < limit):
+        item = stack.pop()
+        if type(item) is Term:
+            stack.extend(reversed(item._tuple[1:]))
+        else:
+            out.append(item)
+    return out

@@ -3,7 +3,7 @@ values; every relation of the standard library is checked in each direction it r
 
 import numpy as np
 import pytest
-from test_relations import CASES, RULES
+from relation_cases import CASES, RULES
 
 import relgraph as rg
 from relgraph.terms.traverse import subterms

@@ -30,7 +30,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from relgraph.backends.numba import aot
-from relgraph.cache_files import cache_root, read_signed, refusal_of, warn_once, write_signed
+from relgraph.cache_files import (
+    cache_root,
+    read_signed,
+    refusal_of,
+    warn_once,
+    write_atomic,
+    write_signed,
+)
 
 __all__ = ["cache_dir", "compile_kernel", "aot_name", "kernel_path"]
 
@@ -93,13 +100,9 @@ def kernel_path(directory: Path, source: str) -> Path:
     if not intact:
         if path.exists():
             _purge_numba_cache(path)  # compiled from other text
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-        try:
-            tmp.write_text(source)
-            os.replace(tmp, path)  # readers see the old file or the new one, never half
-        except OSError:
-            tmp.unlink(missing_ok=True)
-            raise
+        # Readers see the old file or the new one, never half of one.
+        if not write_atomic(path, source.encode()):
+            raise OSError(f"cannot write {path}")
     return path
 
 
