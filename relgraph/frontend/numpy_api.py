@@ -3,7 +3,7 @@
 ``np.exp(x)``, ``np.sum(M, axis=1, keepdims=True)``, ``np.where(c, x, y)``,
 ``np.logaddexp.reduce(x)`` and ``x.sum()`` on a symbol or a term return the term
 they mean.  Terms take part through ``__array_ufunc__`` and ``__array_function__``
-(:class:`~relgraph.terms.leaves.TermOps` forwards both here), so every supported numpy
+(:class:`~relgraph.terms.operators.TermOps` forwards both here), so every supported numpy
 callable is listed once, in :data:`UFUNCS`, :data:`REDUCERS` and :data:`FUNCTIONS`.
 
 A numpy callable outside these tables raises :class:`UnsupportedError`, naming it
@@ -38,7 +38,8 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import UnsupportedError
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Constant, TermOps, register_operator
+from relgraph.terms.leaves import Constant
+from relgraph.terms.operators import TermOps, register_operator
 
 __all__ = [
     "UFUNCS", "REDUCERS", "FUNCTIONS", "term_of", "ufunc_term", "function_term",
@@ -109,26 +110,18 @@ def _constant(arr: np.ndarray) -> Constant:
 
 # -- ufuncs -----------------------------------------------------------------------
 
+# Every elementwise Op whose numpy reference is a ufunc stands for that ufunc.
 UFUNCS: dict[Any, Callable[..., Any]] = {
-    np.add: ops.add, np.subtract: ops.sub, np.multiply: ops.mul,
-    np.true_divide: ops.true_div, np.power: ops.pow, np.negative: ops.neg,
-    np.positive: lambda x: x, np.exp: ops.exp, np.log: ops.log, np.log1p: ops.log1p,
-    np.expm1: ops.expm1, np.sqrt: ops.sqrt, np.absolute: ops.abs, np.maximum: ops.maximum,
-    np.minimum: ops.minimum, np.tanh: ops.tanh, np.sin: ops.sin, np.cos: ops.cos,
-    np.sign: ops.sign, np.square: ops.square, np.reciprocal: ops.reciprocal,
-    np.log2: ops.log2, np.log10: ops.log10, np.exp2: ops.exp2, np.floor: ops.floor,
-    np.ceil: ops.ceil, np.logaddexp: ops.logaddexp, np.less: ops.less,
-    np.less_equal: ops.less_equal, np.greater: ops.greater,
-    np.greater_equal: ops.greater_equal, np.equal: ops.equal, np.not_equal: ops.not_equal,
-    np.logical_and: ops.logical_and, np.logical_or: ops.logical_or,
-    np.logical_not: ops.logical_not,
-    np.matmul: lambda a, b: ops.product_op(a, b)(a, b),
-}  # fmt: skip
+    op.ufunc: op for op in ops.ALL_OPS.values() if isinstance(getattr(op, "ufunc", None), np.ufunc)
+}
+UFUNCS[np.positive] = lambda x: x
+UFUNCS[np.matmul] = lambda a, b: ops.product_op(a, b)(a, b)
 # Bitwise operators on booleans are the logical ones (``(x > 0) & (y > 0)``).
 _BOOLEAN = {np.bitwise_and: ops.logical_and, np.bitwise_or: ops.logical_or,
             np.invert: ops.logical_not}  # fmt: skip
-# scipy.special's ufuncs, looked up only if the caller has imported scipy.special.
-_SCIPY = {"erf": ops.erf, "expit": ops.sigmoid}
+# scipy.special's ufuncs, as the Ops declare them, looked up only if the caller has
+# imported scipy.special.
+_SCIPY = {op.scipy: op for op in ops.ALL_OPS.values() if getattr(op, "scipy", None)}
 # ``ufunc.reduce`` as a reduction Op.
 REDUCERS = {np.add: ops.sum, np.multiply: ops.prod, np.maximum: ops.max,
             np.minimum: ops.min, np.logaddexp: ops.logsumexp}  # fmt: skip

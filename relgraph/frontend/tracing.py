@@ -23,7 +23,8 @@ from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
 from relgraph.frontend import numpy_api
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Symbol, TermOps
+from relgraph.terms.leaves import Symbol
+from relgraph.terms.operators import TermOps
 from relgraph.terms.printing import brief
 from relgraph.terms.types import TensorType
 

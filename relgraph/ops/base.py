@@ -24,8 +24,9 @@ from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Constant, Symbol, register_operator
+from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.lvars import Rest
+from relgraph.terms.operators import register_operator
 from relgraph.terms.printing import Bare
 from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType

@@ -59,6 +59,7 @@ class Elemwise(Op):
         cost: float = 1.0,
         compares: bool = False,
         selects: bool = False,
+        scipy: str | None = None,
     ):
         self.name = name
         self.ufunc = ufunc
@@ -68,6 +69,8 @@ class Elemwise(Op):
         self.cost = cost
         self.compares = compares
         self.selects = selects
+        #: Its name in scipy.special, whose ufunc numpy code may call on terms.
+        self.scipy = scipy
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         if self.symbol is None:
@@ -175,11 +178,13 @@ log10 = Elemwise("log10", np.log10, 1, exact=mpmath.log10)
 exp2 = Elemwise("exp2", np.exp2, 1, exact=lambda a: _ex.power(2, a))
 floor = Elemwise("floor", np.floor, 1, exact=mpmath.floor)
 ceil = Elemwise("ceil", np.ceil, 1, exact=mpmath.ceil)
-sigmoid = Elemwise("sigmoid", special.sigmoid, 1, exact=lambda a: 1 / (1 + _ex.exp(-a)))
+sigmoid = Elemwise(
+    "sigmoid", special.sigmoid, 1, exact=lambda a: 1 / (1 + _ex.exp(-a)), scipy="expit"
+)
 softplus = Elemwise("softplus", special.softplus, 1, exact=lambda a: _ex.log_add_exp([0, a]))
 log1mexp = Elemwise("log1mexp", special.log1mexp, 1, exact=_ex.log1mexp)
 logaddexp = Elemwise("logaddexp", np.logaddexp, 2, exact=lambda a, b: _ex.log_add_exp([a, b]))
-erf = Elemwise("erf", special.erf, 1, exact=mpmath.erf)
+erf = Elemwise("erf", special.erf, 1, exact=mpmath.erf, scipy="erf")
 # Comparisons and logic give bool results; ``x > y`` on terms builds them (``==`` and
 # ``!=`` stay structural equality of terms: use ``rg.equal``, ``rg.not_equal``).
 less = Elemwise("less", np.less, 2, "<", exact=lambda a, b: a < b, compares=True)

@@ -12,7 +12,7 @@ import numpy as np
 from relgraph.exceptions import TypeCheckError
 from relgraph.ops.base import PERFORM, Op, register_ops
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import register_operator
+from relgraph.terms.operators import register_operator
 from relgraph.terms.types import TensorType, broadcast_shapes
 
 __all__ = ["Dot", "Matmul", "dot", "matmul", "product_op"]

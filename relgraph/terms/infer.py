@@ -8,7 +8,8 @@ import numpy as np
 from unification.variable import Var
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.terms.leaves import Constant, Symbol, register_operator
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.operators import register_operator
 from relgraph.terms.term import Term, brief
 from relgraph.terms.types import TensorType
 

@@ -27,7 +27,8 @@ import numpy as np
 from unification.variable import Var
 
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Constant, Symbol, TermOps
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.operators import TermOps
 from relgraph.terms.term import Term
 
 __all__ = ["LVar", "Rest", "lvar", "lvars", "rest", "is_lvar", "is_rest"]

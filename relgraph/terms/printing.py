@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from etuples.core import ExpressionTuple
 
-from relgraph.terms.leaves import register_operator
+from relgraph.terms.operators import register_operator
 from relgraph.terms.term import Term, brief
 from relgraph.terms.traverse import as_term, subterms
 

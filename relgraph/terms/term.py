@@ -31,7 +31,8 @@ from cons.core import ConsPair
 from etuples.core import ExpressionTuple
 from unification.variable import Var
 
-from relgraph.terms.leaves import OPERATORS, Constant, TermOps
+from relgraph.terms.leaves import Constant
+from relgraph.terms.operators import OPERATORS, TermOps
 
 __all__ = ["Term", "Args", "memoized", "brief"]
 

@@ -13,7 +13,7 @@ from relgraph.frontend.numpy_api import UFUNCS
 from relgraph.ops import ALL_OPS
 from relgraph.ops.base import PERFORM
 from relgraph.ops.exact import exact_evaluate
-from relgraph.terms.leaves import OPERATORS
+from relgraph.terms.operators import OPERATORS
 
 ELEMENTWISE = [op for op in ALL_OPS.values() if op.elementwise]
 # Ordinary points, special points and both signs; each Op gets its domain's part.
