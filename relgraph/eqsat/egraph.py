@@ -47,6 +47,7 @@ from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import substitute
 from relgraph.terms.types import TensorType
+from relgraph.unionfind import UnionFind
 
 __all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno"]
 
@@ -113,7 +114,7 @@ class EGraph:
     """Hash-consed e-nodes, e-classes under a union-find, and their analyses."""
 
     def __init__(self) -> None:
-        self.parent: list[int] = []
+        self.sets: UnionFind[int] = UnionFind()
         self.classes: dict[int, EClass] = {}
         self.memo: dict[Key, int] = {}
         self.pending: list[int] = []
@@ -130,13 +131,8 @@ class EGraph:
     # -- the union-find ---------------------------------------------------------------
 
     def find(self, cid: int) -> int:
-        parent = self.parent
-        root = cid
-        while parent[root] != root:
-            root = parent[root]
-        while parent[cid] != root:  # path compression
-            parent[cid], cid = root, parent[cid]
-        return root
+        """The canonical id of class ``cid``."""
+        return self.sets.find(cid)
 
     def canonical(self, key: Key) -> Key:
         """``key`` with its children canonical."""
@@ -152,8 +148,8 @@ class EGraph:
         found = self.memo.get(key)
         if found is not None:
             return self.find(found)
-        cid = len(self.parent)
-        self.parent.append(cid)
+        cid = len(self.sets)
+        self.sets.add(cid)
         constant = key[2] if key[0] is LEAF and is_constant(key[2]) else NO_CONSTANT
         self.classes[cid] = EClass(key, type_, constant)
         self.touched.add(cid)
@@ -295,7 +291,7 @@ class EGraph:
         ca, cb = self.classes[a], self.classes[b]
         if len(ca.parents) < len(cb.parents):
             a, b, ca, cb = b, a, cb, ca
-        self.parent[b] = a
+        self.sets.union(a, b)
         del self.classes[b]
         ca.nodes.extend(cb.nodes)
         ca.parents.extend(cb.parents)

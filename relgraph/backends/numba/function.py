@@ -23,6 +23,7 @@ from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import checked_term, free_symbols, subterms
+from relgraph.unionfind import UnionFind
 
 __all__ = ["function", "Function", "cache_dir"]
 
@@ -406,19 +407,17 @@ ONE = ("size", 1)
 class _Shapes:
     def __init__(self, inputs):
         self.inputs = inputs
-        self.parent: dict = {}
+        self.sets: UnionFind = UnionFind()
         self.where: dict = {}  # group root -> the node that joined it
         self.equalities: list = []  # (dim, dim, node) that must be equal exactly
 
     def find(self, d):
-        while self.parent.get(d, d) != d:
-            d = self.parent[d]
-        return d
+        return self.sets.find(d)
 
     def join(self, a, b, node):
         ra, rb = self.find(a), self.find(b)
         if ra != rb:
-            self.parent[ra] = rb
+            self.sets.union(rb, ra)
             self.where[rb] = self.where.get(rb) or self.where.get(ra) or node
 
     def broadcast(self, shapes, node) -> tuple:
@@ -460,12 +459,7 @@ class _Shapes:
                      for k, d in enumerate(typeof(node).shape))  # fmt: skip
 
     def groups(self):
-        members: dict = {}
-        for d in list(self.parent):
-            members.setdefault(self.find(d), set()).add(d)
-        for root, dims in members.items():
-            dims.add(root)
-        return members
+        return self.sets.groups()
 
 
 def _shape_checks(inputs, outputs) -> tuple[list, list]:
