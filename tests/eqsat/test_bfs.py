@@ -182,3 +182,17 @@ def test_explored_terms_compute_the_same(program, seed):
         np.testing.assert_allclose(
             got, expected, rtol=1e-6, atol=1e-9 * max(1, np.abs(expected).max())
         )
+
+
+def test_both_kinds_of_space_answer_the_space_protocol():
+    from relgraph.eqsat.bfs import explore_terms
+    from relgraph.eqsat.space import Space
+
+    A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+    start = A @ (x + y)
+    for space in (rg.explore(start, [dot_distributeo]), explore_terms(start, [dot_distributeo])):
+        assert isinstance(space, Space)
+        best = space.best()
+        assert best in space.terms
+        assert space.explain(best).result == best
+        assert space.depth(start) == 0
