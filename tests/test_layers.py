@@ -160,3 +160,19 @@ def test_the_checker_sees_a_circle_and_a_layer_broken(monkeypatch):
     assert _circle() is not None
     with pytest.raises(AssertionError, match="relgraph.terms.term .relgraph.terms. imports"):
         test_no_import_goes_up_or_across_a_layer()
+
+
+def test_the_contributor_page_lists_every_module_in_its_layer():
+    page = (ROOT / "docs" / "contributing.md").read_text()
+    rows = {
+        line.split("|")[1].strip(" `/"): line.split("|")[2]
+        for line in page.splitlines()
+        if line.startswith("| ") and line.count("|") >= 4
+    }
+    for module, path in MODULES.items():
+        layer = layer_of(module)
+        if path.name == "__init__.py" or layer == "relations":
+            continue
+        row = "bottom" if module in BOTTOM else layer.removeprefix("relgraph.").replace(".", "/")
+        name = module.rsplit(".", 1)[-1]
+        assert f"`{name}`" in rows.get(row, ""), f"{module} is not in the {row} row"
