@@ -116,7 +116,8 @@ class Derivation:
     Examples
     --------
     >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
+    >>> a, b, c = rg.lvars("a b c")
+    >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> d = rg.explore(A @ x + A @ y, [dot_distributeo], method="bfs").explain(A @ (x + y))
     >>> print(d)
@@ -219,7 +220,8 @@ class TermSpace:
         Examples
         --------
         >>> import relgraph as rg
-        >>> from relations.linalg import dot_distributeo
+        >>> a, b, c = rg.lvars("a b c")
+        >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
         >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
         >>> rg.pprint(rg.explore(A @ x + A @ y, [dot_distributeo], method="bfs").best())
         '(A @ (x + y))'
@@ -406,7 +408,8 @@ class Neighbours:
     Examples
     --------
     >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
+    >>> a, b, c = rg.lvars("a b c")
+    >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> [str(e) for e in Neighbours([dot_distributeo]).steps(A @ (x + y))]
     ['dot_distributeo (forward) at []: (A @ (x + y)) -> ((A @ x) + (A @ y))']

@@ -127,7 +127,8 @@ class RewriteSpace:
         Examples
         --------
         >>> import relgraph as rg
-        >>> from relations.linalg import dot_distributeo
+        >>> a, b, c = rg.lvars("a b c")
+        >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
         >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
         >>> rg.pprint(rg.explore(A @ x + A @ y, [dot_distributeo]).best())
         '(A @ (x + y))'

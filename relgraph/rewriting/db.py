@@ -262,7 +262,8 @@ class EquilibriumDB(RelationDB):
     Examples
     --------
     >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
+    >>> a, b, c = rg.lvars("a b c")
+    >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
     >>> db = EquilibriumDB("linalg")
     >>> _ = db.register("dot_distributeo", dot_distributeo, "linalg", "expand", tracks=[rg.dot])
     >>> db.query(include=["expand"])

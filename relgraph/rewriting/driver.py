@@ -59,7 +59,8 @@ class EquilibriumRewriter:
     Examples
     --------
     >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
+    >>> a, b, c = rg.lvars("a b c")
+    >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> gather = rg.EquilibriumRewriter([rg.reverse(dot_distributeo)])
     >>> rg.pprint(rg.rewrite(A @ x + A @ y, gather))
@@ -139,7 +140,8 @@ class EquilibriumRewriter:
         Examples
         --------
         >>> import relgraph as rg
-        >>> from relations.linalg import dot_distributeo
+        >>> a, b, c = rg.lvars("a b c")
+        >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
         >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
         >>> out, report = rg.EquilibriumRewriter([dot_distributeo]).apply(A @ (x + y), trace=True)
         >>> print(report.trace[0])

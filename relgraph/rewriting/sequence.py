@@ -78,7 +78,8 @@ def rewrite(term: Any, rewriter: Any, *, report: bool = False, trace: bool = Fal
     Examples
     --------
     >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
+    >>> a, b, c = rg.lvars("a b c")
+    >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
     >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     >>> out, rep = rg.rewrite(A @ (x + y), dot_distributeo, report=True)
     >>> rg.pprint(out), rep.applications

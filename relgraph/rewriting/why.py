@@ -119,12 +119,12 @@ def why(relation: Any, term: Any, *, timeout: float = 10.0) -> Why:
     Examples
     --------
     >>> import relgraph as rg
-    >>> from relations.linalg import dot_distributeo
+    >>> a, b, c = rg.lvars("a b c")
+    >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
     >>> A, x = rg.matrix("A"), rg.vector("x")
-    >>> dist = rg.Rule(dot_distributeo, "dot_distributeo", frozenset([rg.dot]))
-    >>> print(rg.why(dist, A @ rg.exp(x)))
+    >>> print(rg.why(dot_distributeo, A @ rg.exp(x)))
     dot_distributeo on (A @ exp(x)):
-      at []: no match: eq failed with u=add(...), v=exp(x)
+      at []: no match: expected head add, found exp in exp(x)
     """
     term = checked_term(term, "why")
     rule = as_rule(relation)

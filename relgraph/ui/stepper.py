@@ -9,7 +9,9 @@ Examples
 --------
 >>> import relgraph as rg
 >>> from relgraph.ui.stepper import Stepper
->>> from relations.linalg import dot_distributeo
+>>> import relgraph as rg
+>>> a, b, c = rg.lvars("a b c")
+>>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
 >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
 >>> s = Stepper(A @ (x + y), [dot_distributeo])
 >>> [str(e) for e in s.options]
