@@ -4,6 +4,12 @@ Each helper is a plain Python function (the numpy meaning, used if Numba is
 bypassed) with a Numba ``overload`` that picks an implementation at compile time
 from the argument types: BLAS ``np.dot`` without a copy when the operands already
 have the result dtype, loops where Numba has no native support.
+
+None of them uses Numba's disk cache (its ``cache`` option): its index is not safe for two
+processes writing it at once (each picks the same data file for a different
+signature, or a different closure of one factory, and one process then loads the
+other's machine code: a ``min`` that sums).  A generated kernel is cached whole, with
+these compiled into it, under a file of its own that holds one signature.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ def ipow(a, b):
 # in relgraph.ops.special).
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def scalar_sigmoid(x):
     if x >= 0:
         return 1.0 / (1.0 + np.exp(-x))
@@ -45,19 +51,19 @@ def scalar_sigmoid(x):
     return e / (1.0 + e)
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def scalar_softplus(x):
     return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def scalar_log1mexp(x):
     if x > -_LN2:
         return np.log(-np.expm1(x))
     return np.log1p(-np.exp(x))
 
 
-@overload(ipow, jit_options={"cache": True}, inline="always")
+@overload(ipow, inline="always")
 def _ipow(a, b):
     def impl(a, b):
         if b < 0:
@@ -137,7 +143,7 @@ def keep_dims(value, shape):
     return np.reshape(np.asarray(value), shape)
 
 
-@njit(cache=True)
+@njit
 def broadcast_dim(sizes):
     """The length numpy broadcasting gives sizes of one axis (checked beforehand)."""
     out = 1
@@ -164,7 +170,7 @@ def _target(dtype) -> types.Type:
     return dtype.instance_type if isinstance(dtype, types.NumberClass) else dtype.dtype
 
 
-@overload(dot, jit_options={"cache": True})
+@overload(dot)
 def _dot(a, b, dtype):
     target = _target(dtype)
     if isinstance(target, (types.Float, types.Complex)):
@@ -200,7 +206,7 @@ def _dot(a, b, dtype):
     return mm
 
 
-@overload(sum_all, jit_options={"cache": True})
+@overload(sum_all)
 def _sum_all(a, dtype):
     if isinstance(a, types.Array):
         return lambda a, dtype: dtype(np.sum(a))
@@ -225,14 +231,14 @@ def _extreme_all(largest: bool):
     return impl
 
 
-@overload(max_all, jit_options={"cache": True})
+@overload(max_all)
 def _max_all(a, dtype):
     if isinstance(a, types.Array):
         return _extreme_all(True)
     return lambda a, dtype: dtype(a)
 
 
-@overload(min_all, jit_options={"cache": True})
+@overload(min_all)
 def _min_all(a, dtype):
     if isinstance(a, types.Array):
         return _extreme_all(False)
@@ -254,14 +260,14 @@ def _fold_all(kind: str):
     return impl
 
 
-@overload(prod_all, jit_options={"cache": True})
+@overload(prod_all)
 def _prod_all(a, dtype):
     if isinstance(a, types.Array):
         return _fold_all("prod")
     return lambda a, dtype: dtype(a)
 
 
-@overload(mean_all, jit_options={"cache": True})
+@overload(mean_all)
 def _mean_all(a, dtype):
     if isinstance(a, types.Array):
         return _fold_all("mean")
@@ -318,10 +324,10 @@ for _kind, _axis_fn, _all_fn in (
     ("prod", prod_axis, prod_all),
     ("mean", mean_axis, mean_all),
 ):
-    overload(_axis_fn, jit_options={"cache": True})(_axis_overload(_kind, _all_fn))
+    overload(_axis_fn)(_axis_overload(_kind, _all_fn))
 
 
-@overload(logsumexp_all, jit_options={"cache": True})
+@overload(logsumexp_all)
 def _logsumexp_all(a, dtype):
     if not isinstance(a, types.Array):
         return lambda a, dtype: dtype(a)
@@ -343,7 +349,7 @@ def _logsumexp_all(a, dtype):
     return impl
 
 
-@overload(logsumexp_axis, jit_options={"cache": True})
+@overload(logsumexp_axis)
 def _logsumexp_axis(a, axis, dtype):
     if a.ndim == 1:
         return lambda a, axis, dtype: logsumexp_all(a, dtype)
@@ -359,14 +365,14 @@ def _logsumexp_axis(a, axis, dtype):
     return impl
 
 
-@overload(keep_dims, jit_options={"cache": True})
+@overload(keep_dims)
 def _keep_dims(value, shape):
     if isinstance(value, types.Array):
         return lambda value, shape: np.ascontiguousarray(value).reshape(shape)
     return lambda value, shape: np.full(shape, value)
 
 
-@overload(index, jit_options={"cache": True})
+@overload(index)
 def _index(i, n):
     def impl(i, n):
         if not -n <= i < n:
@@ -376,7 +382,7 @@ def _index(i, n):
     return impl
 
 
-@overload(matmul, jit_options={"cache": True})
+@overload(matmul)
 def _matmul(a, b, dtype):
     # numpy's batching: the leading axes broadcast; each pair is a BLAS product.
     def impl(a, b, dtype):

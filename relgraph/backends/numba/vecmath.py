@@ -55,13 +55,13 @@ _EXP_MAX = 709.782712893384  # above: inf
 _EXP_MIN = -745.1332191019412  # below: 0
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def _pow2(k):
     """2.0 ** k for an integer-valued float k in [-1022, 1023]."""
     return _f64_from_bits(np.int64(k + 1023.0) << 52)
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def exp(x):
     """``np.exp`` for one float64, vectorisable."""
     # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
@@ -102,7 +102,7 @@ _SQRT2_HALF_BITS = 0x3FE6A09E00000000  # bits of about sqrt(2)/2: mantissa lower
 _ONE_BITS = 0x3FF0000000000000
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def _log_of(f, k, c):
     """``log(2^k (1 + f)) + c`` for ``1 + f`` in [sqrt(2)/2, sqrt(2)): fdlibm's Remez
     polynomial in ``s = f / (2 + f)``."""
@@ -115,7 +115,7 @@ def _log_of(f, k, c):
     return s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def log(x):
     """``np.log`` for one float64, vectorisable: ``x = 2^k (1 + f)``, then fdlibm's
     polynomial (subnormals scaled by 2^54 first)."""
@@ -131,7 +131,7 @@ def log(x):
     return x if x != x else res
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def log1p(x):
     """``np.log1p`` for one float64, vectorisable (fdlibm's method)."""
     u = 1.0 + x
@@ -158,7 +158,7 @@ def log1p(x):
     return x if x != x else res
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def sigmoid(x):
     """``1 / (1 + exp(-x))`` for one float64, vectorisable: exp only of ``-|x|``."""
     e = exp(-abs(x))
@@ -166,7 +166,7 @@ def sigmoid(x):
     return r if x >= 0.0 else (e * r if x == x else x)
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def softplus(x):
     """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``."""
     return (x if x > 0.0 else 0.0) + log1p(exp(-abs(x)))
@@ -176,7 +176,7 @@ _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441
 _TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def tanh(x):
     """``np.tanh`` for one float64, vectorisable (Cephes' method): a rational function
     of ``x*x`` below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above (1 beyond 22)."""
@@ -216,7 +216,7 @@ _ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.549377788878198
            1.65666309194161350182e3, 5.57535340817727675546e2)  # fmt: skip
 
 
-@njit(inline="always", cache=True, error_model="numpy")
+@njit(inline="always", error_model="numpy")
 def erf(x):
     """``erf`` for one float64, vectorisable: fdlibm's rational functions below 1.25,
     Cephes' ``1 - exp(-x*x) P(|x|)/Q(|x|)`` above (1 from 6 on).  Straight-line

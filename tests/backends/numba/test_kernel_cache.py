@@ -150,3 +150,26 @@ def test_many_kernels_start_one_background_builder(tmp_path):
     finally:
         for pid in found:
             os.kill(int(pid), signal.SIGKILL)
+
+
+def test_only_generated_kernels_use_numbas_disk_cache():
+    # Numba's cache index is not safe for two processes writing it at once: each may
+    # pick the same data file for a different signature (or a different closure of one
+    # factory), and a process then runs the other's machine code (a min that sums).
+    # relgraph's own modules never use it; a generated kernel file holds one signature.
+    package = Path(rg.__file__).parent
+    users = [
+        str(p.relative_to(package))
+        for p in package.rglob("*.py")
+        if "cache=True" in p.read_text() or '"cache": True' in p.read_text()
+    ]
+    assert sorted(users) == ["backends/numba/aot.py", "backends/numba/kernel_cache.py",
+                             "backends/numba/lowering.py"]  # fmt: skip
+    source = lower([rg.matrix("M")], [rg.min(rg.matrix("M"), axis=0)]).source
+    assert source.count("cache=True") == 1  # the kernel's own decorator
+
+
+def test_a_kernel_file_holds_one_signature(warm):
+    index = the("__pycache__/k_*.nbi", warm)
+    data = list(index.parent.glob(index.name.split(".py")[0] + "*.nbc"))
+    assert len(data) == 1
