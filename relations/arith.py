@@ -33,7 +33,10 @@ from kanren.assoccomm import associative, commutative, eq_assoccomm, flatten_ass
 from unification import vars as lvars
 
 from relations.databases import canonicalize_db, register, specialize_db
-from relations.goals import (
+from relations.order import sorted_args
+from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, REASSOCIATE, SPECIALIZE, UNSAFE
+from relgraph import ops
+from relgraph.logic.goals import (
     computeo,
     has_head,
     ifgroundo,
@@ -46,9 +49,6 @@ from relations.goals import (
     variadico,
     zipo,
 )
-from relations.order import sorted_args
-from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, REASSOCIATE, SPECIALIZE, UNSAFE
-from relgraph import ops
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
 from relgraph.rewriting.relation import forward_only
 from relgraph.terms.evaluate import evaluate

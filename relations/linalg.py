@@ -24,9 +24,9 @@ from kanren.assoccomm import assoc_flatten, flatten_assoc_args
 from unification import var, vars as lvars
 
 from relations.databases import canonicalize_db, linalg_db, register, specialize_db
-from relations.goals import is_number, is_scalar, pipeo, removeo, testo, variadico, zipo
 from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, LINALG, SPECIALIZE, UNSAFE
 from relgraph import ops
+from relgraph.logic.goals import is_number, is_scalar, pipeo, removeo, testo, variadico, zipo
 from relgraph.ops import add, dot, mul, sum, transpose
 from relgraph.terms.infer import typeof
 from relgraph.terms.term import Term

@@ -27,10 +27,10 @@ from unification import var, vars as lvars
 
 from relations.arith import _zero_like, commo, negated, nego
 from relations.databases import canonicalize_db, register
-from relations.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relations.order import sorted_args
 from relations.tags import CANONICALIZE, FAST_RUN, UNSAFE
 from relgraph import ops
+from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
 from relgraph.rewriting.relation import forward_only
 from relgraph.rewriting.rules import rule

@@ -17,9 +17,9 @@ from kanren import conde, eq, lall
 from unification import var
 
 from relations.databases import REDUCTIONS, canonicalize_db, register
-from relations.goals import computeo, eacho, has_head, ifgroundo
 from relations.tags import CANONICALIZE, FAST_RUN
 from relgraph import ops
+from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo
 from relgraph.ops import maximum, minimum, sum, where
 from relgraph.ops.reductions import Reduce
 from relgraph.rewriting.relation import forward_only

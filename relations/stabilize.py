@@ -28,9 +28,17 @@ from unification import var, vars as lvars
 
 from relations.arith import commo, nego
 from relations.databases import register, stabilize_db
-from relations.goals import computeo, has_head, ifgroundo, is_number, pipeo, removeo, variadico
 from relations.tags import FAST_RUN, STABILIZE, UNSAFE
 from relgraph import ops
+from relgraph.logic.goals import (
+    computeo,
+    has_head,
+    ifgroundo,
+    is_number,
+    pipeo,
+    removeo,
+    variadico,
+)
 from relgraph.ops import (
     abs,
     add,

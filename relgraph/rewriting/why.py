@@ -258,7 +258,7 @@ def _first_failure(goal: Callable, state: Any, names: dict) -> str | None:
 
 
 def _inner_goals(goal: Callable, state: Any) -> list[Callable]:
-    if goal.__name__ == "ifgroundo_goal":  # relations.goals: the branch it takes
+    if goal.__name__ == "ifgroundo_goal":  # relgraph.logic.goals.ifgroundo: its branch
         x = reify(_cell(goal, "x").cell_contents, state)
         known = x._ground if type(x) is Term else not isinstance(x, Var) and isground(x, {})
         return [_cell(goal, "then" if known else "otherwise").cell_contents]

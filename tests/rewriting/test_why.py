@@ -1,10 +1,12 @@
 """rg.why: what failed, where, with the values it saw; and why answers were refused."""
 
 import pytest
+from etuples import etuple
+from kanren import eq, lall, var
+from local_relations import dot_distributeo, mul_oneo
 
 import relgraph as rg
-from relations.arith import mul_oneo
-from relations.linalg import dot_distributeo, transpose_lowo
+from relgraph.logic import goals
 
 x, y = rg.lvars("x y")
 a, b, c = rg.vector("a"), rg.vector("b"), rg.vector("c")
@@ -38,6 +40,14 @@ def test_repeated_variables_typed_variables_and_conditions_say_what_they_saw():
     pos = rg.rule(rg.sign(k * x), rg.sign(x), when=lambda k: k > 0, name="sign_poso")
     reason = rg.why(pos, rg.sign(-2.0 * a)).attempts[0].reason
     assert reason == "condition <lambda> is false for ?k=-2.0"
+
+
+def transpose_lowo(a, b):
+    """``x.T -> x`` for a vector or a scalar: a hand-written goal with a test."""
+    u = var()
+    return lall(
+        eq(a, etuple(rg.transpose, u)), goals.testo(lambda v: rg.typeof(v).ndim < 2, u), eq(b, u)
+    )
 
 
 def test_a_hand_written_goal_reports_its_first_failing_conjunct_with_values():

@@ -174,7 +174,9 @@ def removeo(x: Any, seq: Any, rest: Any) -> Callable:
                         yield S2
             return
         others = _as_list(rest_rf) if _ground(rest_rf, S) and _ground(x_rf, S) else None
-        for i in range(len(others) + 1 if others is not None else 0):
+        if others is None:
+            return
+        for i in range(len(others) + 1):
             S1 = unify(seq, others[:i] + [x_rf] + others[i:], S)
             if S1 is not False:
                 yield S1
@@ -242,13 +244,18 @@ def zipo(relation: Callable, a: Any, b: Any) -> Callable:
         if a_items is None and b_items is None:
             yield from mapo(relation, a, b)(S)
             return
-        if a_items is None:
+        if a_items is None and b_items is not None:
             a_items = [var() for _ in b_items]
             S = unify(a, a_items, S)
-        elif b_items is None:
+        elif b_items is None and a_items is not None:
             b_items = [var() for _ in a_items]
             S = unify(b, b_items, S)
-        if S is not False and len(a_items) == len(b_items):
+        if (
+            S is not False
+            and a_items is not None
+            and b_items is not None
+            and len(a_items) == len(b_items)
+        ):
             yield from lall(*map(relation, a_items, b_items))(S)
 
     return zipo_goal
