@@ -3,8 +3,9 @@ not the standard library (``relations``), as PyTensor's ``tests/graph/utils.py``
 dummy Ops do for its graph tests.
 
 ``dot_distributeo`` is the relation of the Aesara/PyTensor documentation, written as
-it is there (kanren's ``mapo`` over a flattened sum); the rest are rules or a few lines
-of kanren.  ``localdb`` arranges them in tagged databases as a library would.
+it is there but with ``zipo`` for kanren's ``mapo`` (one conjunction once the sum's
+length is known: linear in it); the rest are rules or a few lines of kanren.
+``localdb`` arranges them in tagged databases as a library would.
 """
 
 from collections.abc import Callable
@@ -14,10 +15,10 @@ import numpy as np
 from etuples import etuple
 from kanren import conso, eq, heado, lall, tailo
 from kanren.assoccomm import assoc_flatten
-from kanren.graph import mapo
 from unification import reify, var, vars as lvars
 
 import relgraph as rg
+from relgraph.logic.goals import zipo
 from relgraph.terms.term import Term
 
 x_, y_, z_ = rg.lvars("x_ y_ z_")
@@ -33,7 +34,7 @@ def dot_distributeo(in_lv: Any, out_lv: Any) -> Callable:
         assoc_flatten(add_term_lv, add_flat_lv),
         tailo(add_cdr_lv, add_flat_lv),
         conso(rg.add, dot_cdr_lv, out_lv),
-        mapo(lambda x, y: conso(rg.dot, etuple(A_lv, x), y), add_cdr_lv, dot_cdr_lv),
+        zipo(lambda x, y: conso(rg.dot, etuple(A_lv, x), y), add_cdr_lv, dot_cdr_lv),
     )
 
 

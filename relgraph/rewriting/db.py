@@ -119,7 +119,8 @@ class RelationDB:
         return self._entries[name].obj
 
     def __iter__(self):
-        return iter(self._entries)
+        """The entries' names, in the order they run (position, then registration)."""
+        return iter([e.name for e in self.entries()])
 
     def entries(self) -> list[Entry]:
         """The entries, in order of position then registration."""

@@ -8,10 +8,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from local_relations import dot_distributeo, localdb
 
 import relgraph as rg
-from relations import optdb
-from relations.linalg import dot_distributeo
 from relgraph.logic import search as worker
 
 
@@ -36,7 +35,7 @@ def test_concurrent_rewrites_leave_process_settings_alone():
     limit, stack = sys.getrecursionlimit(), threading.stack_size()
     vs = [rg.vector(f"v{i}") for i in range(200)]
     t = rg.add(*[v * 1 + 0 for v in vs])
-    q = optdb.query(include=["fast_run"])
+    q = localdb.query(include=["fast_run"])
     with ThreadPoolExecutor(4) as ex:
         results = list(ex.map(lambda i: rg.rewrite(t, q), range(8)))
     assert all(r == results[0] for r in results)

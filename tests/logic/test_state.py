@@ -35,9 +35,9 @@ def test_importing_relgraph_leaves_unifications_own_handlers_alone():
 
 def test_kanren_run_with_dict_states_still_works_on_terms():
     from kanren import run, var
+    from local_relations import dot_distributeo
 
     import relgraph as rg
-    from relations.linalg import dot_distributeo
 
     A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
     q = var()

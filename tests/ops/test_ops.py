@@ -74,7 +74,7 @@ class TestReductionsOverAnyAxes:
         "op", [rg.sum, rg.max, rg.min, rg.prod, rg.mean], ids=lambda o: o.name
     )
     def test_against_numpy(self, op, axis, rng, tmp_path, monkeypatch):
-        from relations import optdb
+        from local_relations import localdb
 
         monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
         T = rg.tensor("T", ndim=3)
@@ -83,7 +83,7 @@ class TestReductionsOverAnyAxes:
         term = op(T * 2.0) if axis is None else op(T * 2.0, axis)
         expected = op.fn(a * 2.0, axis=axis)
         assert rg.typeof(term).ndim == np.ndim(expected)
-        out = rg.rewrite(term, optdb.query(include=["fast_run"]))  # "(0, 2) is not a term"
+        out = rg.rewrite(term, localdb.query(include=["fast_run"]))  # "(0, 2) is not a term"
         for t in (term, out):
             np.testing.assert_allclose(rg.evaluate(t, {T: a}), expected, rtol=1e-13)
         got = rg.function([T], term)(a)

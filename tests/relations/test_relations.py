@@ -4,6 +4,7 @@ the AC normal form; the databases' tags."""
 import os
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -242,3 +243,10 @@ def test_the_constants_of_a_sum_fold_into_one_of_the_sums_dtype():
     x32 = rg.vector("x32", "float32")
     out = rg.rewrite(rg.add(x32, 1, 2.5), CANON)  # 3.5 would make it float64
     assert rg.typeof(out).dtype == "float32"
+
+
+def test_the_standard_databases_have_no_fights():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert optdb.query(include=["fast_run"]).check() == []
+        assert optdb.query(include=["canonicalize", "linalg"], exclude=["expand"]).check() == []

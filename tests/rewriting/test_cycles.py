@@ -7,8 +7,6 @@ from etuples import etuple
 from kanren import eq, lall, var
 
 import relgraph as rg
-from relations import optdb
-from relations.arith import mul_neg_oneo
 from relgraph.rewriting.cycles import CycleWarning
 
 x, y = rg.lvars("x y")
@@ -55,11 +53,4 @@ def test_hand_written_relations_are_probed_and_confirmed_on_an_instance():
         found = rg.EquilibriumRewriter([neg_to_mulo, mul_to_nego, mul_to_neg_of_intso]).check()
     assert [f.names for f in found] == [("neg_to_mulo", "mul_to_nego")]
     with pytest.warns(CycleWarning, match="one is the other reversed"):
-        rg.EquilibriumRewriter([mul_neg_oneo, rg.reverse(mul_neg_oneo)]).check()
-
-
-def test_the_standard_databases_have_no_fights():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        assert optdb.query(include=["fast_run"]).check() == []
-        assert optdb.query(include=["canonicalize", "linalg"], exclude=["expand"]).check() == []
+        rg.EquilibriumRewriter([mul_to_nego, rg.reverse(mul_to_nego)]).check()

@@ -234,14 +234,14 @@ class TestDeepTerms:
         np.testing.assert_allclose(value, expected)
 
     def test_rewrite_at_the_bottom_of_a_deep_term(self, syms):
-        from relations import optdb
+        from local_relations import localdb
 
         A, B, x, y, z, w = syms
         t = A @ (x + y)
         expected = A @ x + A @ y
         for _ in range(self.DEPTH):
             t, expected = -t, -expected
-        out = rg.rewrite(t, optdb.query(include=["linalg"]))
+        out = rg.rewrite(t, localdb.query(include=["linalg"]))
         assert out == expected
 
 
