@@ -4,6 +4,7 @@ import sys
 import pytest
 
 import relgraph as rg
+import relgraph.ui.cli
 from relgraph.ui.cli import main, parse_symbols
 
 SEED = "A:matrix,B:matrix,x:vector,y:vector,z:vector,w:vector"
@@ -263,6 +264,6 @@ def test_explore_takes_the_api_default_timeout(monkeypatch, capsys):
         seen.update(kwargs)
         return explore(*args, **{**kwargs, "max_iterations": 1})
 
-    monkeypatch.setattr(rg, "explore", spy)
+    monkeypatch.setattr(relgraph.ui.cli, "explore", spy)
     assert main([*EXPLORE, "--symbols", SEED]) == 0
     assert seen["timeout"] == "default"  # rg.explore's 5 s, not "no limit"
