@@ -1,4 +1,4 @@
-"""The code base stays ruff clean and its core layers mypy clean (the README's test
+"""The code base stays ruff clean and the engine mypy clean (the README's test
 command is all CI runs)."""
 
 import subprocess
@@ -21,7 +21,7 @@ def test_ruff_check():
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
-def test_the_core_layers_type_check():
+def test_the_engine_type_checks():
     pytest.importorskip("mypy")  # in the test extra, so CI runs it
     proc = subprocess.run(
         [sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True, check=False

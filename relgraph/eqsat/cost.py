@@ -46,7 +46,7 @@ def per_node(node_cost: Callable[[Term], float], name: str | None = None) -> Cos
         return float(sum(node_cost(node) for node in subterms(term)))
 
     cost.node = node_cost  # type: ignore[attr-defined]
-    cost.__name__ = name or getattr(node_cost, "__name__", "per_node")
+    cost.__name__ = name or str(getattr(node_cost, "__name__", "per_node"))
     return cost
 
 
@@ -61,7 +61,7 @@ def weighted(weights: Mapping[str, float], default: float = 1.0) -> Cost:
     12.0
     """
     table = dict(weights)
-    return per_node(lambda node: table.get(getattr(node.op, "name", None), default), "weighted")
+    return per_node(lambda node: table.get(str(getattr(node.op, "name", "")), default), "weighted")
 
 
 _DEFAULT = weighted(WEIGHTS)

@@ -18,7 +18,7 @@ import time
 from collections import defaultdict, deque
 from typing import Any
 
-from relgraph.eqsat.bfs import Derivation, Edge
+from relgraph.eqsat.bfs import Derivation, Direction, Edge
 from relgraph.eqsat.egraph import EGraph, Hole, flat_form, flatteno
 from relgraph.eqsat.saturate import Merge
 from relgraph.exceptions import DerivationError
@@ -33,7 +33,7 @@ FLATTEN = as_rule(flatteno)
 MAX_MOVES = 64  # steps at one position before giving up
 MAX_NESTING = 48  # steering into a step's shape, within steering into another's
 MAX_SECONDS = 2.0  # a derivation's search, at most
-FLIP = {"forward": "backward", "backward": "forward"}
+FLIP: dict[str, Direction] = {"forward": "backward", "backward": "forward"}
 
 
 class _Graph:
@@ -180,7 +180,8 @@ class _Deriver:
             tried.add((here, id(step[0]), step[1]))
             mark = len(steps)
             try:
-                cur = self.take(cur, pos, *step, steps, nesting)
+                app, forward = step
+                cur = self.take(cur, pos, app, forward, steps, nesting)
             except _Unusable:  # the relation answers otherwise on real terms, or a circle
                 del steps[mark:]
                 self.banned.add((id(step[0]), step[1]))

@@ -64,6 +64,7 @@ class Hole(Symbol):
     """
 
     __slots__ = ("cid",)
+    cid: int
 
     def __init__(self, cid: int, type: TensorType):
         super().__init__(f"e{cid}", type)

@@ -152,16 +152,18 @@ class RewriteSpace:
         if model not in self._best:
             costs = NodeCosts(self.egraph, model)
             term, value, chosen, choices = extract(self.egraph, self.root, costs)
+            derivation: Derivation | None = None
             try:
-                derivation = derive(
+                derived = derive(
                     self.egraph, self.applications, self.start, term, (choices, costs)
                 )
             except DerivationError:
-                derivation = None
+                pass
             else:
-                if derivation.result != term:
-                    value = float(model(derivation.result))
-                term = derivation.result
+                derivation = derived
+                if derived.result != term:
+                    value = float(model(derived.result))
+                term = derived.result
             self._best[model] = (term, value, chosen, derivation)
         return self._best[model]
 
@@ -255,7 +257,7 @@ def explore(
         return explore_terms(
             term, relations, directions=directions,
             max_terms=1000 if max_terms is None else max_terms, max_depth=max_depth,
-            timeout=None if timeout == "default" else timeout, cost=cost,
+            timeout=_seconds(timeout, None), cost=cost,
             max_answers=max_answers, progress=progress,
         )  # fmt: skip
     if method != "egraph":
@@ -274,12 +276,12 @@ def explore(
         raise ValueError(f"directions must be some of {DIRECTIONS}, got {directions!r}")
     runners = directed_rules(rules_of(relations), directions, max_answers)
     space = RewriteSpace(term, cost, runners)
-    timeout = DEFAULT_TIMEOUT if timeout == "default" else timeout
-    if timeout is not None and not timeout > 0:
+    seconds = _seconds(timeout, DEFAULT_TIMEOUT)
+    if seconds is not None and not seconds > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    budgets = Budgets(max_nodes, max_iterations, timeout)
+    budgets = Budgets(max_nodes, max_iterations, seconds)
     began = time.perf_counter()
-    hard = None if timeout is None else timeout + HARD_TIMEOUT_GRACE
+    hard = None if seconds is None else seconds + HARD_TIMEOUT_GRACE
     try:
         space.stopped_by = run_deep(
             saturate, space.egraph, runners, budgets, space.applications, progress, timeout=hard
@@ -291,3 +293,14 @@ def explore(
     space.egraph.rebuild()
     space.elapsed = time.perf_counter() - began
     return space
+
+
+def _seconds(timeout: float | str | None, default: float | None) -> float | None:
+    """``timeout`` in seconds: ``"default"`` is ``default``, None no limit."""
+    if timeout == "default":
+        return default
+    if isinstance(timeout, str):
+        raise ValueError(
+            f"timeout must be a number of seconds, None or 'default', got {timeout!r}"
+        )
+    return timeout

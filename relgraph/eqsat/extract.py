@@ -71,7 +71,7 @@ def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
             found = _candidate(g, cid, key, costs, best)
             if found is not None and _better(found, current):
                 current, improved = found, True
-        if improved:
+        if improved and current is not None:
             best[cid] = current
             for _, parent in cls.parents:
                 parent = g.find(parent)
@@ -94,7 +94,8 @@ class Choices:
 
     def cheapest(self, keys: list[Key], costs: NodeCosts) -> tuple[Key, Any] | None:
         """The cheapest of ``keys`` (tree cost), and its term; None if none is finite."""
-        g, found = self.g, []
+        g = self.g
+        found: list[tuple[float, Key]] = []
         for key in keys:
             if key[0] == "class":
                 continue
@@ -102,12 +103,13 @@ class Choices:
                 found.append((0.0, key))
                 continue
             kids = [self.best.get(g.find(c)) for c in key[1]]
-            if None not in kids:
-                found.append((costs(key) + sum(k[0] for k in kids), key))
+            known = [k for k in kids if k is not None]
+            if len(known) == len(kids):
+                found.append((costs(key) + sum(k[0] for k in known), key))
         if not found:
             return None
         key = min(found, key=lambda f: f[0])[1]
-        children = () if key[0] is LEAF else [_build(g, g.find(c), self.best) for c in key[1]]
+        children = () if key[0] is LEAF else tuple(_build(g, g.find(c), self.best) for c in key[1])
         return key, g.node_term(key, children)
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from relgraph.eqsat.bfs import Direction
 from relgraph.eqsat.egraph import LEAF, EGraph, Key, _k
 from relgraph.logic.search import check_cancelled
 from relgraph.rewriting.patterns import PApp, PEach
@@ -64,7 +65,7 @@ class Merge:
     """
 
     rule: Rule = field(repr=False)
-    direction: str
+    direction: Direction
     shape: Term
     window: tuple[int, int] | None
     answer: Any
@@ -87,11 +88,11 @@ class Budgets:
 class DirectedRule:
     """One relation in one direction, with its matcher, its guide and its backoff."""
 
-    def __init__(self, rule: Rule, direction: str, max_answers: int):
+    def __init__(self, rule: Rule, direction: Direction, max_answers: int):
         self.rule, self.direction = rule, direction
         run_as = rule if direction == "forward" else Rule(reverse(rule), rule.name)
         self.matcher = Matcher(run_as, max_answers, label=direction)
-        relation = run_as.relation
+        relation: Any = run_as.relation
         self.tracks = run_as.tracks
         # A rule knows whether its own left side takes any number of arguments.
         self.windows = getattr(relation, "windows", rule.windows)
@@ -112,7 +113,9 @@ class DirectedRule:
         return f"DirectedRule({self.rule.name!r}, {self.direction})"
 
 
-def directed_rules(rules: tuple[Rule, ...], directions: tuple[str, ...], max_answers: int):
+def directed_rules(
+    rules: tuple[Rule, ...], directions: tuple[Direction, ...], max_answers: int
+) -> list[DirectedRule]:
     """A runner per relation and direction it runs in."""
     return [
         DirectedRule(rule, d, max_answers)

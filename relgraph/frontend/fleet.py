@@ -177,7 +177,7 @@ def _check_query(query: Any) -> None:
 def _one(item: Any, rewriter: Any, query: str | None, compile: bool) -> tuple:
     """(result, report, from the cache) for one program; raises what it raises.
     ``query`` is the rewriter's fingerprint, or None for no cache."""
-    inputs, program = item if compile else (None, item)
+    inputs, program = item if compile else ((), item)
     report, cached = None, False
     if rewriter is not None:
         program, report, cached = _rewritten(program, rewriter, query)

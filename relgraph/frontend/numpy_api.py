@@ -112,7 +112,9 @@ def _constant(arr: np.ndarray) -> Constant:
 
 # Every elementwise Op whose numpy reference is a ufunc stands for that ufunc.
 UFUNCS: dict[Any, Callable[..., Any]] = {
-    op.ufunc: op for op in ops.ALL_OPS.values() if isinstance(getattr(op, "ufunc", None), np.ufunc)
+    getattr(op, "ufunc"): op  # noqa: B009 - Elemwise Ops have one, other Ops not
+    for op in ops.ALL_OPS.values()
+    if isinstance(getattr(op, "ufunc", None), np.ufunc)
 }
 UFUNCS[np.positive] = lambda x: x
 UFUNCS[np.matmul] = lambda a, b: ops.product_op(a, b)(a, b)
@@ -121,9 +123,9 @@ _BOOLEAN = {np.bitwise_and: ops.logical_and, np.bitwise_or: ops.logical_or,
             np.invert: ops.logical_not}  # fmt: skip
 # scipy.special's ufuncs, as the Ops declare them, looked up only if the caller has
 # imported scipy.special.
-_SCIPY = {op.scipy: op for op in ops.ALL_OPS.values() if getattr(op, "scipy", None)}
+_SCIPY = {op.scipy: op for op in ops.ALL_OPS.values() if op.scipy}
 # ``ufunc.reduce`` as a reduction Op.
-REDUCERS = {np.add: ops.sum, np.multiply: ops.prod, np.maximum: ops.max,
+REDUCERS: dict[Any, Any] = {np.add: ops.sum, np.multiply: ops.prod, np.maximum: ops.max,
             np.minimum: ops.min, np.logaddexp: ops.logsumexp}  # fmt: skip
 # Keyword arguments a ufunc call may give, with the value that means "as numpy does".
 _UFUNC_DEFAULTS = {"out": None, "where": True, "casting": "same_kind", "order": "K",
@@ -344,7 +346,7 @@ def supported_names() -> list[str]:
 
 
 def _unsupported(name: str) -> UnsupportedError:
-    by_short = {}
+    by_short: dict[str, str] = {}
     for full in supported_names():
         by_short.setdefault(full.rpartition(".")[2], full)
     short = name.rpartition(".")[2]

@@ -180,11 +180,11 @@ class _Builder:
                 raise ParseError(f"{_where(kw.value)}: keyword {kw.arg!r} is not allowed here")
             kwargs[kw.arg] = self._parameter(kw.value, f"the {kw.arg} of {name}")
         try:
-            args = op.bind(args, kwargs)
-            op.check_arity(len(op.operands(args)))
+            bound = op.bind(args, kwargs)
+            op.check_arity(len(op.operands(bound)))
         except (TypeCheckError, TypeError) as exc:
             raise ParseError(f"{_where(node)}: {exc}") from None
-        return Term((op, *args))
+        return Term((op, *bound))
 
     def _argument(self, node: ast.AST, op: ops.Op, position: int) -> Any:
         """A positional argument: an operand, a list of them (``concatenate``), or past

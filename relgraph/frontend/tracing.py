@@ -213,8 +213,8 @@ class Traced:
     __le__ = _binary(np.less_equal)[0]
     __gt__ = _binary(np.greater)[0]
     __ge__ = _binary(np.greater_equal)[0]
-    __eq__ = _binary(np.equal)[0]  # type: ignore[assignment]
-    __ne__ = _binary(np.not_equal)[0]  # type: ignore[assignment]
+    __eq__ = _binary(np.equal)[0]
+    __ne__ = _binary(np.not_equal)[0]
 
     def __neg__(self):
         return np.negative(self)
@@ -269,7 +269,8 @@ class Traced:
     __int__ = __index__ = __complex__ = __float__
 
     @property
-    def T(self) -> Traced:
+    def T(self) -> Any:
+        """The transpose, a traced value."""
         return np.transpose(self)
 
     @property

@@ -74,6 +74,8 @@ class Op:
     compares: bool = False
     #: Whether the first operand only selects between the others (``where``).
     selects: bool = False
+    #: Its name in scipy.special, whose ufunc numpy code may call on terms.
+    scipy: str | None = None
 
     @property
     def keywords(self) -> tuple[str, ...]:

@@ -69,7 +69,6 @@ class Elemwise(Op):
         self.cost = cost
         self.compares = compares
         self.selects = selects
-        #: Its name in scipy.special, whose ufunc numpy code may call on terms.
         self.scipy = scipy
 
     def layout(self, args: Sequence[Any]) -> list[Any]:

@@ -47,7 +47,7 @@ def _code_fingerprint() -> str:
     """A digest of the code that decides what a rewrite gives."""
     digest = hashlib.sha256()
     for package in ("relgraph", "relations"):
-        root = Path(__import__(package).__file__).parent
+        root = Path(str(__import__(package).__file__)).parent
         for path in sorted(root.rglob("*.py")):
             digest.update(str(path.relative_to(root)).encode() + path.read_bytes())
     return digest.hexdigest()

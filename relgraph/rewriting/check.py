@@ -390,8 +390,8 @@ def _compare(term: Any, after: Any, rng: Any, direction: str, values=None):
     try:
         got = _run(after, values)
     except Exception as exc:
-        problem = f"the rewrite raises {type(exc).__name__}: {exc}"
-        return Counterexample(direction, term, after, named, before, None, problem)
+        raised = f"the rewrite raises {type(exc).__name__}: {exc}"
+        return Counterexample(direction, term, after, named, before, None, raised)
     problem = _difference((term, after), before, got, values, direction)
     if problem is None:
         return None

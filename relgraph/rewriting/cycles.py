@@ -157,9 +157,10 @@ def _unify(a: Any, b: Any, s: dict) -> dict | None:
         if len(a._tuple) != len(b._tuple):
             return None
         for x, y in zip(a._tuple, b._tuple):
-            s = _unify(x, y, s)
-            if s is None:
+            step = _unify(x, y, s)
+            if step is None:
                 return None
+            s = step
         return s
     return s if same(a, b) else None
 
@@ -201,8 +202,8 @@ def fights(relations: Iterable[Any], *, probe: bool = True) -> list[Fight]:
         for r2 in rules[i + 1 :]
         if _reverses(r1, r2)
     ]
-    known = [(r, sides(r, probe)) for r in rules]
-    known = [(r, s) for r, s in known if s]
+    probed = [(r, sides(r, probe)) for r in rules]
+    known = [(r, s) for r, s in probed if s]
     for i, (r1, s1) in enumerate(known):
         for r2, s2 in known[i:]:
             if _reverses(r1, r2):

@@ -339,7 +339,9 @@ class SequenceDB(RelationDB):
             raise RegistrationError(f"{self.name}: {name!r}: {exc}") from None
 
     def _build(self, query: Query, within: frozenset[str]) -> SequenceRewriter:
-        steps, last, built = [], None, {}
+        steps: list[Any] = []
+        last: Any = None
+        built: dict[Any, Any] = {}
         for e, labels, names in self._visible(query, within):
             obj = source = e.obj
             if source is last:

@@ -276,7 +276,8 @@ class _Run:
         first = self.nodes_before is None
         if first:
             self.nodes_before = count_nodes(root)
-        normal, failed, canon, done = self.normal, self.failed, self.canon, {}
+        normal, failed, canon = self.normal, self.failed, self.canon
+        done: dict[Any, Any] = {}
         expanded: set[int] = set()
         waiting: dict[int, list[int]] = {}  # replacement -> the nodes it replaces
         steps: dict[int, int] = {}  # replacement -> rewrites in a row that made it
@@ -452,7 +453,8 @@ class _Run:
         try:
             result = next(matcher.answers(node), None)
         except RelationError as exc:
-            result = self.relation_failed(exc)
+            self.relation_failed(exc)
+            result = None
         finally:
             self.times[index] += time.perf_counter() - start
         if result is None:
@@ -567,7 +569,7 @@ class _Run:
             name=self.rewriter.name,
             passes=passes,
             time=elapsed,
-            nodes_before=self.nodes_before,
+            nodes_before=self.nodes_before or 0,
             nodes_after=self.nodes_after(root),
             rules=tuple(stats),
             pass_log=tuple(tuple(log.items()) for log in self.pass_log),

@@ -124,13 +124,13 @@ class PRest:
         self.var = var
 
     def match_many(self, items: list, b: Bindings) -> Iterator[Bindings]:
-        v, items = self.var, tuple(items)
+        v, run = self.var, tuple(items)
         if v in b:
             bound = b[v]
-            if len(bound) == len(items) and all(map(same, bound, items)):
+            if len(bound) == len(run) and all(map(same, bound, run)):
                 yield b
-        elif all(v.admits(i) for i in items):
-            yield {**b, v: items}
+        elif all(v.admits(i) for i in run):
+            yield {**b, v: run}
 
     def build_many(self, b: Bindings) -> list | None:
         value = b.get(self.var)
@@ -170,8 +170,9 @@ class PEach:
         yield {**cur, **{v: tuple(vals) for v, vals in got.items()}}
 
     def build_many(self, b: Bindings) -> list | None:
-        values = [b.get(v) for v in self.rests]
-        if any(v is None for v in values) or len({len(v) for v in values}) != 1:
+        found = [b.get(v) for v in self.rests]
+        values = [v for v in found if v is not None]
+        if len(values) < len(found) or len({len(v) for v in values}) != 1:
             return None
         out = []
         for row in zip(*values):
@@ -347,7 +348,7 @@ def compile_pattern(pattern: Any, *, inside: frozenset = frozenset()) -> Any:
         raise PatternError(f"{brief(pattern)} has two rest parts; one argument list takes one")
     k = rest_at[0]
     item = raw[k]
-    rest = PRest(item) if type(item) is Rest else None
+    rest: PRest | PEach | None = PRest(item) if type(item) is Rest else None
     if rest is None:
         rests = sorted(_rests(item) - inside, key=lambda v: v.name)
         rest = PEach(compile_pattern(item, inside=inside | frozenset(rests)), rests)

@@ -104,20 +104,25 @@ def _bottom_up(term: Term, fn: Any) -> Any:
         order.append(node)
         stack.extend(a for a in node._tuple if type(a) is Term)
     for node in reversed(order):
-        if node._memo is None:
-            node._memo = {}
-        if fn not in node._memo:
-            node._memo[fn] = fn(node)
-    return term._memo[fn]
+        memo = node._memo if node._memo is not None else {}
+        node._memo = memo
+        if fn not in memo:
+            memo[fn] = fn(node)
+    return _memo(term)[fn]
+
+
+def _memo(node: Term) -> dict:
+    # Filled bottom-up by _memoized before a node's own entry is read.
+    return node._memo if node._memo is not None else {}
 
 
 def _pure_below(node: Term) -> bool:
-    return is_pure(node) and all(a._memo[_pure_below] for a in node._tuple if type(a) is Term)
+    return is_pure(node) and all(_memo(a)[_pure_below] for a in node._tuple if type(a) is Term)
 
 
 def _symbolic_below(node: Term) -> bool:
     return any(
-        isinstance(a, Symbol) or (type(a) is Term and a._memo[_symbolic_below])
+        isinstance(a, Symbol) or (type(a) is Term and _memo(a)[_symbolic_below])
         for a in node._tuple
     )
 

@@ -123,13 +123,13 @@ def reverse(relation: Rule | Relation) -> Relation:
     if hasattr(rule.relation, "reversed"):  # a pattern rule: its sides swapped
         return rule.relation.reversed()
 
-    def reversed_relation(a, b):
+    def reversed_relation(a: Any, b: Any) -> Any:
         return rule.relation(b, a)
 
     reversed_relation.__name__ = f"reverse({rule.name})"
-    reversed_relation.__wrapped__ = rule.relation
     swap = {"forward": "backward", "backward": "forward"}
-    reversed_relation.directions = tuple(d for d in BOTH if swap[d] in directions_of(rule))
+    directions = tuple(d for d in BOTH if swap[d] in directions_of(rule))
+    vars(reversed_relation).update(__wrapped__=rule.relation, directions=directions)
     return reversed_relation
 
 
@@ -152,7 +152,7 @@ def forward_only(relation: Relation) -> Relation:
     >>> directions_of(foldo)
     ('forward',)
     """
-    relation.directions = ("forward",)
+    vars(relation)["directions"] = ("forward",)
     return relation
 
 

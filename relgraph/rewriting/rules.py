@@ -57,8 +57,9 @@ class Condition:
 
     def __init__(self, when: Any, names: dict[str, LVar], rule_name: str):
         self.source = when
-        params = _parameters(when)
-        self.goal = params is None or _is_goal(when, params)
+        found = _parameters(when)
+        params = found if found is not None else []
+        self.goal = found is None or _is_goal(when, params)
         if not self.goal and not set(params) <= set(names):
             raise ValueError(
                 f"rule {rule_name!r}: when={when!r} names {params}, which are not all "
@@ -137,7 +138,7 @@ class PatternRelation:
                 f"rule {name!r}: {_names(unbound)} on the right-hand side "
                 "is not in the left-hand side (nothing would bind it)"
             )
-        self.directions = BOTH if lhs_vars <= rhs_vars else ("forward",)
+        self.directions: tuple[str, ...] = BOTH if lhs_vars <= rhs_vars else ("forward",)
         self._index()
 
     def _index(self) -> None:

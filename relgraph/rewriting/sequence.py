@@ -45,7 +45,8 @@ class SequenceRewriter:
         ``trace=True``, their traces: ``report.applied`` lists them all in order)."""
         term = checked_term(term, "rewrite")
         start, before = time.perf_counter(), count_nodes(term)
-        children, outputs = [], {}
+        children: list[Any] = []
+        outputs: dict[int, Any] = {}
         for name, step in self.steps:
             if outputs.get(id(step)) is term:
                 # A step that runs again on its own output (nothing between changed

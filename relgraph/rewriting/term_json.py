@@ -125,10 +125,10 @@ def _decode(x: Any, nodes: list) -> Any:
 
 
 def _head(op: Any) -> list[str]:
-    module = type(op).__module__
+    module, name = type(op).__module__, getattr(op, "name", None)
     if not isinstance(op, Op) or getattr(sys.modules.get(module), op.name, None) is not op:
         raise Unstorable(f"the Op {op!r} is not found by its name in {module}")
-    return [module, op.name]
+    return [module, str(name)]
 
 
 def _op(head: list) -> Op:

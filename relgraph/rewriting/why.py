@@ -157,13 +157,14 @@ def _attempt(rule: Any, position: tuple, node: Term) -> Attempt:
         return Attempt(position, node, "raised", reason)
     if not answers:
         return Attempt(position, node, "no match", failure(rel, node))
-    kept, reasons = [], []
+    kept: list[Any] = []
+    reasons: list[str] = []
     for result in answers:
-        reason = refusal_in_words(node, result)
-        if reason is None:
+        refusal = refusal_in_words(node, result)
+        if refusal is None:
             kept.append(result)
         else:
-            reasons.append(reason)
+            reasons.append(refusal)
     if kept:
         return Attempt(position, node, "rewrote", "", tuple(dict.fromkeys(kept)))
     return Attempt(position, node, "refused", "; ".join(dict.fromkeys(reasons)))
@@ -249,8 +250,8 @@ def _first_failure(goal: Callable, state: Any, names: dict) -> str | None:
             f"branch {i}: {w}" for i, w in enumerate(whys, 1)
         )
     if next(iter(goal(state)), None) is None:
-        for inner in _inner_goals(goal, state):  # ifgroundo, noto, ...: the goals they run
-            found = _first_failure(inner, state, names)
+        for run_by in _inner_goals(goal, state):  # ifgroundo, noto, ...: the goals they run
+            found = _first_failure(run_by, state, names)
             if found is not None:
                 return found
         return _describe(goal, state, names)

@@ -352,7 +352,7 @@ def _load_function(target: str):
     if not path or not name.isidentifier():
         raise RelgraphError(f"bad target {target!r}: expected FILE.py:FUNCTION")
     spec = importlib.util.spec_from_file_location("relgraph_jit_target", path)
-    if spec is None or not os.path.isfile(path):
+    if spec is None or spec.loader is None or not os.path.isfile(path):
         raise RelgraphError(f"bad target {target!r}: no Python file {path}")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -78,7 +78,7 @@ _SYMBOLS = {"dot": "@", "transpose": ".T"}
 
 def _label(x: Any) -> str:
     if type(x) is Term:
-        name = getattr(x.op, "name", None)
+        name = str(getattr(x.op, "name", ""))
         return getattr(x.op, "symbol", None) or _SYMBOLS.get(name) or name or repr(x.op)
     return pprint(x)
 
@@ -396,17 +396,21 @@ def _table(columns: list[str], rows: str) -> str:
 
 def _register() -> None:
     """Jupyter's display hooks, set on the classes from here."""
-    Term._repr_html_ = term_html
-    Term._repr_svg_ = lambda self: svg(term_graph(self))
-    RewriteSpace._repr_html_ = space_html
-    RewriteSpace._repr_svg_ = lambda self: svg(space_graph(self))
-    TermSpace._repr_html_ = space_html
-    TermSpace._repr_svg_ = lambda self: svg(space_graph(self))
-    Derivation._repr_html_ = derivation_html
-    RewriteReport._repr_html_ = report_html
-    Specialization._repr_html_ = specialization_html
-    JitFunction._repr_html_ = jit_html
-    Why._repr_html_ = why_html
+    hooks: list[tuple[type, str, Any]] = [
+        (Term, "_repr_html_", term_html),
+        (Term, "_repr_svg_", lambda self: svg(term_graph(self))),
+        (RewriteSpace, "_repr_html_", space_html),
+        (RewriteSpace, "_repr_svg_", lambda self: svg(space_graph(self))),
+        (TermSpace, "_repr_html_", space_html),
+        (TermSpace, "_repr_svg_", lambda self: svg(space_graph(self))),
+        (Derivation, "_repr_html_", derivation_html),
+        (RewriteReport, "_repr_html_", report_html),
+        (Specialization, "_repr_html_", specialization_html),
+        (JitFunction, "_repr_html_", jit_html),
+        (Why, "_repr_html_", why_html),
+    ]
+    for cls, name, hook in hooks:
+        setattr(cls, name, hook)
 
 
 _register()

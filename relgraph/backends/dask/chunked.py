@@ -263,6 +263,8 @@ def _combine(region: Region, partial: Any, count: int, da: Any) -> Any:
     """The partial results reduced by dask's tree reduction (``count`` elements
     were reduced into each result)."""
     op, axis, keep = region.reduction, region.axes, region.keepdims
+    if op is None:
+        raise ValueError("a region without a reduction has nothing to combine")
     if op.name in ("sum", "prod", "max", "min"):
         return getattr(da, op.name)(partial, axis=axis, keepdims=keep)
     if op.name == "mean":

@@ -44,6 +44,7 @@ from relgraph.terms.types import TensorType
 
 __all__ = ["signature", "cpu_fingerprint", "extension_path", "load", "start_build", "build"]
 
+fcntl: Any
 try:
     import fcntl
 except ImportError:  # pragma: no cover - not POSIX: no builder lock, so no builds
@@ -124,6 +125,8 @@ def load(directory: Path, name: str) -> Callable | None:
         try:
             loader = importlib.machinery.ExtensionFileLoader(name, str(path))
             spec = importlib.util.spec_from_file_location(name, path, loader=loader)
+            if spec is None:
+                raise ImportError(f"no module spec for {path}")
             module = importlib.util.module_from_spec(spec)
             loader.exec_module(module)
             return module.kernel

@@ -112,7 +112,8 @@ def _kept_shape(op: Reduce, node: Any) -> tuple[str, ...]:
 
 _EMPTY = "if {n} == 0: raise ValueError('zero-size array to reduction operation {kind}')"
 _LARGEST = "if {v} > {acc} or {v} != {v}: {acc} = {v}"  # NaN wins and stays
-_ROW_LOOPS = {
+RowLoop = tuple[list[tuple], str, "str | None"]
+_ROW_LOOPS: dict[str, RowLoop] = {
     "sum": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc}", None),
     "mean": ([("{acc} = 0.0", None, "{acc} += {v}")], "{acc} / {n}", None),
     "prod": ([("{acc} = 1.0", None, "{acc} *= {v}")], "{acc}", None),
@@ -129,7 +130,7 @@ _ROW_LOOPS = {
         None,
     ),
 }  # fmt: skip
-_LOGSUMEXP_F64 = (
+_LOGSUMEXP_F64: RowLoop = (
     [
         _ROW_LOOPS["logsumexp"][0][0],
         (_ROW_LOOPS["logsumexp"][0][1][0], "vecmath.exp({v} - {shift})", "{acc} += {v}"),

@@ -257,7 +257,7 @@ class Function:
         outs = [out] if self.single else list(out)
         if len(outs) != len(self.outputs):
             raise TypeError(f"out= needs {len(self.outputs)} entries, one per output")
-        given = []
+        given: list[Any] = []
         for k, (o, t) in enumerate(zip(outs, self.out_types)):
             if o is None:
                 continue

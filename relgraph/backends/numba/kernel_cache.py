@@ -45,7 +45,7 @@ __all__ = ["cache_dir", "compile_kernel", "aot_name", "kernel_path"]
 # name also carries a fingerprint of the helpers a kernel inlines.
 _HELPERS = hashlib.sha256(
     b"".join(
-        Path(importlib.util.find_spec(m).origin).read_bytes()
+        Path(str(getattr(importlib.util.find_spec(m), "origin", ""))).read_bytes()
         for m in (
             "relgraph.backends.numba.kernels",
             "relgraph.backends.numba.vecmath",
@@ -200,6 +200,8 @@ def _numba_entries_verified(path: Path) -> bool:
 def _import_and_compile(path: Path, signature: str) -> Callable:
     name = f"relgraph_kernel_{path.stem.removeprefix('k_')}"
     spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no module spec for {path}")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)

@@ -556,4 +556,4 @@ def _inlines(node: Term) -> bool:
     if not node.op.elementwise:
         return False
     code = scalar_code(node.op, typeof(node).dtype, node.op.operands(node.args))
-    return bool(code) and "vecmath." in code and bool(libm_code(node.op))
+    return code is not None and "vecmath." in code and bool(libm_code(node.op))
