@@ -22,7 +22,7 @@ from cons.core import ConsPair
 from etuples.core import ExpressionTuple
 from unification.variable import Var
 
-from relgraph.exceptions import TypeCheckError
+from relgraph.exceptions import RegistrationError, TypeCheckError
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.lvars import Rest
@@ -221,7 +221,7 @@ def register_ops(*ops: Op) -> None:
     """
     for op in ops:
         if ALL_OPS.setdefault(op.name, op) is not op:
-            raise ValueError(f"two Ops are named {op.name!r}")
+            raise RegistrationError(f"two Ops are named {op.name!r}")
         register_operator(op.name)(op)
 
 

@@ -15,7 +15,7 @@ from importlib.metadata import entry_points
 from types import MappingProxyType
 from typing import Any
 
-from relgraph.exceptions import QueryError
+from relgraph.exceptions import QueryError, RegistrationError
 
 __all__ = ["Library", "register_library", "default_library", "ENTRY_POINTS"]
 
@@ -58,7 +58,7 @@ def register_library(name: str, db: Any, tags: Mapping[str, str]) -> Library:
     library = Library(name, db, MappingProxyType(dict(tags)))
     known = _LIBRARIES.get(name)
     if known is not None and known.db is not db:
-        raise ValueError(f"another library is already registered as {name!r}")
+        raise RegistrationError(f"another library is already registered as {name!r}")
     _LIBRARIES.setdefault(name, library)
     return _LIBRARIES[name]
 

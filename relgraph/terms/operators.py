@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from relgraph.exceptions import RegistrationError
+
 __all__ = ["TermOps", "OPERATORS", "register_operator"]
 
 #: What the operators of terms call, by name (``"add"``, ``"typeof"``,
@@ -34,7 +36,7 @@ def register_operator(name: str) -> Callable[[Callable[..., Any]], Callable[...,
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         if OPERATORS.setdefault(name, fn) is not fn:
-            raise ValueError(f"the term operator {name!r} is already registered")
+            raise RegistrationError(f"the term operator {name!r} is already registered")
         return fn
 
     return register

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from relgraph import ops
+from relgraph.exceptions import RegistrationError
 from relgraph.ops.base import Op
 
 __all__ = ["ScalarCode", "scalar_code", "libm_code", "register_scalar_code"]
@@ -55,7 +56,7 @@ _RULES: dict[Op, ScalarCode] = {}
 def register_scalar_code(op: Op, code: str, **forms: Any) -> None:
     """Register the Numba code of one element of ``op`` (see :class:`ScalarCode`)."""
     if not op.elementwise:
-        raise ValueError(f"{op.name} is not elementwise: its Numba rule is an array rule")
+        raise RegistrationError(f"{op.name} is not elementwise: its Numba rule is an array rule")
     _RULES[op] = ScalarCode(code, **forms)
 
 
