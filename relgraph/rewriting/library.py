@@ -47,7 +47,7 @@ _LIBRARIES: dict[str, Library] = {}
 def register_library(name: str, db: Any, tags: Mapping[str, str]) -> Library:
     """Register ``db`` as the library ``name`` (the first one registered is the default).
 
-    Registering the same database again is a no-op, so a module may be reloaded.
+    Registering the same database under the same name again is a no-op.
 
     Examples
     --------
