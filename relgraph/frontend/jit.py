@@ -22,7 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba.function import MAX_NODES, Function, function, refuse_subclass
+from relgraph.backends.numba.function import (
+    MAX_NODES,
+    TIERS,
+    Function,
+    function,
+    refuse_subclass,
+)
 from relgraph.backends.numba.scalars import is_weak
 from relgraph.eqsat.cost import op_cost
 from relgraph.exceptions import TraceError
@@ -56,6 +62,7 @@ def jit(
     max_constant_bytes: int = MAX_CONSTANT_BYTES,
     max_nodes: int = MAX_NODES,
     disk_cache: bool = True,
+    compile: str = "background",
 ) -> Any:
     """Trace, rewrite and compile ``fn`` on its first call with each new signature.
 
@@ -83,6 +90,9 @@ def jit(
         Passed to :func:`relgraph.function`.
     disk_cache : bool
         Keep rewritten terms on disk for other processes.
+    compile : {"background", "eager", "never"}
+        As :func:`relgraph.function`: by default the first calls of a signature run
+        its rewritten program with numpy while its kernel compiles in the background.
 
     Examples
     --------
@@ -108,7 +118,10 @@ def jit(
             max_constant_bytes=max_constant_bytes,
             max_nodes=max_nodes,
             disk_cache=disk_cache,
+            compile=compile,
         )
+    if compile not in TIERS:
+        raise ValueError(f"compile must be one of {TIERS}, got {compile!r}")
     return JitFunction(
         fn,
         query=(tuple(sorted(include)), tuple(sorted(exclude)), tuple(sorted(require))),
@@ -116,6 +129,7 @@ def jit(
         max_constant_bytes=max_constant_bytes,
         max_nodes=max_nodes,
         disk_cache=disk_cache,
+        compile=compile,
     )
 
 
@@ -181,6 +195,7 @@ class JitFunction:
         max_constant_bytes: int,
         max_nodes: int,
         disk_cache: bool,
+        compile: str = "background",
     ):
         if not callable(fn):
             raise TypeError(f"rg.jit needs a function, got {fn!r}")
@@ -194,12 +209,34 @@ class JitFunction:
         self.static_argnames = static_argnames
         self.max_constant_bytes, self.max_nodes = max_constant_bytes, max_nodes
         self.disk_cache = disk_cache
+        self.compile = compile
         self.specializations: dict[tuple, Specialization] = {}
         self.last: Specialization | None = None
         # The fast path's (specialization, how to call it) by the arguments' keys.
         self._runs: dict[tuple, tuple[Specialization, Callable[..., Any]]] = {}
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
+
+    @property
+    def ready(self) -> bool:
+        """Whether every signature called so far runs its compiled kernel."""
+        return all(s.function.ready for s in list(self.specializations.values()))
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait for the kernels of the signatures called so far; returns :attr:`ready`.
+
+        Examples
+        --------
+        >>> import numpy as np, relgraph as rg
+        >>> f = rg.jit(lambda x: np.exp(x) - 1.0)
+        >>> f(np.zeros(3)), f.wait(), f.ready
+        (array([0., 0., 0.]), True, True)
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for spec in list(self.specializations.values()):
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            spec.function.wait(left)
+        return self.ready
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or self.static_argnames or any(map(is_weak, args)):
@@ -297,9 +334,13 @@ class JitFunction:
         outputs = flatten(rewritten)
         single = not isinstance(rewritten, (tuple, list))
         compiled = function(
-            symbols, outputs[0] if single else outputs, max_nodes=self.max_nodes, lazy=True
+            symbols,
+            outputs[0] if single else outputs,
+            max_nodes=self.max_nodes,
+            lazy=True,
+            compile=self.compile,
         )
-        compiled(*call.values)  # compiles the kernel these arguments need, and only it
+        compiled(*call.values)  # eager: compiles the kernel these arguments need, only it
         t3 = time.perf_counter()
         return Specialization(
             signature=call.key,

@@ -331,7 +331,9 @@ def _function(key: tuple) -> Any:
         if found is not None:
             _BUILT.move_to_end(key)
             return found
-    built = function(*key, lazy=True)
+    # On a worker the chunks are the work: one kernel, compiled at the first chunk
+    # that needs it, serves all of them (no numpy tier in between).
+    built = function(*key, lazy=True, compile="eager")
     with _BUILT_LOCK:
         _BUILT[key] = built
         while len(_BUILT) > _MAX_BUILT:

@@ -8,6 +8,8 @@ source, in memory and on disk (:mod:`relgraph.backends.numba.kernel_cache`).
 
 from __future__ import annotations
 
+import threading
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -15,15 +17,17 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba import aot
+from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
+from relgraph.backends.numba.shapes import check_shapes, shape_checks
 from relgraph.exceptions import TypeCheckError, UnsupportedError
+from relgraph.terms.evaluate import evaluate
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import checked_term, free_symbols, subterms
-from relgraph.unionfind import UnionFind
 
 __all__ = ["function", "Function", "cache_dir"]
 
@@ -33,10 +37,16 @@ _FUNCTIONS: weakref.WeakValueDictionary[tuple, Function] = weakref.WeakValueDict
 
 
 MAX_NODES = 4_000  # Numba compiles about 300 nodes a second, in one function
+TIERS = ("background", "eager", "never")
 
 
 def function(
-    inputs: Sequence[Symbol], outputs: Any, *, max_nodes: int = MAX_NODES, lazy: bool = False
+    inputs: Sequence[Symbol],
+    outputs: Any,
+    *,
+    max_nodes: int = MAX_NODES,
+    lazy: bool = False,
+    compile: str = "background",
 ) -> Function:
     """Compile ``outputs`` (a term or a list of terms) as a function of ``inputs``.
 
@@ -49,9 +59,15 @@ def function(
         Numba compiles the whole graph as one function, at about 300 nodes a second.
         Raise it to compile a larger graph anyway.
     lazy : bool
-        Compile each kernel on the first call that needs it, rather than the serial
-        kernel now: a first call with large inputs then compiles only the parallel
-        kernel (Numba compile errors then surface at that call).
+        With ``compile="eager"``: compile each kernel on the first call that needs
+        it, rather than the serial kernel now.
+    compile : {"background", "eager", "never"}
+        ``"background"`` (the default): calls never wait for Numba; until a kernel
+        is ready they run the evaluation tier (the same program with numpy, the same
+        values to rounding), and the kernels compile on one background thread.
+        ``"eager"``: compile now and when a call first needs a kernel, and wait.
+        ``"never"``: numpy only.  :attr:`Function.ready` and :meth:`Function.wait`
+        say when the compiled kernel has taken over.
 
     Examples
     --------
@@ -65,6 +81,8 @@ def function(
     ...
     relgraph.exceptions.TypeCheckError: shapes do not fit ...: axis 0 of A is 2, axis 0 of y is 3
     """
+    if compile not in TIERS:
+        raise ValueError(f"compile must be one of {TIERS}, got {compile!r}")
     single = not isinstance(outputs, (list, tuple))
     outs = tuple(checked_term(o, "compile") for o in ([outputs] if single else outputs))
     if not outs:
@@ -75,7 +93,7 @@ def function(
             raise TypeError(f"inputs must be symbols, got {s!r}")
     if len(set(ins)) != len(ins):
         raise TypeError(f"an input symbol is listed twice: {[s.name for s in ins]}")
-    key = (ins, outs, single)
+    key = (ins, outs, single, compile)
     found = _FUNCTIONS.get(key)
     if found is None:
         nodes = len({node for out in outs for node in subterms(out)})
@@ -85,7 +103,7 @@ def function(
                 f"would compile it as one function for about {nodes // 300} s; pass "
                 "rg.function(..., max_nodes=...) to compile it anyway"
             )
-        found = _FUNCTIONS[key] = Function(ins, outs, single, lazy)
+        found = _FUNCTIONS[key] = Function(ins, outs, single, lazy, compile)
     return found
 
 
@@ -93,7 +111,12 @@ class Function:
     """A compiled function of some symbols; call it with numpy arrays."""
 
     def __init__(
-        self, inputs: tuple[Symbol, ...], outputs: tuple[Any, ...], single: bool, lazy: bool
+        self,
+        inputs: tuple[Symbol, ...],
+        outputs: tuple[Any, ...],
+        single: bool,
+        lazy: bool,
+        compile: str = "eager",
     ):
         missing = free_symbols(outputs) - set(inputs)
         if missing:
@@ -126,11 +149,17 @@ class Function:
         self._aot_ok = "kernels.dot(" not in self.source
         self._kernel: Callable | None = None
         self.kernel_is_aot = False
-        if not lazy:
-            _ = self.kernel
         self._parallel: Callable | None = None  # built when a large input first arrives
         self._general: Callable | None = None  # built when shapes first broadcast
-        self.groups, self.equalities = _shape_checks(inputs, outputs)
+        self.compile = compile
+        self._ready = threading.Event()  # the serial kernel is built, or failed
+        self._jobs: dict[str, int] = {}  # kernel -> the compiler generation it went to
+        self.failed: dict[str, Exception] = {}  # kernels that did not compile, and why
+        if compile == "background":
+            self._submit("kernel")
+        elif compile == "eager" and not lazy:
+            _ = self.kernel
+        self.groups, self.equalities = shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
         self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in out_types]
         self.has_scalars = any(d is not None for d in self.scalar_dtypes)
@@ -150,7 +179,71 @@ class Function:
             kernel = compile_kernel(self.source, self.signature, aot_ok=self._aot_ok)
             self.kernel_is_aot = not hasattr(kernel, "py_func")  # a Numba dispatcher has it
             self._kernel = kernel
+            self._ready.set()
         return self._kernel
+
+    @property
+    def ready(self) -> bool:
+        """Whether calls run the compiled kernel (else the numpy evaluation tier)."""
+        return self._kernel is not None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the compiled kernel is ready (or failed to build); returns
+        :attr:`ready`.  ``compile="never"`` returns False at once.
+
+        Examples
+        --------
+        >>> import numpy as np, relgraph as rg
+        >>> x = rg.vector("x")
+        >>> f = rg.function([x], rg.exp(x) + 1.0)
+        >>> f(np.zeros(2))          # at once: numpy runs it until the kernel is ready
+        array([2., 2.])
+        >>> f.wait(), f(np.zeros(2))
+        (True, array([2., 2.]))
+        """
+        if self.compile == "never":
+            return False
+        if self.compile == "eager":
+            _ = self.kernel
+        else:
+            self._resubmit_if_lost("kernel")
+            self._ready.wait(timeout)
+        return self.ready
+
+    def _submit(self, which: str) -> None:
+        """Compile kernel ``which`` (a property's name) on the background thread, once
+        per compiler generation (a forked child's compiler lost its parent's jobs)."""
+        generation = COMPILER.generation
+        if self._jobs.get(which) == generation or which in self.failed:
+            return
+        self._jobs[which] = generation
+        ref = weakref.ref(self)
+
+        def job() -> None:
+            f = ref()
+            if f is not None:
+                f._build(which)
+
+        COMPILER.submit(job)
+
+    def _resubmit_if_lost(self, which: str) -> None:
+        if self._jobs.get(which) not in (None, COMPILER.generation):
+            self._submit(which)
+
+    def _build(self, which: str) -> None:
+        try:
+            getattr(self, which)
+        except Exception as exc:  # it stays on numpy, and says why once
+            self.failed[which] = exc
+            warnings.warn(
+                f"relgraph: {self!r} keeps running with numpy: its {which.replace('_', ' ')} "
+                f"did not compile ({type(exc).__name__}: {exc})",
+                RuntimeWarning,
+                stacklevel=1,
+            )
+        finally:
+            if which == "kernel":
+                self._ready.set()
 
     @property
     def general_kernel(self) -> Callable:
@@ -229,20 +322,9 @@ class Function:
         return (_rebuilt, (self.inputs, self.outputs, self.single))
 
     def _run(self, values: list, large: bool) -> list:
-        if large:
-            results = self.parallel_kernel(*values)
-        else:
-            kernel = self._kernel or self.kernel
-            if self.kernel_is_aot:  # built for C-contiguous arrays
-                for i, v in enumerate(values):
-                    if type(v) is np.ndarray and not v.flags.c_contiguous:
-                        values[i] = np.ascontiguousarray(v)
-            try:
-                results = kernel(*values)
-            except ValueError as exc:
-                if exc.args != (BROADCAST,):
-                    raise
-                results = self.general_kernel(*values)
+        results = self._compiled(values, large) if self.compile != "never" else None
+        if results is None:  # no kernel for this call yet: the evaluation tier
+            results = self._evaluate(values[: len(self.inputs)])
         results = list(results)
         for k in self.repeated:
             results[k] = results[k].copy()
@@ -250,6 +332,44 @@ class Function:
             for k, dtype in enumerate(self.scalar_dtypes):
                 if dtype is not None:
                     results[k] = np.asarray(results[k], dtype)
+        return results
+
+    def _compiled(self, values: list, large: bool) -> Any:
+        """The kernels' results, or None where a kernel this call needs is not ready
+        (with ``compile="background"``; ``"eager"`` compiles it now and waits)."""
+        eager = self.compile == "eager"
+        if large and (eager or self._parallel is not None):
+            return self.parallel_kernel(*values)
+        if large:
+            self._submit("parallel_kernel")  # meanwhile the serial kernel, if ready
+        if not eager and self._kernel is None:
+            self._resubmit_if_lost("kernel")
+            return None
+        kernel = self._kernel or self.kernel
+        if self.kernel_is_aot:  # built for C-contiguous arrays
+            for i, v in enumerate(values):
+                if type(v) is np.ndarray and not v.flags.c_contiguous:
+                    values[i] = np.ascontiguousarray(v)
+        try:
+            return kernel(*values)
+        except ValueError as exc:
+            if exc.args != (BROADCAST,):
+                raise
+        if eager or self._general is not None:
+            return self.general_kernel(*values)
+        self._submit("general_kernel")
+        return None
+
+    def _evaluate(self, values: list) -> list:
+        """The outputs computed with numpy: the evaluation tier, with the kernels'
+        result dtypes, and arrays of their own (never a view of an argument)."""
+        env = dict(zip(self.inputs, values))
+        results = []
+        for out, t in zip(self.outputs, self.out_types):
+            r = np.asarray(evaluate(out, env), dtype=t.dtype)
+            if r.ndim and any(np.may_share_memory(r, v) for v in values):
+                r = r.copy()
+            results.append(r)
         return results
 
     def _check_out(self, out: Any, values: list) -> list:
@@ -392,131 +512,3 @@ def checked_array(symbol: Symbol, arr: Any) -> Any:
                 f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
             )
     return arr
-
-
-# --- shape relations checked before the kernel runs ---------------------------------
-# Broadcasting puts dimensions into groups whose values other than 1 must agree
-# (union-find over (input, axis) references and known sizes); a product's inner
-# dimensions must be equal.  Both are flattened at build time so a call only
-# compares a few integers.
-
-
-ONE = ("size", 1)
-
-
-class _Shapes:
-    def __init__(self, inputs):
-        self.inputs = inputs
-        self.sets: UnionFind = UnionFind()
-        self.where: dict = {}  # group root -> the node that joined it
-        self.equalities: list = []  # (dim, dim, node) that must be equal exactly
-
-    def find(self, d):
-        return self.sets.find(d)
-
-    def join(self, a, b, node):
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.sets.union(rb, ra)
-            self.where[rb] = self.where.get(rb) or self.where.get(ra) or node
-
-    def broadcast(self, shapes, node) -> tuple:
-        """numpy broadcasting of symbolic shapes: dimensions aligned from the right
-        join one group; the result keeps the first of each.  A fixed size 1 fits
-        any dimension, so it joins nothing: ``(n, 1) - (1, m)`` needs no n == m."""
-        ndim = max((len(s) for s in shapes), default=0)
-        out = []
-        for k in range(ndim):
-            dims = [s[k - ndim + len(s)] for s in shapes if k - ndim + len(s) >= 0]
-            dims = [d for d in dims if d != ONE] or [ONE]
-            for other in dims[1:]:
-                self.join(dims[0], other, node)
-            out.append(dims[0])
-        return tuple(out)
-
-    def shape_of(self, x, shapes):
-        if type(x) is Term:
-            return shapes[x]
-        if isinstance(x, Symbol):
-            i = self.inputs.index(x)
-            return tuple(
-                ("in", i, k) if d is None else ("size", d) for k, d in enumerate(x.type.shape)
-            )
-        if isinstance(x, Constant):
-            return tuple(("size", d) for d in x.value.shape)
-        return ()
-
-    def node_shape(self, node, args):
-        return node.op.symbolic_shape(self, node, args)
-
-    def equal(self, a, b, node) -> None:
-        """Dimensions ``a`` and ``b`` must be equal exactly (no broadcasting)."""
-        self.equalities.append((a, b, node))
-
-    def from_type(self, node) -> tuple:
-        """The dimensions the node's type knows; unknown ones stand for themselves."""
-        return tuple(("size", d) if d is not None else ("node", id(node), k)
-                     for k, d in enumerate(typeof(node).shape))  # fmt: skip
-
-    def groups(self):
-        return self.sets.groups()
-
-
-def _shape_checks(inputs, outputs) -> tuple[list, list]:
-    """(groups, equalities): flat descriptions of the checks a call makes."""
-    sh = _Shapes(list(inputs))
-    shapes: dict = {}
-    for out in outputs:
-        for node in subterms(out):
-            if node not in shapes:
-                operands = node.op.operands(node.args)
-                shapes[node] = sh.node_shape(node, [sh.shape_of(a, shapes) for a in operands])
-    members = sh.groups()
-
-    def described(root):
-        dims = members.get(root, {root})
-        refs = tuple(sorted((d[1], d[2]) for d in dims if d[0] == "in"))
-        return refs, {d[1] for d in dims if d[0] == "size"}
-
-    groups = [
-        (*described(root), sh.where.get(root))
-        for root in members
-        if sum(len(part) for part in described(root)) > 1
-    ]
-    equalities = [
-        (described(sh.find(a)), described(sh.find(b)), node)
-        for a, b, node in sh.equalities
-        if sh.find(a) != sh.find(b)
-    ]
-    return groups, equalities
-
-
-def _group_value(refs, sizes, shapes, inputs, node):
-    """The size a group of broadcast dimensions stands for (raising if they clash)."""
-    value = 1
-    for size in sizes:
-        if size != 1:
-            value = size
-    for i, axis in refs:
-        v = shapes[i][axis]
-        if v != 1:
-            if value != 1 and v != value:
-                raise TypeCheckError(_mismatch(refs, sizes, shapes, inputs, node))
-            value = v
-    return value
-
-
-def _mismatch(refs, sizes, shapes, inputs, node) -> str:
-    parts = [f"axis {a} of {inputs[i].name} is {shapes[i][a]}" for i, a in refs]
-    parts += [f"a fixed size {s}" for s in sorted(sizes)]
-    return f"shapes do not fit in {brief(node)}: " + ", ".join(parts)
-
-
-def check_shapes(groups, equalities, shapes, inputs) -> None:
-    for refs, sizes, node in groups:
-        _group_value(refs, sizes, shapes, inputs, node)
-    for (ra, sa), (rb, sb), node in equalities:
-        a = _group_value(ra, sa, shapes, inputs, node)
-        b = _group_value(rb, sb, shapes, inputs, node)
-        if a != b:
-            raise TypeCheckError(_mismatch(ra + rb, sa | sb, shapes, inputs, node))

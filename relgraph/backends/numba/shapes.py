@@ -1,0 +1,138 @@
+"""The shape relations a compiled function checks before its kernel runs.
+
+Broadcasting puts dimensions into groups whose values other than 1 must agree
+(union-find over (input, axis) references and known sizes); a product's inner
+dimensions must be equal.  Both are flattened when the function is built, so a call
+only compares a few integers.
+"""
+
+from __future__ import annotations
+
+from relgraph.exceptions import TypeCheckError
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.term import Term, brief
+from relgraph.terms.traverse import subterms
+from relgraph.unionfind import UnionFind
+
+__all__ = ["shape_checks", "check_shapes"]
+
+ONE = ("size", 1)
+
+
+class _Shapes:
+    def __init__(self, inputs):
+        self.inputs = inputs
+        self.sets: UnionFind = UnionFind()
+        self.where: dict = {}  # group root -> the node that joined it
+        self.equalities: list = []  # (dim, dim, node) that must be equal exactly
+
+    def find(self, d):
+        return self.sets.find(d)
+
+    def join(self, a, b, node):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            self.sets.union(rb, ra)
+            self.where[rb] = self.where.get(rb) or self.where.get(ra) or node
+
+    def broadcast(self, shapes, node) -> tuple:
+        """numpy broadcasting of symbolic shapes: dimensions aligned from the right
+        join one group; the result keeps the first of each.  A fixed size 1 fits
+        any dimension, so it joins nothing: ``(n, 1) - (1, m)`` needs no n == m."""
+        ndim = max((len(s) for s in shapes), default=0)
+        out = []
+        for k in range(ndim):
+            dims = [s[k - ndim + len(s)] for s in shapes if k - ndim + len(s) >= 0]
+            dims = [d for d in dims if d != ONE] or [ONE]
+            for other in dims[1:]:
+                self.join(dims[0], other, node)
+            out.append(dims[0])
+        return tuple(out)
+
+    def shape_of(self, x, shapes):
+        if type(x) is Term:
+            return shapes[x]
+        if isinstance(x, Symbol):
+            i = self.inputs.index(x)
+            return tuple(
+                ("in", i, k) if d is None else ("size", d) for k, d in enumerate(x.type.shape)
+            )
+        if isinstance(x, Constant):
+            return tuple(("size", d) for d in x.value.shape)
+        return ()
+
+    def node_shape(self, node, args):
+        return node.op.symbolic_shape(self, node, args)
+
+    def equal(self, a, b, node) -> None:
+        """Dimensions ``a`` and ``b`` must be equal exactly (no broadcasting)."""
+        self.equalities.append((a, b, node))
+
+    def from_type(self, node) -> tuple:
+        """The dimensions the node's type knows; unknown ones stand for themselves."""
+        return tuple(("size", d) if d is not None else ("node", id(node), k)
+                     for k, d in enumerate(typeof(node).shape))  # fmt: skip
+
+    def groups(self):
+        return self.sets.groups()
+
+
+def shape_checks(inputs, outputs) -> tuple[list, list]:
+    """(groups, equalities): flat descriptions of the checks a call makes."""
+    sh = _Shapes(list(inputs))
+    shapes: dict = {}
+    for out in outputs:
+        for node in subterms(out):
+            if node not in shapes:
+                operands = node.op.operands(node.args)
+                shapes[node] = sh.node_shape(node, [sh.shape_of(a, shapes) for a in operands])
+    members = sh.groups()
+
+    def described(root):
+        dims = members.get(root, {root})
+        refs = tuple(sorted((d[1], d[2]) for d in dims if d[0] == "in"))
+        return refs, {d[1] for d in dims if d[0] == "size"}
+
+    groups = [
+        (*described(root), sh.where.get(root))
+        for root in members
+        if sum(len(part) for part in described(root)) > 1
+    ]
+    equalities = [
+        (described(sh.find(a)), described(sh.find(b)), node)
+        for a, b, node in sh.equalities
+        if sh.find(a) != sh.find(b)
+    ]
+    return groups, equalities
+
+
+def _group_value(refs, sizes, shapes, inputs, node):
+    """The size a group of broadcast dimensions stands for (raising if they clash)."""
+    value = 1
+    for size in sizes:
+        if size != 1:
+            value = size
+    for i, axis in refs:
+        v = shapes[i][axis]
+        if v != 1:
+            if value != 1 and v != value:
+                raise TypeCheckError(_mismatch(refs, sizes, shapes, inputs, node))
+            value = v
+    return value
+
+
+def _mismatch(refs, sizes, shapes, inputs, node) -> str:
+    parts = [f"axis {a} of {inputs[i].name} is {shapes[i][a]}" for i, a in refs]
+    parts += [f"a fixed size {s}" for s in sorted(sizes)]
+    return f"shapes do not fit in {brief(node)}: " + ", ".join(parts)
+
+
+def check_shapes(groups, equalities, shapes, inputs) -> None:
+    for refs, sizes, node in groups:
+        _group_value(refs, sizes, shapes, inputs, node)
+    for (ra, sa), (rb, sb), node in equalities:
+        a = _group_value(ra, sa, shapes, inputs, node)
+        b = _group_value(rb, sb, shapes, inputs, node)
+        if a != b:
+            raise TypeCheckError(_mismatch(ra + rb, sa | sb, shapes, inputs, node))
