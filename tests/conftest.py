@@ -86,3 +86,13 @@ def dask_client(tmp_path_factory):
             distributed.Client(cluster) as client,
         ):
             yield client
+
+
+@pytest.fixture(autouse=True)
+def _background_compiles_finish_in_their_test():
+    """A test's background compiles end within it: a later test (with another cache
+    directory, or counting files) never sees them."""
+    from relgraph.backends.numba.background import COMPILER
+
+    yield
+    assert COMPILER.idle(600), "the background compiler did not finish"

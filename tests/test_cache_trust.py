@@ -21,7 +21,7 @@ from relgraph.rewriting import cache as rewrite_cache, term_json
 JIT_SCRIPT = textwrap.dedent(
     """
     import numpy as np, relgraph as rg
-    softplus = rg.jit(lambda z: np.log(1 + np.exp(z)))
+    softplus = rg.jit(lambda z: np.log(1 + np.exp(z)), compile="eager")
     print(softplus(np.array([0.0, 1.0])).tolist())
     """
 )
@@ -112,7 +112,7 @@ def test_a_cache_directory_others_can_write_is_not_used(tmp_path, monkeypatch):
     monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(shared))
     x = rg.vector("x")
     with pytest.warns(RuntimeWarning, match="others can write it"):
-        out = rg.function([x], x * 7.25 + 1.0)(np.ones(2))
+        out = rg.function([x], x * 7.25 + 1.0, compile="eager")(np.ones(2))
     np.testing.assert_array_equal(out, [8.25, 8.25])
     assert not (shared / "kernels").exists() or not any((shared / "kernels").glob("k_*.py"))
     assert cache_files.refusal(shared) is not None
@@ -126,7 +126,7 @@ def numba_entries(cache: Path) -> list[Path]:
 
 KERNEL_SCRIPT = (
     "import numpy as np, relgraph as rg; x = rg.vector('x'); "
-    "print(rg.function([x], x * 2.5)(np.ones(3)).tolist())"
+    "print(rg.function([x], x * 2.5, compile='eager')(np.ones(3)).tolist())"
 )
 
 
@@ -185,8 +185,8 @@ def test_a_full_disk_warns_once_and_computes(tmp_path):
         x = rg.vector("x")
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            a = rg.function([x], np.exp(x) + 5.0)(np.ones(3))
-            b = rg.function([x], np.exp(x) * 3.0)(np.ones(3))
+            a = rg.function([x], np.exp(x) + 5.0, compile="eager")(np.ones(3))
+            b = rg.function([x], np.exp(x) * 3.0, compile="eager")(np.ones(3))
         print(len([w for w in caught if "cannot be written" in str(w.message)]))
         print((a + b).tolist())
         """

@@ -30,6 +30,9 @@ class BackgroundCompiler:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        # Held while a job runs: a fork waits for it, so the child never inherits a
+        # compiler lock (Numba's, the import lock) held by a thread it does not have.
+        self._busy = threading.Lock()
         self._reset()
 
     def _reset(self) -> None:
@@ -53,10 +56,16 @@ class BackgroundCompiler:
 
     def _work(self) -> None:
         while (job := self._queue.get()) is not None:
-            try:
-                job()
-            except BaseException:  # a job reports its own failure; the thread goes on
-                pass
+            with self._busy:
+                try:
+                    job()
+                except BaseException:  # a job reports its own failure; the thread goes on
+                    pass
+
+    def idle(self, timeout: float | None = None) -> bool:
+        """Wait until every job submitted so far has run; False on timeout."""
+        done = threading.Event()
+        return self.submit(done.set) and done.wait(timeout)
 
     def close(self) -> None:
         """Take no new job, and let the thread end after the one it is running."""
@@ -64,13 +73,24 @@ class BackgroundCompiler:
             self._closed = True
             self._queue.put(None)
 
+    def before_fork(self) -> None:
+        """Fork between jobs, never during one."""
+        self._busy.acquire()
+
+    def after_fork_in_parent(self) -> None:
+        self._busy.release()
+
     def after_fork(self) -> None:
         """In a forked child: no thread, no queue, a new generation."""
-        self._lock = threading.Lock()
+        self._lock, self._busy = threading.Lock(), threading.Lock()
         self._reset()
 
 
 COMPILER = BackgroundCompiler()
 atexit.register(COMPILER.close)
 if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=COMPILER.after_fork)
+    os.register_at_fork(
+        before=COMPILER.before_fork,
+        after_in_parent=COMPILER.after_fork_in_parent,
+        after_in_child=COMPILER.after_fork,
+    )

@@ -15,7 +15,7 @@ from relgraph.backends.numba.lowering import lower
 SCRIPT = """
 import sys, numpy as np, relgraph as rg
 x, y = rg.vector("x"), rg.vector("y")
-f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y) - x / y)
+f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y) - x / y, compile="eager")
 print(f(np.array([0.5, 1.0]), np.array([1.0, 2.0])).tolist(), "numba" in sys.modules)
 """
 

@@ -114,7 +114,7 @@ def test_serial_and_parallel_lowerings():
 
 def test_large_inputs_run_the_parallel_kernel(rng):
     x, y = rg.vector("x"), rg.vector("y")
-    f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y) - x / y)
+    f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y) - x / y, compile="eager")
     X, Y = rng.uniform(0.5, 1.5, (2, 1 << 17))
     assert f._parallel is None
     np.testing.assert_allclose(
@@ -201,7 +201,7 @@ class TestCaching:
 
     def test_kernels_are_written_to_the_cache_directory(self):
         x = rg.vector("x")
-        f = rg.function([x], rg.log1p(x) * 3.0)
+        f = rg.function([x], rg.log1p(x) * 3.0, compile="eager")
         f(np.ones(2))
         files = list(cache_dir().glob("k_*.py"))
         assert any(p.read_text() == f.source for p in files)
@@ -224,7 +224,7 @@ class TestCaching:
     def test_a_new_process_loads_the_compiled_kernel(self, tmp_path):
         script = (
             "import numpy as np, relgraph as rg; x = rg.vector('x');"
-            "print(rg.function([x], rg.expm1(x) * 2.0)(np.zeros(2)).tolist())"
+            "print(rg.function([x], rg.expm1(x) * 2.0, compile='eager')(np.zeros(2)).tolist())"
         )
         env = {"RELGRAPH_CACHE_DIR": str(tmp_path), "PATH": "", "RELGRAPH_AOT": "0"}
         for _ in range(2):
@@ -376,7 +376,7 @@ def test_the_first_kernel_is_flat_and_broadcasting_falls_back(rng):
     x, y = rg.vector("x"), rg.vector("y")
     flat = lower([x, y], [rg.exp(x) * y], broadcast=False).source
     assert "_s0" not in flat and "raise ValueError" in flat  # no strided loop
-    f = rg.function([x, y], rg.exp(x) * y + 1.0)
+    f = rg.function([x, y], rg.exp(x) * y + 1.0, compile="eager")
     X, Y = rng.standard_normal((2, 5))
     np.testing.assert_allclose(f(X, Y), np.exp(X) * Y + 1.0, rtol=1e-13)
     assert f._general is None  # equal shapes: the flat kernel served

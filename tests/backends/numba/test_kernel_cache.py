@@ -18,7 +18,7 @@ from relgraph.backends.numba.lowering import lower
 
 SCRIPT = (
     "import numpy as np, relgraph as rg; x = rg.vector('x'); "
-    "print(rg.function([x], rg.exp(x) * 2.5 + x)(np.ones(3)).tolist())"
+    "print(rg.function([x], rg.exp(x) * 2.5 + x, compile='eager')(np.ones(3)).tolist())"
 )
 EXPECTED = (np.exp(np.ones(3)) * 2.5 + 1).tolist()
 
@@ -138,7 +138,8 @@ def builders(directory: Path) -> list[str]:
 def test_many_kernels_start_one_background_builder(tmp_path):
     code = (
         "import numpy as np, relgraph as rg; x = rg.vector('x')\n"
-        "for i in range(6): rg.function([x], rg.exp(x) * (i + 0.5) + x)(np.ones(10))\n"
+        "for i in range(6):\n"
+        "    rg.function([x], rg.exp(x) * (i + 0.5) + x, compile='eager')(np.ones(10))\n"
     )
     env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="1")
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
