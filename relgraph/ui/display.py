@@ -368,12 +368,23 @@ def jit_html(fn: JitFunction) -> str:
     rows = "".join(
         f"<tr><td>{html.escape(_inputs_text(sp))}</td>"
         f"<td>{sp.cost_before:g} &rarr; {sp.cost_after:g}</td>"
-        f"<td><code>{html.escape(_brief(sp.rewritten))}</code></td></tr>"
+        f"<td><code>{html.escape(_brief(sp.rewritten))}</code></td>"
+        f"<td>{_tier(sp)}</td></tr>"
         for sp in fn.specializations.values()
     )
     head = f"<p><b>rg.jit {name}</b>: {len(fn.specializations)} signature(s)</p>"
-    table = _table(["inputs", "cost", "rewritten"], rows)
+    table = _table(["inputs", "cost", "rewritten", "runs"], rows)
     return head + table + (specialization_html(fn.last) if fn.last is not None else "")
+
+
+def _tier(spec: Specialization) -> str:
+    """Which tier the signature's calls run now."""
+    f = spec.function
+    if f.ready:
+        return "compiled kernel"
+    if f.compile == "never":
+        return "numpy (compile='never')"
+    return "numpy (kernel did not compile)" if f.failed else "numpy (kernel compiling)"
 
 
 def _inputs_text(spec: Specialization) -> str:

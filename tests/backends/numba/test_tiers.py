@@ -150,3 +150,12 @@ def test_a_forked_child_compiles_for_itself():
             os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_the_display_of_a_jitted_function_says_which_tier_runs():
+    fn = rg.jit(lambda v: v * 2.0 + 1.0, compile="never")
+    fn(np.ones(2))
+    assert "numpy (compile='never')" in fn._repr_html_()
+    eager = rg.jit(lambda v: v * 2.0 + 1.0, compile="eager")
+    eager(np.ones(2))
+    assert "<td>compiled kernel</td>" in eager._repr_html_()
