@@ -107,7 +107,7 @@ def expr_rows(client, n: int, chunk: int, repeat: int) -> list[tuple]:
     wait([x, y, z])
     del xyz
     X, Y, Z = rg.vector("x"), rg.vector("y"), rg.vector("z")
-    f = rg.function([X, Y, Z], rg.exp(X) * Y + rg.log1p(Z * Z) - X / Y)
+    f = rg.function([X, Y, Z], rg.exp(X) * Y + rg.log1p(Z * Z) - X / Y, compile="eager")
     head = slice(0, min(n, 1_000_000))
     np.testing.assert_allclose(
         f(x, y, z)[head].compute(), (da.exp(x) * y + da.log1p(z * z) - x / y)[head].compute()
@@ -134,7 +134,7 @@ def softmax_rows(client, n: int, chunk: int, repeat: int) -> list[tuple]:
     wait(m)
     M = rg.matrix("M")
     e = rg.exp(M - rg.max(M, axis=1, keepdims=True))
-    g = rg.function([M], e / rg.sum(e, axis=1, keepdims=True))
+    g = rg.function([M], e / rg.sum(e, axis=1, keepdims=True), compile="eager")
 
     def dask_softmax():
         ed = da.exp(m - m.max(axis=1, keepdims=True))

@@ -106,7 +106,7 @@ def elementwise_cases(n, repeat, bandwidth):
     ]  # fmt: skip
     rows = []
     for name, term, ref, ne_expr, pt_build, jax_build in cases:
-        f = rg.function([x, y, z], term)
+        f = rg.function([x, y, z], term, compile="eager")
         np.testing.assert_allclose(f(X, Y, Z), ref(), rtol=1e-12, atol=1e-13)
         t_rg = best(functools.partial(f, X, Y, Z), repeat)
         t_np = best(ref, repeat)
@@ -136,7 +136,7 @@ def array_rows(repeat, bandwidth):
     """The array workloads, each checked against numpy before it is timed."""
     rows = []
     for case in array_cases():
-        f = rg.function(case.symbols, case.term)
+        f = rg.function(case.symbols, case.term, compile="eager")
         expected = case.numpy()
         np.testing.assert_allclose(f(*case.inputs), expected, rtol=1e-10, atol=1e-12)
         t_rg = best(functools.partial(f, *case.inputs), repeat)
@@ -164,7 +164,7 @@ def relu_case(repeat):
         rng.standard_normal(1000),
     )
     A, x, b = rg.matrix("A"), rg.vector("x"), rg.vector("b")
-    f = rg.function([A, x, b], rg.maximum(A @ x + b, 0.0))
+    f = rg.function([A, x, b], rg.maximum(A @ x + b, 0.0), compile="eager")
     np.testing.assert_allclose(f(Av, xv, bv), np.maximum(Av @ xv + bv, 0.0), rtol=1e-12)
     t_rg = best(lambda: f(Av, xv, bv), repeat)
     t_np = best(lambda: np.maximum(Av @ xv + bv, 0.0), repeat)
@@ -190,7 +190,7 @@ from array_cases import cases as array_cases  # noqa: E402
 x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
 term = {term}
 start = time.perf_counter()
-f = rg.function([x, y, z], term)
+f = rg.function([x, y, z], term, compile="eager")
 f(np.ones(3), np.ones(3), np.ones(3))
 print(time.perf_counter() - start)
 """
@@ -222,9 +222,10 @@ def compile_times():
         rows.append((name, cold, warm))
     x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
     term = rg.exp(x) * y + rg.log1p(z * z) - x / y
-    held = rg.function([x, y, z], term)  # the cache keeps Functions while they are held
-    hit = best(lambda: rg.function([x, y, z], term), 1000)
-    assert rg.function([x, y, z], term) is held
+    # The cache keeps Functions while they are held.
+    held = rg.function([x, y, z], term, compile="eager")
+    hit = best(lambda: rg.function([x, y, z], term, compile="eager"), 1000)
+    assert rg.function([x, y, z], term, compile="eager") is held
     return rows, hit
 
 
