@@ -183,7 +183,7 @@ def _one(item: Any, rewriter: Any, query: str | None, compile: bool) -> tuple:
         program, report, cached = _rewritten(program, rewriter, query)
     if compile:
         # Compiled here, so that the kernel is in the disk cache.
-        function(inputs, list(program) if isinstance(program, tuple) else program)
+        function(inputs, list(program) if isinstance(program, tuple) else program, compile="eager")
         return (tuple(inputs), program), report, cached
     return program, report, cached
 
