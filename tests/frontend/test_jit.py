@@ -64,7 +64,7 @@ def values(shape):
 def check_against_numpy(fn, *args):
     """The jitted function gives numpy's dtype and shape, and values that agree
     with numpy's (or are closer to the exact ones)."""
-    jitted = rg.jit(fn)
+    jitted = rg.jit(fn, compile="eager")
     got = jitted(*args)
     with np.errstate(all="ignore"):
         want = fn(*args)
@@ -117,7 +117,7 @@ def test_black_scholes_agrees_with_numpy(s, k, t):
 
 
 def test_the_rewrite_makes_numpy_overflow_finite():
-    loglik = rg.jit(softplus_loglik)
+    loglik = rg.jit(softplus_loglik, compile="eager")
     z, y = np.array([800.0, -800.0, 0.0]), np.array([1.0, 0.0, 1.0])
     with np.errstate(over="ignore"):
         assert np.isneginf(softplus_loglik(z, y))  # numpy: exp(800) overflows
@@ -135,13 +135,13 @@ def test_small_dtypes_wrap_and_promote_as_numpy_does(dtype, rng):
     b = rng.integers(0, 120, 16).astype(dtype)
     with np.errstate(all="ignore"):
         want = fn(a, b)
-    got = rg.jit(fn)(a, b)
+    got = rg.jit(fn, compile="eager")(a, b)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
 
 
 def test_one_jitted_function_serves_each_signature(rng):
-    f = rg.jit(lambda x: np.exp(x).sum(axis=-1))
+    f = rg.jit(lambda x: np.exp(x).sum(axis=-1), compile="eager")
     m, v32 = rng.normal(size=(3, 4)), rng.normal(size=4).astype("float32")
     np.testing.assert_allclose(f(m), np.exp(m).sum(-1))
     assert f(v32).dtype == np.float32
@@ -152,7 +152,7 @@ def test_one_jitted_function_serves_each_signature(rng):
 
 
 def test_several_results_keep_their_structure(rng):
-    @rg.jit
+    @rg.jit(compile="eager")
     def stats(x, y):
         return x + y, (x * y, [x - y, np.float64(2.0)])
 
@@ -165,7 +165,7 @@ def test_several_results_keep_their_structure(rng):
 
 
 def test_static_keyword_and_default_arguments(rng):
-    @rg.jit(static_argnames=["axis"])
+    @rg.jit(static_argnames=["axis"], compile="eager")
     def softmax(x, axis=-1, shift=True):
         e = np.exp(x - x.max(axis=axis, keepdims=True)) if shift else np.exp(x)
         return e / e.sum(axis=axis, keepdims=True)
@@ -176,13 +176,13 @@ def test_static_keyword_and_default_arguments(rng):
     np.testing.assert_allclose(softmax(x=x, axis=1).sum(1), 1.0)
     assert len(softmax.specializations) == 3  # axis=0, -1 and 1: one each
     with pytest.raises(TypeError, match="has no parameter"):
-        rg.jit(softmax.fn, static_argnames=["axes"])
+        rg.jit(softmax.fn, static_argnames=["axes"], compile="eager")
     with pytest.raises(TypeError, match="not hashable"):
         softmax(x, axis=[0])
 
 
 def test_a_result_the_caller_holds_never_changes(rng):
-    f = rg.jit(lambda x: x * 2.0)
+    f = rg.jit(lambda x: x * 2.0, compile="eager")
     x = rng.normal(size=5)
     first = f(x)
     kept = first.copy()
@@ -194,14 +194,14 @@ def test_a_result_the_caller_holds_never_changes(rng):
 
 def test_closed_over_arrays_are_constants_up_to_a_limit(rng):
     weights = rng.normal(size=(4, 4))
-    f = rg.jit(lambda x: np.tanh(weights @ x))
+    f = rg.jit(lambda x: np.tanh(weights @ x), compile="eager")
     x = rng.normal(size=4)
     np.testing.assert_allclose(f(x), np.tanh(weights @ x))
     big = np.zeros(300_000)
-    g = rg.jit(lambda x: x + big)
+    g = rg.jit(lambda x: x + big, compile="eager")
     with pytest.raises(rg.UnsupportedError, match=r"\(2,400,000 bytes\) would become a const"):
         g(np.zeros(300_000))
-    h = rg.jit(lambda x: x + big, max_constant_bytes=10**7)
+    h = rg.jit(lambda x: x + big, max_constant_bytes=10**7, compile="eager")
     np.testing.assert_array_equal(h(np.ones(300_000)), np.ones(300_000))
 
 
@@ -220,7 +220,7 @@ def test_closed_over_arrays_are_constants_up_to_a_limit(rng):
 )
 def test_what_a_term_cannot_follow_is_a_clear_error(fn, message):
     with pytest.raises((rg.TraceError, rg.UnsupportedError)) as info:
-        rg.jit(fn)(np.ones(3))
+        rg.jit(fn, compile="eager")(np.ones(3))
     assert message in str(info.value)
 
 
@@ -249,16 +249,16 @@ def test_trace_names_symbols_after_parameters():
 
 def test_a_bad_query_fails_when_jitting():
     with pytest.raises(rg.QueryError, match="no entry has the tag"):
-        rg.jit(lambda x: x, include=["fastrun"])
-    no_rewrite = rg.jit(lambda x: np.log(1 + x), include=())
+        rg.jit(lambda x: x, include=["fastrun"], compile="eager")
+    no_rewrite = rg.jit(lambda x: np.log(1 + x), include=(), compile="eager")
     no_rewrite(np.ones(2))
     assert no_rewrite.rewritten == no_rewrite.traced and no_rewrite.report is None
     with pytest.raises(rg.TraceError, match="has not been called yet"):
-        _ = rg.jit(lambda x: x).traced
+        _ = rg.jit(lambda x: x, compile="eager").traced
 
 
 def test_threads_share_one_specialization(rng):
-    f = rg.jit(lambda x: np.exp(x) + 1)
+    f = rg.jit(lambda x: np.exp(x) + 1, compile="eager")
     x = rng.normal(size=100)
     results, errors = [], []
 
@@ -279,7 +279,7 @@ def test_threads_share_one_specialization(rng):
 
 
 def test_display_shows_what_jit_did(rng):
-    f = rg.jit(softplus_loglik)
+    f = rg.jit(softplus_loglik, compile="eager")
     assert "not called yet" in f._repr_html_()
     f(rng.normal(size=3), rng.normal(size=3))
     page = f._repr_html_()
@@ -291,7 +291,7 @@ PROGRAM = textwrap.dedent(
     """
     import numpy as np, relgraph as rg
 
-    @rg.jit
+    @rg.jit(compile="eager")
     def f(z):
         return np.log(1 + np.exp(z)) * 2
 

@@ -48,7 +48,7 @@ def test_ufunc_ops_evaluate_and_compile_like_numpy(op, dtype):
     with np.errstate(all="ignore"):
         expected = op.ufunc(v)
         got = rg.evaluate(op(x), {x: v})
-        compiled = rg.function([x], op(x))(v)
+        compiled = rg.function([x], op(x), compile="eager")(v)
     np.testing.assert_array_equal(got, expected)
     assert rg.typeof(op(x)).dtype == expected.dtype
     agree(compiled, expected, expected.dtype)
@@ -63,7 +63,7 @@ def test_stable_ops_compile_like_their_reference(op, dtype):
         v = -np.abs(v)  # its domain
     with np.errstate(all="ignore"):
         expected = rg.evaluate(op(x), {x: v})
-        compiled = rg.function([x], op(x) * 1.0)(v)
+        compiled = rg.function([x], op(x) * 1.0, compile="eager")(v)
     assert expected.dtype == np.dtype(dtype)
     agree(compiled, expected, dtype)
 
@@ -108,7 +108,7 @@ def test_stable_ops_match_a_high_precision_reference(v):
 def test_integer_reciprocal_is_refused_by_the_compiler():
     n = rg.vector("n", "int64")
     with pytest.raises(rg.LoweringError, match="reciprocal.*int64"):
-        rg.function([n], rg.reciprocal(n))
+        rg.function([n], rg.reciprocal(n), compile="eager")
 
 
 def test_small_integer_inputs_follow_numpy_into_float16_and_are_refused_compiled():
@@ -116,10 +116,10 @@ def test_small_integer_inputs_follow_numpy_into_float16_and_are_refused_compiled
     for op in (rg.tanh, rg.sigmoid, rg.log2, rg.exp2):
         assert rg.typeof(op(b)).dtype == np.float16  # numpy's own result dtype
         with pytest.raises(rg.LoweringError, match="float16"):
-            rg.function([b], op(b))
+            rg.function([b], op(b), compile="eager")
     v = np.array([-128, -3, 0, 5, 127], np.int8)
     for op in (rg.floor, rg.square, rg.sign):  # numpy keeps int8: compiled, wrapping alike
-        got = rg.function([b], op(b))(v)
+        got = rg.function([b], op(b), compile="eager")(v)
         np.testing.assert_array_equal(got, op.ufunc(v))
         assert got.dtype == op.ufunc(v).dtype
 
@@ -155,7 +155,7 @@ def test_comparisons_and_logic_give_numpys_bools(op, dtype):
     b = a[::-1].copy()
     expected = op.ufunc(a, b)
     np.testing.assert_array_equal(rg.evaluate(op(x, y), {x: a, y: b}), expected)
-    got = rg.function([x, y], op(x, y))(a, b)
+    got = rg.function([x, y], op(x, y), compile="eager")(a, b)
     np.testing.assert_array_equal(got, expected)
     assert got.dtype == np.bool_ == rg.typeof(op(x, y)).dtype
 
@@ -170,7 +170,7 @@ def test_where_clip_minimum_and_logical_not_compile_like_numpy(dtype):
     expected = [np.where(a > b, a, b * 2), np.clip(a, lo, hi), np.minimum(a, b),
                 np.logical_not(a)]  # fmt: skip
     with np.errstate(all="ignore"):
-        got = rg.function([x, y], t)(a, b)
+        got = rg.function([x, y], t, compile="eager")(a, b)
         evaluated = [rg.evaluate(term, {x: a, y: b}) for term in t]
     for g, ev, e in zip(got, evaluated, expected):
         np.testing.assert_array_equal(ev, e)

@@ -20,7 +20,7 @@ def check(term, inputs, expected, rtol=0.0, text=True):
     assert all(d is None or d == e for d, e in zip(t.shape, expected.shape))
     got = np.asarray(rg.evaluate(term, inputs))
     np.testing.assert_allclose(got, expected, rtol=rtol)
-    compiled = np.asarray(rg.function(symbols, term)(*inputs.values()))
+    compiled = np.asarray(rg.function(symbols, term, compile="eager")(*inputs.values()))
     assert compiled.dtype == expected.dtype and compiled.shape == expected.shape
     np.testing.assert_allclose(compiled, expected, rtol=rtol)
     names = {s.name: s for s in symbols}
@@ -43,7 +43,7 @@ def test_a_view_of_an_input_is_returned_as_a_copy(rng):
     M = rg.matrix("M")
     m = rng.standard_normal((3, 4))
     for term in (M.T, M[1:], rg.reshape(M, (12,)), rg.broadcast_to(M, (2, 3, 4))):
-        out = rg.function([M], term)(m)
+        out = rg.function([M], term, compile="eager")(m)
         assert not np.shares_memory(out, m)
 
 
@@ -77,7 +77,7 @@ def test_indexing_errors_name_the_problem():
     with pytest.raises(rg.TypeCheckError, match="2 indices for an array of ndim 1"):
         x[0, 0]
     y = rg.vector("y")
-    f = rg.function([y], y[2] * 1.0)
+    f = rg.function([y], y[2] * 1.0, compile="eager")
     with pytest.raises(IndexError, match="out of bounds"):
         f(np.zeros(2))  # checked in the kernel: never a read past the end
     assert f(np.arange(3.0)) == 2.0
@@ -114,11 +114,11 @@ def test_logsumexp_is_stable_at_the_extremes(dtype):
     with np.errstate(all="ignore"):
         expected = scipy_logsumexp(m, axis=1).astype(dtype)
     for term in (rg.logsumexp(M, axis=1), rg.logsumexp(M.T, axis=0)):
-        got = rg.function([M], term)(m)
+        got = rg.function([M], term, compile="eager")(m)
         assert got.dtype == np.dtype(dtype)
         np.testing.assert_allclose(got, expected, rtol=2e-6 if dtype == "float32" else 1e-14)
         np.testing.assert_allclose(rg.evaluate(term, {M: m}), expected, rtol=1e-6)
-    assert rg.function([M], rg.logsumexp(M))(m[2:3]) == -inf
+    assert rg.function([M], rg.logsumexp(M), compile="eager")(m[2:3]) == -inf
 
 
 @pytest.mark.parametrize("target", ["float32", "int16", "bool", "uint8", "float64"])
@@ -140,7 +140,7 @@ def test_batched_matmul(rng):
     assert (T @ M).op is rg.matmul and (M @ M).op is rg.dot
     with pytest.raises(rg.TypeCheckError, match="inner dimensions differ"):
         rg.tensor("P", shape=(2, 2, 3)) @ rg.matrix("Q", shape=(4, 2))
-    f = rg.function([T, U], T @ U)
+    f = rg.function([T, U], T @ U, compile="eager")
     with pytest.raises(rg.TypeCheckError, match="shapes do not fit"):
         f(a, rng.standard_normal((5, 4, 4)))
 

@@ -31,7 +31,7 @@ def layers(result) -> list[str]:
 
 def test_elementwise_is_one_blockwise_layer(rng):
     x, y, z = (rg.vector(n) for n in "xyz")
-    f = rg.function([x, y, z], rg.exp(x) * y + rg.log1p(z * z) - x / y)
+    f = rg.function([x, y, z], rg.exp(x) * y + rg.log1p(z * z) - x / y, compile="eager")
     xs = [rng.random(10_000) + 0.5 for _ in range(3)]
     out = f(*(chunked(a, 2_500) for a in xs))
     assert isinstance(out, da.Array) and out.dtype == np.float64
@@ -43,19 +43,19 @@ def test_elementwise_is_one_blockwise_layer(rng):
 
 def test_broadcasting_and_rechunking_follow_dask(rng):
     M, v, s = rg.matrix("M"), rg.vector("v"), rg.scalar("s")
-    f = rg.function([M, v, s], rg.tanh(M * v) + s)
+    f = rg.function([M, v, s], rg.tanh(M * v) + s, compile="eager")
     m, vv = rng.standard_normal((60, 50)), rng.standard_normal(50)
     out = f(chunked(m, (20, 25)), chunked(vv, 10), 2.0)  # v's chunks differ from M's
     assert out.shape == (60, 50)
     np.testing.assert_array_equal(out.compute(), f(m, vv, 2.0))
-    col = rg.function([M, rg.matrix("C")], M - rg.matrix("C"))
+    col = rg.function([M, rg.matrix("C")], M - rg.matrix("C"), compile="eager")
     c = rng.standard_normal((60, 1))  # a size-1 axis broadcasts across M's chunks
     np.testing.assert_array_equal(col(chunked(m, (20, 25)), chunked(c, (30, 1))).compute(), m - c)
 
 
 def test_numpy_and_dask_arguments_mix(rng):
     x, y = rg.vector("x"), rg.vector("y")
-    f = rg.function([x, y], x * y + 1.0)
+    f = rg.function([x, y], x * y + 1.0, compile="eager")
     a, b = rng.random(100), rng.random(100)
     out = f(chunked(a, 30), b)
     assert isinstance(out, da.Array)
@@ -67,7 +67,11 @@ def test_numpy_and_dask_arguments_mix(rng):
 @pytest.mark.parametrize("keepdims", [False, True])
 def test_reductions_combine_partial_results(rng, name, axis, keepdims):
     M = rg.matrix("M")
-    f = rg.function([M], getattr(rg, name)(rg.exp(M * 0.01) - 0.5, axis=axis, keepdims=keepdims))
+    f = rg.function(
+        [M],
+        getattr(rg, name)(rg.exp(M * 0.01) - 0.5, axis=axis, keepdims=keepdims),
+        compile="eager",
+    )
     m = rng.standard_normal((90, 70))
     out = f(chunked(m, (20, 30)))
     assert isinstance(out, da.Array)
@@ -81,7 +85,7 @@ def test_reductions_combine_partial_results(rng, name, axis, keepdims):
 
 def test_logsumexp_stays_stable_and_keeps_infinities():
     M = rg.matrix("M")
-    f = rg.function([M], rg.logsumexp(M, axis=1))
+    f = rg.function([M], rg.logsumexp(M, axis=1), compile="eager")
     m = np.array([[1000.0, 1000.0, -1000.0, 999.0], [-np.inf] * 4, [0.0, np.inf, 1.0, 2.0],
                   [np.nan, 0.0, 1.0, 2.0], [-800.0, -801.0, -np.inf, -802.0]])  # fmt: skip
     out = f(chunked(m, (2, 1))).compute()
@@ -95,7 +99,7 @@ def test_integer_reductions_wrap_as_numpy_does(dtype):
     x = rg.vector("x", dtype)
     values = (np.arange(1, 200) * 37 % 256).astype(dtype)
     for op in (rg.sum, rg.prod, rg.max, rg.min, rg.mean):
-        f = rg.function([x], op(x))
+        f = rg.function([x], op(x), compile="eager")
         out = f(chunked(values, 17)).compute()
         want = f(values)
         assert out.dtype == want.dtype, op.name
@@ -108,7 +112,7 @@ def test_integer_reductions_wrap_as_numpy_does(dtype):
 def test_row_softmax(rng):
     M = rg.matrix("M")
     e = rg.exp(M - rg.max(M, axis=1, keepdims=True))
-    f = rg.function([M], e / rg.sum(e, axis=1, keepdims=True))
+    f = rg.function([M], e / rg.sum(e, axis=1, keepdims=True), compile="eager")
     m = rng.standard_normal((200, 300)) * 50
     out = f(chunked(m, (50, 100)))
     np.testing.assert_allclose(out.compute(), f(m), rtol=1e-12)
@@ -117,13 +121,13 @@ def test_row_softmax(rng):
 
 def test_products_use_dasks_blocked_matmul(rng):
     A, B, v = rg.matrix("A"), rg.matrix("B"), rg.vector("v")
-    f = rg.function([A, B, v], rg.exp(A @ B) @ v + 1.0)
+    f = rg.function([A, B, v], rg.exp(A @ B) @ v + 1.0, compile="eager")
     a, b, vv = rng.random((40, 30)), rng.random((30, 20)) / 30, rng.random(20)
     out = f(chunked(a, (10, 15)), chunked(b, (15, 10)), chunked(vv, 10))
     assert any("dot" in n or "tensordot" in n for n in out.dask.layers)
     np.testing.assert_allclose(out.compute(), f(a, b, vv), rtol=1e-12)
     T = rg.tensor("T", ndim=3)
-    g = rg.function([T, B], T @ B)
+    g = rg.function([T, B], T @ B, compile="eager")
     t = rng.random((4, 40, 30))
     np.testing.assert_allclose(g(chunked(t, (2, 20, 15)), chunked(b, (15, 10))).compute(), t @ b)
 
@@ -141,7 +145,7 @@ def test_shape_ops_and_indexing_stay_lazy(rng):
     m, xs, ys = rng.random((12, 12)), rng.random(12), rng.random(12)
     values = {M: m, x: xs, y: ys}
     for inputs, term in cases:
-        f = rg.function(inputs, term)
+        f = rg.function(inputs, term, compile="eager")
         args = [values[s] for s in inputs]
         out = f(*(chunked(a, 5) for a in args))
         assert isinstance(out, da.Array), term
@@ -150,7 +154,7 @@ def test_shape_ops_and_indexing_stay_lazy(rng):
 
 def test_several_outputs(rng):
     x = rg.vector("x")
-    f = rg.function([x], [rg.sum(x * x), rg.exp(x), x + 1.0])
+    f = rg.function([x], [rg.sum(x * x), rg.exp(x), x + 1.0], compile="eager")
     xs = rng.random(50)
     outs = f(chunked(xs, 7))
     assert len(outs) == 3 and all(isinstance(o, da.Array) for o in outs)
@@ -160,15 +164,17 @@ def test_several_outputs(rng):
 
 def test_bad_arguments_are_named_before_any_work(rng):
     x, A = rg.vector("x"), rg.matrix("A", shape=(None, 3))
-    f = rg.function([x], rg.exp(x))
+    f = rg.function([x], rg.exp(x), compile="eager")
     with pytest.raises(rg.TypeCheckError, match="'x' must be 1-d"):
         f(chunked(rng.random((4, 4)), 2))
     with pytest.raises(rg.TypeCheckError, match="cannot safely cast float64"):
-        rg.function([rg.vector("i", "int32")], rg.vector("i", "int32") + 1)(chunked(np.ones(4), 2))
+        rg.function([rg.vector("i", "int32")], rg.vector("i", "int32") + 1, compile="eager")(
+            chunked(np.ones(4), 2)
+        )
     with pytest.raises(rg.TypeCheckError, match="axis 1 is 4"):
-        rg.function([A], A * 2.0)(chunked(np.ones((2, 4)), 2))
+        rg.function([A], A * 2.0, compile="eager")(chunked(np.ones((2, 4)), 2))
     y = rg.vector("y")
-    g = rg.function([x, y], x + y)
+    g = rg.function([x, y], x + y, compile="eager")
     with pytest.raises(rg.TypeCheckError, match="shapes do not fit"):
         g(chunked(np.ones(4), 2), chunked(np.ones(5), 2))
     with pytest.raises(TypeError, match="expected 2 arguments"):
@@ -178,7 +184,7 @@ def test_bad_arguments_are_named_before_any_work(rng):
 
 
 def test_jit_takes_dask_arrays_without_computing_them(rng):
-    @rg.jit
+    @rg.jit(compile="eager")
     def f(x, y):
         return np.exp(x) * y + np.log1p(y * y) - x / y
 
@@ -195,13 +201,13 @@ def test_a_chunk_kernel_pickles_as_its_term():
     blob = pickle.dumps(kernel)
     assert len(blob) < 2_000 and b"numba" not in blob.lower()
     again = pickle.loads(blob)
-    want = rg.function([x], rg.exp(x) + 1.0)(np.arange(3.0))
+    want = rg.function([x], rg.exp(x) + 1.0, compile="eager")(np.arange(3.0))
     np.testing.assert_array_equal(again(np.arange(3.0)), want)
 
 
 def test_workers_compile_each_region_once(dask_client, rng):
     x, y = rg.vector("x"), rg.vector("y")
-    f = rg.function([x, y], rg.sqrt(x * x + y * y) + rg.sum(rg.exp(-x)))
+    f = rg.function([x, y], rg.sqrt(x * x + y * y) + rg.sum(rg.exp(-x)), compile="eager")
     xs, ys = rng.random(40_000), rng.random(40_000)
     out = f(chunked(xs, 1_000), chunked(ys, 1_000))  # 40 chunks, two regions
     np.testing.assert_allclose(out.compute(), f(xs, ys), rtol=1e-12)

@@ -75,7 +75,7 @@ def compiled_value(term, values):
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         try:
-            f = rg.function(inputs, term)
+            f = rg.function(inputs, term, compile="eager")
         except (rg.TypeCheckError, LoweringError):
             return None  # not compiled (float16 results): said so, not wrong
         except OverflowError as exc:

@@ -40,7 +40,7 @@ def test_every_elementwise_op_in_one_kernel(dtype, rng):
     outs.append(rg.pow(rg.abs(x), 2))
     X, Y = data(rng, 17, dtype), data(rng, 17, dtype)
     env = {x: X, y: Y}
-    got = rg.function([x, y], outs)(X, Y)
+    got = rg.function([x, y], outs, compile="eager")(X, Y)
     for term, value in zip(outs, got):
         close(value, rg.evaluate(term, env), dtype)
 
@@ -52,7 +52,7 @@ def test_linear_algebra_reductions_transpose(dtype, rng):
             rg.max(A.T, 1), rg.max(v), rg.sum(A @ v) * 2]  # fmt: skip
     a, b, vv = data(rng, (4, 3), dtype), data(rng, (5, 3), dtype), data(rng, 3, dtype)
     env = {A: a, B: b, v: vv}
-    got = rg.function([A, B, v], outs)(a, b, vv)
+    got = rg.function([A, B, v], outs, compile="eager")(a, b, vv)
     for term, value in zip(outs, got):
         close(value, rg.evaluate(term, env), dtype)
 
@@ -61,11 +61,11 @@ def test_broadcasting_scalars_and_constants(rng):
     A, x, s = rg.matrix("A"), rg.vector("x"), rg.scalar("s")
     t = rg.exp(A * x) + s - np.arange(3.0) + 2.0 * x
     a, v = rng.standard_normal((4, 3)), rng.standard_normal(3)
-    f = rg.function([A, x, s], t)
+    f = rg.function([A, x, s], t, compile="eager")
     np.testing.assert_allclose(f(a, v, 1.5), rg.evaluate(t, {A: a, x: v, s: 1.5}), rtol=1e-12)
     # a column against a row: the general (strided) loop
     col = rg.matrix("col")
-    g = rg.function([col, x], col * x + 1.0)
+    g = rg.function([col, x], col * x + 1.0, compile="eager")
     c = rng.standard_normal((4, 1))
     np.testing.assert_allclose(g(c, v), c * v + 1.0, rtol=1e-12)
 
@@ -76,14 +76,14 @@ def test_a_new_axis_of_size_one_ties_no_two_sizes_together(rng):
     t = rg.sum(x * x, axis=1)[:, None] + rg.sum(y * y, axis=1)[None, :] - 2 * (x @ y.T)
     a, b = rng.standard_normal((2, 3)), rng.standard_normal((5, 3))
     want = (a**2).sum(1)[:, None] + (b**2).sum(1)[None, :] - 2 * a @ b.T
-    np.testing.assert_allclose(rg.function([x, y], t)(a, b), want, rtol=1e-12)
+    np.testing.assert_allclose(rg.function([x, y], t, compile="eager")(a, b), want, rtol=1e-12)
     with pytest.raises(rg.TypeCheckError, match="axis 1 of x is 3, axis 1 of y is 4"):
-        rg.function([x, y], t)(a, rng.standard_normal((5, 4)))
+        rg.function([x, y], t, compile="eager")(a, rng.standard_normal((5, 4)))
 
 
 def test_zero_d_empty_nan_inf():
     s, x = rg.scalar("s"), rg.vector("x")
-    f = rg.function([s, x], [rg.exp(s) * 2.0, rg.log(x) + s])
+    f = rg.function([s, x], [rg.exp(s) * 2.0, rg.log(x) + s], compile="eager")
     out0, out1 = f(0.0, np.array([-1.0, 0.0, np.inf, np.nan]))
     assert out0.shape == () and out0 == 2.0
     with np.errstate(all="ignore"):
@@ -101,7 +101,10 @@ def test_shared_subterms_are_computed_once():
     assert src.count("np.empty(") == 3
     assert src.count("exp(") == 3
     np.testing.assert_allclose(
-        rg.function([x, y], [shared + 1.0, shared * 2.0])(np.zeros(3), np.ones(3))[1], 2.0
+        rg.function([x, y], [shared + 1.0, shared * 2.0], compile="eager")(
+            np.zeros(3), np.ones(3)
+        )[1],
+        2.0,
     )
 
 
@@ -133,20 +136,22 @@ class TestErrors:
     def test_wrong_argument_count(self):
         x = rg.vector("x")
         with pytest.raises(TypeError, match=r"expected 1 arguments \(x\), got 2"):
-            rg.function([x], x + 1.0)(np.ones(2), np.ones(2))
+            rg.function([x], x + 1.0, compile="eager")(np.ones(2), np.ones(2))
 
     def test_unsafe_dtype(self):
         x = rg.vector("x", "float32")
         with pytest.raises(rg.TypeCheckError, match="'x' is float32; cannot safely cast float64"):
-            rg.function([x], x + 1.0)(np.ones(2))
+            rg.function([x], x + 1.0, compile="eager")(np.ones(2))
 
     def test_safe_casts_are_made(self):
         x = rg.vector("x")
-        np.testing.assert_array_equal(rg.function([x], x * 2.0)(np.arange(3)), [0.0, 2.0, 4.0])
+        np.testing.assert_array_equal(
+            rg.function([x], x * 2.0, compile="eager")(np.arange(3)), [0.0, 2.0, 4.0]
+        )
 
     def test_wrong_ndim_and_known_shape(self):
         A = rg.matrix("A", shape=(2, 2))
-        f = rg.function([A], A * 2.0)
+        f = rg.function([A], A * 2.0, compile="eager")
         with pytest.raises(rg.TypeCheckError, match="'A' must be 2-d"):
             f(np.ones(3))
         with pytest.raises(rg.TypeCheckError, match="'A' must have shape"):
@@ -154,23 +159,23 @@ class TestErrors:
 
     def test_incompatible_shapes_name_the_symbols(self):
         A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
-        f = rg.function([A, x, y], A @ x + y)
+        f = rg.function([A, x, y], A @ x + y, compile="eager")
         with pytest.raises(rg.TypeCheckError, match=r"axis 1 of A is 3, axis 0 of x is 4"):
             f(np.ones((2, 3)), np.ones(4), np.ones(2))
         with pytest.raises(rg.TypeCheckError, match=r"axis 0 of A is 2, axis 0 of y is 5"):
             f(np.ones((2, 3)), np.ones(3), np.ones(5))
         # broadcasting a length-1 axis is fine; a product's inner axes must match exactly
         np.testing.assert_allclose(f(np.ones((2, 3)), np.ones(3), np.ones(1)), 4.0)
-        g = rg.function([A, x, y], A @ (x + y))
+        g = rg.function([A, x, y], A @ (x + y), compile="eager")
         with pytest.raises(rg.TypeCheckError, match=r"in \(A @ \(x \+ y\)\)"):
             g(np.ones((2, 3)), np.ones(1), np.ones(1))
 
     def test_missing_inputs_and_bad_inputs(self):
         x, y = rg.vector("x"), rg.vector("y")
         with pytest.raises(rg.TypeCheckError, match="not inputs: y"):
-            rg.function([x], x + y)
+            rg.function([x], x + y, compile="eager")
         with pytest.raises(TypeError, match="must be symbols"):
-            rg.function(["x"], x)
+            rg.function(["x"], x, compile="eager")
 
     def test_an_op_without_lowering_fails_at_function_time(self):
         class Erf(rg.Op):
@@ -181,23 +186,30 @@ class TestErrors:
 
         x = rg.vector("x")
         with pytest.raises(LoweringError, match="Op erf has no Numba lowering"):
-            rg.function([x], Erf()(x) + 1.0)
+            rg.function([x], Erf()(x) + 1.0, compile="eager")
 
     def test_a_reduction_of_a_3d_array_along_one_axis_compiles(self):
         # It was refused ("sum over axis=1 of a 3-d array"); it compiles now.
         T = rg.tensor("T", ndim=3)
         a = np.arange(24.0).reshape(2, 3, 4)
-        np.testing.assert_array_equal(rg.function([T], rg.sum(T, 1))(a), a.sum(axis=1))
+        np.testing.assert_array_equal(
+            rg.function([T], rg.sum(T, 1), compile="eager")(a), a.sum(axis=1)
+        )
 
 
 class TestCaching:
     def test_same_structure_reuses_the_function(self):
         x = rg.vector("x")
-        assert rg.function([x], rg.exp(x) + 1.0) is rg.function([x], rg.exp(x) + 1.0)
+        assert rg.function([x], rg.exp(x) + 1.0, compile="eager") is rg.function(
+            [x], rg.exp(x) + 1.0, compile="eager"
+        )
 
     def test_same_structure_other_names_reuses_the_kernel(self):
         a, b = rg.vector("a"), rg.vector("b")
-        assert rg.function([a], rg.sqrt(a)).kernel is rg.function([b], rg.sqrt(b)).kernel
+        assert (
+            rg.function([a], rg.sqrt(a), compile="eager").kernel
+            is rg.function([b], rg.sqrt(b), compile="eager").kernel
+        )
 
     def test_kernels_are_written_to_the_cache_directory(self):
         x = rg.vector("x")
@@ -263,7 +275,7 @@ def test_compiled_programs_agree_with_evaluate(t, seed):
     rng = np.random.default_rng(seed)
     x, y, A = rg.vector("x"), rg.vector("y"), rg.matrix("A")
     env = {x: rng.standard_normal(3), y: rng.standard_normal(3), A: rng.standard_normal((3, 3))}
-    f = rg.function([x, y, A], t)
+    f = rg.function([x, y, A], t, compile="eager")
     np.testing.assert_allclose(f(env[x], env[y], env[A]), rg.evaluate(t, env), rtol=1e-9,
                                atol=1e-12)  # fmt: skip
 
@@ -275,7 +287,7 @@ class TestOutputBuffers:
 
     def make(self, rng):
         x, y = rg.vector("x"), rg.vector("y")
-        f = rg.function([x, y], rg.exp(x) * y + 1.0)
+        f = rg.function([x, y], rg.exp(x) * y + 1.0, compile="eager")
         X, Y = rng.uniform(0.5, 1.5, (2, self.N))
         return f, X, Y
 
@@ -302,7 +314,7 @@ class TestOutputBuffers:
     @pytest.mark.parametrize("n", [5, 100_000])
     def test_the_same_output_twice_is_two_arrays(self, n):
         x = rg.vector("x")
-        f = rg.function([x], [x + 1.0, x + 1.0, 2.0 * x, x + x])
+        f = rg.function([x], [x + 1.0, x + 1.0, 2.0 * x, x + x], compile="eager")
         a, b, c, d = f(np.zeros(n))
         assert not np.shares_memory(a, b)
         del a, c
@@ -312,7 +324,7 @@ class TestOutputBuffers:
 
     def test_an_output_and_its_transpose_are_kept(self):
         A, B = rg.matrix("A"), rg.matrix("B")
-        g = rg.function([A, B], [A + B, (A + B).T])
+        g = rg.function([A, B], [A + B, (A + B).T], compile="eager")
         s, st = g(np.ones((300, 300)), np.zeros((300, 300)))
         del s
         g(np.full((300, 300), 5.0), np.full((300, 300), 5.0))
@@ -324,7 +336,7 @@ class TestOutputBuffers:
     @pytest.mark.parametrize("n", [7, 1 << 17])
     def test_out_receives_every_output(self, rng, n):
         x, y = rg.vector("x"), rg.vector("y")
-        f = rg.function([x, y], [rg.exp(x) * y, rg.sum(x), x + 1.0, x + 1.0])
+        f = rg.function([x, y], [rg.exp(x) * y, rg.sum(x), x + 1.0, x + 1.0], compile="eager")
         X, Y = rng.standard_normal((2, n))
         o0, o1, o3 = np.empty(n), np.empty(()), np.empty(n)
         res = f(X, Y, out=[o0, o1, None, o3])
@@ -333,14 +345,14 @@ class TestOutputBuffers:
         np.testing.assert_allclose(o0, np.exp(X) * Y, rtol=1e-13)
         np.testing.assert_allclose(o1, X.sum(), rtol=1e-12)
         np.testing.assert_allclose(o3, X + 1.0)
-        single = rg.function([x], x * 2.0)
+        single = rg.function([x], x * 2.0, compile="eager")
         buf = np.empty(n)
         assert single(X, out=buf) is buf
         np.testing.assert_array_equal(buf, X * 2.0)
 
     def test_bad_out_is_refused_before_anything_changes(self, rng):
         x, y = rg.vector("x"), rg.vector("y")
-        f = rg.function([x, y], [x * y, x + y])
+        f = rg.function([x, y], [x * y, x + y], compile="eager")
         X, Y = rng.standard_normal((2, 10))
         keep = X.copy()
         with pytest.raises(rg.TypeCheckError, match="shares memory with argument 'x'"):
@@ -363,7 +375,7 @@ class TestOutputBuffers:
         from relgraph.backends.numba import function as compiler
 
         x = rg.vector("x_dropped")
-        f = rg.function([x], rg.exp(x) * 2.0)
+        f = rg.function([x], rg.exp(x) * 2.0, compile="eager")
         f(np.ones(1 << 17))
         ref = weakref.ref(f)
         del f
@@ -390,7 +402,7 @@ class TestNumpySemanticsOrRefusal:
     @pytest.mark.parametrize("n", [4, 1 << 17])
     def test_int_power_of_a_negative_exponent_raises_as_numpy_does(self, n):
         x, y = rg.vector("x", "int64"), rg.vector("y", "int64")
-        f = rg.function([x, y], x**y)
+        f = rg.function([x, y], x**y, compile="eager")
         base, exp_ok = np.full(n, 3), np.full(n, 2)
         np.testing.assert_array_equal(f(base, exp_ok), base**exp_ok)
         exp_bad = exp_ok.copy()
@@ -407,11 +419,11 @@ class TestNumpySemanticsOrRefusal:
         b = rg.vector("b", dtype)
         assert np.exp(np.zeros(1, dtype)).dtype == np.float16
         with pytest.raises(LoweringError, match=r"exp\(b\) computes in float16"):
-            rg.function([b], rg.exp(b) + 1)
+            rg.function([b], rg.exp(b) + 1, compile="eager")
 
     def test_small_ints_wrap_as_numpy_does(self):
         x8 = rg.vector("x8", "int8")
-        f = rg.function([x8], [x8 * 2 + 1, rg.sum(x8 * 2)])
+        f = rg.function([x8], [x8 * 2 + 1, rg.sum(x8 * 2)], compile="eager")
         v = np.array([100, -128, 127], np.int8)
         a, s = f(v)
         np.testing.assert_array_equal(a, v * 2 + 1)
@@ -425,7 +437,7 @@ class TestSizeGuards:
         for _ in range(2_500):
             t = t * 1.0001 + 0.5
         with pytest.raises(LoweringError, match="5000 nodes, more than max_nodes=4000"):
-            rg.function([x], t)
+            rg.function([x], t, compile="eager")
 
     def test_source_generation_is_linear_in_the_graph(self):
         import time
