@@ -3,10 +3,11 @@ the evaluation tier (numpy), so that no caller waits for Numba.
 
 Jobs are plain callables, run one at a time in the order submitted; a job reports its
 own outcome (the function it compiles for switches to its kernel, or says once why it
-could not).  The thread is a daemon: it never keeps the interpreter alive, and after
-``atexit`` it takes no new job.  A forked child starts with no thread and an empty
-queue (the parent's thread does not exist there); :data:`COMPILER.generation` tells a
-function that its job was lost, so it submits again.
+could not).  The thread is a daemon: it never keeps the interpreter alive; at exit
+the queued jobs are dropped and the one running is given a minute to finish.  A
+forked child starts with no thread and an empty queue (the parent's thread does not
+exist there); :data:`COMPILER.generation` tells a function that its job was lost, so
+it submits again.
 
 >>> import threading
 >>> done = threading.Event()
@@ -23,6 +24,8 @@ import threading
 from collections.abc import Callable
 
 __all__ = ["COMPILER", "BackgroundCompiler"]
+
+EXIT_GRACE = 60.0  # seconds an exiting interpreter waits for the compile in progress
 
 
 class BackgroundCompiler:
@@ -57,6 +60,8 @@ class BackgroundCompiler:
     def _work(self) -> None:
         while (job := self._queue.get()) is not None:
             with self._busy:
+                if self._closed:  # the interpreter is exiting: the rest is dropped
+                    return
                 try:
                     job()
                 except BaseException:  # a job reports its own failure; the thread goes on
@@ -67,11 +72,14 @@ class BackgroundCompiler:
         done = threading.Event()
         return self.submit(done.set) and done.wait(timeout)
 
-    def close(self) -> None:
-        """Take no new job, and let the thread end after the one it is running."""
+    def close(self, grace: float = EXIT_GRACE) -> None:
+        """Take no new job, drop the queued ones, and wait (``grace`` seconds at most)
+        for the one running: an exit in the middle of LLVM could crash the process."""
         with self._lock:
             self._closed = True
             self._queue.put(None)
+        if self._busy.acquire(timeout=grace):
+            self._busy.release()
 
     def before_fork(self) -> None:
         """Fork between jobs, never during one."""

@@ -159,3 +159,22 @@ def test_the_display_of_a_jitted_function_says_which_tier_runs():
     eager = rg.jit(lambda v: v * 2.0 + 1.0, compile="eager")
     eager(np.ones(2))
     assert "<td>compiled kernel</td>" in eager._repr_html_()
+
+
+def test_a_process_that_exits_while_kernels_compile_exits_cleanly(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, relgraph as rg\n"
+        "x = rg.vector('x')\n"
+        "fs = [rg.function([x], rg.tanh(x) * (i + 0.25) + rg.erf(x)) for i in range(4)]\n"
+        "print([f(np.zeros(2)).tolist() for f in fs][0])\n"
+    )
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "[0.0, 0.0]"
