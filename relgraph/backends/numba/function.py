@@ -224,7 +224,8 @@ class Function:
             if f is not None:
                 f._build(which)
 
-        COMPILER.submit(job)
+        if not COMPILER.submit(job) and which == "kernel":
+            self._ready.set()  # the interpreter is exiting: nobody waits for a kernel
 
     def _resubmit_if_lost(self, which: str) -> None:
         if self._jobs.get(which) not in (None, COMPILER.generation):
