@@ -25,6 +25,7 @@ import mpmath
 import numpy as np
 
 from relgraph.exceptions import UnsupportedError
+from relgraph.ops.base import PERFORM
 from relgraph.terms.evaluate import _leaf_value
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import subterms
@@ -134,7 +135,7 @@ def _exact_leaf(x: Any, inputs: Mapping[Any, Any]) -> Any:
 def _apply(op: Any, vals: list, params: tuple) -> Any:
     if op.exact is None:
         raise UnsupportedError(f"{op.name} has no exact reference: rg.check cannot judge it")
-    if op.exact == "perform":  # moves values, or computes exactly on mpmath numbers
+    if op.exact == PERFORM:  # moves values, or computes exactly on mpmath numbers
         return op.perform(*vals, *params)
     if not op.elementwise:  # a reduction: its reference takes a row
         p = op.param_values((None, *params))

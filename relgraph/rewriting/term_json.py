@@ -125,10 +125,11 @@ def _decode(x: Any, nodes: list) -> Any:
 
 
 def _head(op: Any) -> list[str]:
-    module, name = type(op).__module__, getattr(op, "name", None)
-    if not isinstance(op, Op) or getattr(sys.modules.get(module), op.name, None) is not op:
+    module = type(op).__module__
+    name: str = op.name if isinstance(op, Op) else ""
+    if not name or getattr(sys.modules.get(module), name, None) is not op:
         raise Unstorable(f"the Op {op!r} is not found by its name in {module}")
-    return [module, str(name)]
+    return [module, name]
 
 
 def _op(head: list) -> Op:

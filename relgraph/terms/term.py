@@ -40,7 +40,9 @@ __all__ = ["Term", "Args", "memoized", "brief"]
 def _show(x: Any) -> str:
     # The printer (relgraph.terms.printing) registers itself as "pprint".
     show = OPERATORS.get("pprint")
-    return show(x) if show is not None else ExpressionTuple.__str__(x)
+    if show is not None:
+        return show(x)
+    return ExpressionTuple.__str__(x) if type(x) is Term else repr(x)
 
 
 def brief(term: Any, limit: int = 160) -> str:
@@ -52,7 +54,7 @@ def brief(term: Any, limit: int = 160) -> str:
     >>> brief(rg.add(*(rg.vector(f"v{i}") for i in range(100))), 20)
     '(v0 + v1 + v2 + v...'
     """
-    text = _show(term) if type(term) is Term else OPERATORS.get("pprint", repr)(term)
+    text = _show(term)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

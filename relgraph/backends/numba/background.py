@@ -69,6 +69,9 @@ class BackgroundCompiler:
 
     def idle(self, timeout: float | None = None) -> bool:
         """Wait until every job submitted so far has run; False on timeout."""
+        with self._lock:
+            if self._thread is None:  # nothing was ever submitted here
+                return True
         done = threading.Event()
         return self.submit(done.set) and done.wait(timeout)
 

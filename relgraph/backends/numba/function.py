@@ -22,7 +22,7 @@ from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.backends.numba.shapes import check_shapes, shape_checks
 from relgraph.exceptions import TypeCheckError, UnsupportedError
-from relgraph.terms.evaluate import evaluate
+from relgraph.terms.evaluate import evaluate_all
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.printing import brief
@@ -364,10 +364,10 @@ class Function:
     def _evaluate(self, values: list) -> list:
         """The outputs computed with numpy: the evaluation tier, with the kernels'
         result dtypes, and arrays of their own (never a view of an argument)."""
-        env = dict(zip(self.inputs, values))
+        computed = evaluate_all(self.outputs, dict(zip(self.inputs, values)))
         results = []
-        for out, t in zip(self.outputs, self.out_types):
-            r = np.asarray(evaluate(out, env), dtype=t.dtype)
+        for value, t in zip(computed, self.out_types):
+            r = np.asarray(value, dtype=t.dtype)
             if r.ndim and any(np.may_share_memory(r, v) for v in values):
                 r = r.copy()
             results.append(r)

@@ -178,3 +178,15 @@ def test_a_process_that_exits_while_kernels_compile_exits_cleanly(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[0.0, 0.0]"
+
+
+def test_outputs_that_share_work_agree_in_both_tiers():
+    shared = rg.exp(x) * 2.0
+    outputs = [shared + 1.0, rg.sum(shared), shared + 1.0]
+    args = [np.array([0.0, -1.5, 3.0])]
+    numpy_tier = rg.function([x], outputs, compile="never")(*args)
+    compiled = rg.function([x], outputs, compile="eager")(*args)
+    for a, b in zip(numpy_tier, compiled):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=4e-16 * 8)
+    assert numpy_tier[0] is not numpy_tier[2]  # an output listed twice: two arrays
