@@ -11,16 +11,20 @@ twin.  numba cannot compile most of them (``np.max(a, axis=1)``, ``keepdims``),
 so it also gets the loop version a numba user would write instead.
 
 Per function: the best time of ``--repeat`` calls, the ratio peer / rg.jit (above 1:
-rg.jit is faster), the first-call time (trace, rewrite and compile; relgraph's caches
-in a fresh directory), and accuracy: the largest relative difference from numpy
-where numpy is finite, and how many results are not finite.
+rg.jit is faster); the first calls: rg.jit's first result (traced, rewritten, run by
+numpy while Numba compiles) and when its kernel took over, with empty caches (cold)
+and again in a new process with relgraph's caches filled (warm), beside the first
+calls of ``numba.njit`` and ``jax.jit``; and accuracy: the largest relative difference
+from numpy where numpy is finite, and how many results are not finite.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -141,15 +145,15 @@ def run(size, repeat):
         with np.errstate(all="ignore"):
             want = fn(*args)
         row = {"name": name, "numpy": best(fn, args, repeat)}
-        jitted = rg.jit(fn)  # compile="background": the first call runs numpy
-        start = time.perf_counter()
-        got, row["rg first"] = first_call(jitted, args)
-        jitted.wait()
-        row["rg compiled"] = time.perf_counter() - start
-        row["rg"] = best(jitted, args, repeat)
+        row.update(rg_first_calls(fn, args))
+        # Steady state with every kernel these calls use compiled (the in-memory
+        # kernel cache shares them with the background-compiled function).
+        compiled = rg.jit(fn, compile="eager")
+        got = compiled(*args)
+        row["rg"] = best(compiled, args, repeat)
         row["rg err"], row["rg nonfinite"] = accuracy(got, want)
         row["numpy nonfinite"] = accuracy(want, want)[1]
-        row["rewritten"] = rg.pprint(jitted.rewritten)
+        row["rewritten"] = rg.pprint(compiled.rewritten)
         try:
             same = njit(parallel=True)(fn)
             _, row["numba first"] = first_call(same, args)
@@ -163,6 +167,33 @@ def run(size, repeat):
             row["jax"] = best(jaxed[name], args, repeat)
         rows.append(row)
     return rows
+
+
+def rg_first_calls(fn, args):
+    """rg.jit's first result (the numpy tier) and when its compiled kernel was ready,
+    both from the first call."""
+    jitted = rg.jit(fn)  # compile="background": the first call runs numpy
+    start = time.perf_counter()
+    jitted(*args)
+    first = time.perf_counter() - start
+    jitted.wait()
+    return {"rg first": first, "rg compiled": time.perf_counter() - start}
+
+
+def warm_rows(size):
+    """The first calls again in a new process, with relgraph's caches filled by this
+    one (``--phase warm`` of this script, run as a child)."""
+    cmd = [sys.executable, __file__, "--phase", "warm", "--size", str(size)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def warm_phase(size):
+    import scipy.special
+
+    data = inputs(size, np.random.default_rng(0))
+    plain = functions(np, scipy.special.erf)
+    print(json.dumps({name: rg_first_calls(fn, data[name]) for name, fn in plain.items()}))
 
 
 def fmt(t):
@@ -185,12 +216,17 @@ def report(rows, size):
             f"{ratio(r.get('numba'), ours)} | {ratio(r.get('jax'), ours)} | "
             f"{r.get('numba kind', 'cannot compile')} |"
         )
-    print("\n## First result, and rg.jit's compiled kernel ready (from the first call), s\n")
-    print("| function | rg.jit first result | rg.jit kernel ready | numba.njit | jax.jit |")
-    print("|---|---|---|---|---|")
+    print("\n## First calls (s): the first result, and the compiled kernel ready\n")
+    print("Cold: empty caches. Warm: a new process with relgraph's caches filled. rg.jit's")
+    print("first result comes from numpy while the kernel compiles (or loads) in the")
+    print("background.\n")
+    print("| function | rg.jit first result | rg.jit kernel ready | warm: first result | "
+          "warm: kernel ready | numba.njit first call | jax.jit first call |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
     for r in rows:
-        keys = ("rg first", "rg compiled", "numba first", "jax first")
-        firsts = [r.get(k) for k in keys]
+        warm = r.get("warm", {})
+        firsts = [r.get("rg first"), r.get("rg compiled"), warm.get("rg first"),
+                  warm.get("rg compiled"), r.get("numba first"), r.get("jax first")]  # fmt: skip
         print(f"| {r['name']} | " + " | ".join("-" if t is None else f"{t:.2f}" for t in firsts))
     print("\n## Accuracy against numpy\n")
     print("| function | max rel. diff where numpy is finite | non-finite: numpy | rg.jit |")
@@ -208,10 +244,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=float, default=1e6, help="elements per array")
     parser.add_argument("--repeat", type=int, default=5, help="calls timed per case")
+    phases = ["cold", "warm"]
+    parser.add_argument("--phase", choices=phases, default="cold", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.size < 1 or args.repeat < 1:
         parser.error("--size and --repeat must be positive")
-    report(run(int(args.size), args.repeat), args.size)
+    if args.phase == "warm":
+        warm_phase(int(args.size))
+        return
+    rows = run(int(args.size), args.repeat)
+    for row, warm in zip(rows, warm_rows(int(args.size)).values()):
+        row["warm"] = warm
+    report(rows, args.size)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ ABANDON_SECONDS = 2.0  # then a worker stuck in C code is left behind
 
 
 class _Job:
-    __slots__ = ("fn", "args", "done", "value", "error", "cancel")
+    __slots__ = ("fn", "args", "done", "value", "error", "cancel", "interrupted")
 
     def __init__(self, fn: Callable[..., Any], args: tuple):
         self.fn, self.args = fn, args
@@ -46,6 +46,7 @@ class _Job:
         self.cancel = threading.Event()
         self.value: Any = None
         self.error: BaseException | None = None
+        self.interrupted = False
 
 
 class _Worker:
@@ -86,13 +87,15 @@ class _Worker:
         finally:
             with self.lock:
                 self.job = _LOCAL.job = None
-                _clear_interrupt(self.thread)
+                if job.interrupted:  # only then: clearing flags the interpreter, and
+                    _clear_interrupt(self.thread)  # under a profiler that flag hangs it
             job.done.set()
 
     def interrupt(self, job: _Job) -> None:
         """Raise ``KeyboardInterrupt`` inside ``job`` if it is still running."""
         with self.lock:
             if self.job is job:
+                job.interrupted = True
                 ctypes.pythonapi.PyThreadState_SetAsyncExc(
                     ctypes.c_ulong(_ident(self.thread)), ctypes.py_object(KeyboardInterrupt)
                 )

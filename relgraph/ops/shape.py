@@ -134,7 +134,8 @@ class ExpandDims(ShapeOp):
     def perform(self, x: Any, axis: Any) -> Any:
         return np.expand_dims(x, axis)
 
-    def _new(self, ndim: int, axis: Any) -> set[int]:
+    def new_axes(self, ndim: int, axis: Any) -> set[int]:
+        """The positions of the new axes in the result of an ``ndim``-d operand."""
         axis = (axis,) if type(axis) is int else axis
         out = ndim + len(axis)
         new = {_axis(a, out, self.name) for a in axis}
@@ -143,7 +144,7 @@ class ExpandDims(ShapeOp):
         return new
 
     def out_shape(self, shape: tuple, p: dict) -> tuple:
-        new, rest = self._new(len(shape), p["axis"]), iter(shape)
+        new, rest = self.new_axes(len(shape), p["axis"]), iter(shape)
         return tuple(1 if k in new else next(rest) for k in range(len(shape) + len(new)))
 
 

@@ -80,6 +80,20 @@ t2.start(); t1.join(); t2.join(); print("finished", len(out[0].args))
     assert "finished 3000" in done.stdout
 
 
+def test_a_rewrite_under_a_profiler_finishes():
+    """cProfile (Jupyter's %prun) saw the search thread's "no interrupt" signal forever."""
+    code = """
+import cProfile, relgraph as rg
+from relations import optdb
+x = rg.vector("x")
+with cProfile.Profile():
+    print(rg.pprint(rg.rewrite(rg.log(1.0 + rg.exp(x)), optdb.query(include=["fast_run"]))))
+"""
+    done = run_script(code)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "softplus(x)" in done.stdout
+
+
 def test_ctrl_c_during_a_deep_rewrite_does_not_abort():
     code = """
 import os, signal, threading, sys, relgraph as rg

@@ -175,7 +175,7 @@ def _array_code_reshape(op: Reshape, node: Any) -> str:
 @array_code.register
 def _array_code_expanddims(op: ExpandDims, node: Any) -> str:
     ndim = typeof(node.args[0]).ndim
-    new, rest = op._new(ndim, op.param_values(node.args)["axis"]), iter(range(ndim))
+    new, rest = op.new_axes(ndim, op.param_values(node.args)["axis"]), iter(range(ndim))
     dims = ["1" if k in new else f"{{0}}.shape[{next(rest)}]" for k in range(len(new) + ndim)]
     return f"np.ascontiguousarray({{0}}).reshape({_dims(dims)})"
 

@@ -20,6 +20,7 @@ from relgraph.backends.numba import aot
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
+from relgraph.backends.numba.rowblocks import row_split, run_blocks
 from relgraph.backends.numba.shapes import check_shapes, shape_checks
 from relgraph.exceptions import TypeCheckError, UnsupportedError
 from relgraph.terms.evaluate import evaluate_all
@@ -149,7 +150,11 @@ class Function:
         self._aot_ok = "kernels.dot(" not in self.source
         self._kernel: Callable | None = None
         self.kernel_is_aot = False
-        self._parallel: Callable | None = None  # built when a large input first arrives
+        # Large calls run the serial kernel on blocks of rows where the graph allows;
+        # else a prange kernel, built when a large input first arrives.
+        self.rows = row_split(inputs, outputs)
+        self._blocks: Callable | None = None  # the serial kernel compiled by Numba
+        self._parallel: Callable | None = None
         self._general: Callable | None = None  # built when shapes first broadcast
         self.compile = compile
         self._ready = threading.Event()  # the serial kernel is built, or failed
@@ -178,6 +183,8 @@ class Function:
         if self._kernel is None:
             kernel = compile_kernel(self.source, self.signature, aot_ok=self._aot_ok)
             self.kernel_is_aot = not hasattr(kernel, "py_func")  # a Numba dispatcher has it
+            if not self.kernel_is_aot:
+                self._blocks = kernel
             self._kernel = kernel
             self._ready.set()
         return self._kernel
@@ -253,6 +260,17 @@ class Function:
             source = lower(self.inputs, self.outputs).source
             self._general = compile_kernel(source, self.signature, aot_ok=False)
         return self._general
+
+    @property
+    def block_kernel(self) -> Callable:
+        """The serial kernel as Numba compiles it, which releases the GIL (an
+        ahead-of-time build holds it): large calls run it on blocks of rows."""
+        if self._blocks is None:
+            kernel = self.kernel
+            if self.kernel_is_aot:
+                kernel = compile_kernel(self.source, self.signature, aot_ok=False)
+            self._blocks = kernel
+        return self._blocks
 
     @property
     def parallel_kernel(self) -> Callable:
@@ -337,17 +355,33 @@ class Function:
 
     def _compiled(self, values: list, large: bool) -> Any:
         """The kernels' results, or None where a kernel this call needs is not ready
-        (with ``compile="background"``; ``"eager"`` compiles it now and waits)."""
+        (with ``compile="background"``; ``"eager"`` compiles it now and waits).
+
+        A large call runs the serial kernel on blocks of rows, on threads, where the
+        graph allows it (:mod:`~relgraph.backends.numba.rowblocks`); else the
+        ``prange`` kernel, compiled when a large call first comes."""
         eager = self.compile == "eager"
-        if large and (eager or self._parallel is not None):
-            return self.parallel_kernel(*values)
-        if large:
-            self._submit("parallel_kernel")  # meanwhile the serial kernel, if ready
+        if large and self.rows is not None:
+            if eager or self._blocks is not None:
+                kernel = self.block_kernel
+                return run_blocks(
+                    self.rows, lambda v: self._serial(v, kernel), values, len(self.inputs),
+                    self.out_slots,
+                )  # fmt: skip
+            self._submit("block_kernel")  # meanwhile the serial kernel, if ready
+        elif large:
+            if eager or self._parallel is not None:
+                return self.parallel_kernel(*values)
+            self._submit("parallel_kernel")
         if not eager and self._kernel is None:
             self._resubmit_if_lost("kernel")
             return None
-        kernel = self._kernel or self.kernel
-        if self.kernel_is_aot:  # built for C-contiguous arrays
+        return self._serial(values, self._kernel or self.kernel)
+
+    def _serial(self, values: list, kernel: Callable) -> Any:
+        """A serial kernel's results (the general kernel's where shapes broadcast), or
+        None where that kernel is not ready yet."""
+        if not hasattr(kernel, "py_func"):  # ahead-of-time: built for C-contiguous arrays
             for i, v in enumerate(values):
                 if type(v) is np.ndarray and not v.flags.c_contiguous:
                     values[i] = np.ascontiguousarray(v)
@@ -356,7 +390,7 @@ class Function:
         except ValueError as exc:
             if exc.args != (BROADCAST,):
                 raise
-        if eager or self._general is not None:
+        if self.compile == "eager" or self._general is not None:
             return self.general_kernel(*values)
         self._submit("general_kernel")
         return None

@@ -228,7 +228,7 @@ class _Generator:
                 *self.globals,
                 "",
                 "",
-                f'@njit(cache=True, parallel={parallel}, error_model="numpy")',
+                f'@njit(cache=True, nogil=True, parallel={parallel}, error_model="numpy")',
                 f"def kernel({params}):",
                 body,
                 f"    return ({results},)",
@@ -460,7 +460,12 @@ class _Generator:
             lines.append(f"{out} = np.empty({shape}, {dtype})")
         full = [name for name, nd in leaves if nd == d]
         same = " and ".join(f"{n}.shape == {out}.shape" for n in full) or "True"
-        flat_ok = len(full) == len(leaves)
+        # A leaf whose type has length 1 where the result's has not surely broadcasts:
+        # no flat loop for that region, the strided one only.
+        surely = any(
+            self.static_shapes[n][k] == 1 != out_type.shape[k] for n in full for k in range(d)
+        )
+        flat_ok = len(full) == len(leaves) and not surely
         if flat_ok:
             if self.broadcast:
                 # No broadcasting: one flat loop over contiguous data, which vectorises.

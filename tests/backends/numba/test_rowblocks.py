@@ -1,0 +1,163 @@
+"""Large calls run the one serial kernel on blocks of rows, on threads: the same
+values, dtypes and shapes as the whole call, and as numpy."""
+
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import relgraph as rg
+from relgraph.backends.numba import rowblocks
+from relgraph.backends.numba.rowblocks import row_split
+
+X, Z = rg.matrix("X"), rg.matrix("Z")
+w, v = rg.vector("w"), rg.vector("v")
+I8 = rg.matrix("I8", "int8")
+N = 1 << 16  # rows: enough elements for several blocks
+
+
+def softmax(m):
+    e = rg.exp(m - rg.max(m, axis=1, keepdims=True))
+    return e / rg.sum(e, axis=1, keepdims=True)
+
+
+# name: (inputs, outputs, the row split's combinations, or None where it must not split)
+GRAPHS = {
+    "elementwise": ([w, v], [rg.tanh(w) * v + 1.0], (None,)),
+    "softmax rows": ([X], [softmax(X)], (None,)),
+    "reductions": (
+        [X, w],
+        [
+            rg.sum(rg.softplus(X @ w)),
+            rg.mean(X, axis=0),
+            rg.max(X @ w),
+            rg.min(X, axis=0),
+            rg.prod(rg.tanh(X[:, 0]) * 0.5 + 1.0),
+            rg.logsumexp(X @ w),
+        ],
+        ("sum", "mean", "max", "min", "prod", "logsumexp"),
+    ),  # fmt: skip
+    "pairwise": (
+        [X, Z],
+        [
+            rg.sum(X * X, axis=1)[:, None] + rg.sum(Z * Z, axis=1)[None] - 2.0 * (X @ Z.T)
+        ],  # Z: 5 rows
+        (None,),
+    ),
+    "a whole output beside": (
+        [X, w, Z],
+        [rg.exp(X) + w, rg.sum(w * w), rg.sum(Z.T, axis=0), rg.sum(X, axis=1)],
+        (None, None, None, None),
+    ),
+    "int8 wraps": ([I8], [I8 * 3 + 100, rg.sum(I8, axis=0), rg.max(I8)], (None, "sum", "max")),
+    "expand dims": ([w], [rg.expand_dims(rg.sqrt(rg.abs(w)), 1) * 2.0], (None,)),
+    "mean feeds arithmetic": ([w], [w - rg.mean(w)], None),
+    "transpose": ([X], [X.T + 1.0], None),
+    "full reduction reused": ([w], [rg.sum(w), rg.sum(w) * 2.0], None),
+}
+
+
+def arguments(inputs, rng):
+    """Values with the special points in every column: +-inf, NaN, +-0, extremes."""
+    special = np.array([np.inf, -np.inf, np.nan, -0.0, 0.0, 5e-324, 1e308, -700.0, 700.0])
+    out = []
+    for s in inputs:
+        if s.type.dtype == np.int8:
+            out.append(rng.integers(-128, 128, (N, 3), dtype=np.int8))
+        elif s.type.ndim == 2:
+            a = rng.standard_normal((5 if s is Z else N, 4))
+            a[rng.integers(0, len(a), 40), rng.integers(0, 4, 40)] = rng.choice(special, 40)
+            out.append(a)
+        else:  # beside a matrix, a vector broadcasts along its rows
+            cols = any(t.type.ndim == 2 for t in inputs)
+            out.append(rng.standard_normal(4 if cols else N))
+    return out
+
+
+@pytest.fixture
+def threads(monkeypatch):
+    """Four blocks whatever the machine's cores (a one-core CI runner included)."""
+    monkeypatch.setattr(rowblocks, "THREADS", 4)
+
+
+@pytest.mark.parametrize("name", list(GRAPHS))
+def test_the_split_is_found_where_it_is_safe(name):
+    inputs, outputs, combine = GRAPHS[name]
+    split = row_split(inputs, outputs)
+    assert (split.combine if split else None) == combine
+
+
+@pytest.mark.parametrize("name", [n for n, g in GRAPHS.items() if g[2] is not None])
+def test_blocks_agree_with_one_block_and_numpy(name, rng, monkeypatch):
+    """Row outputs are the very values of one whole call (the same code per row);
+    combined reductions agree to rounding."""
+    inputs, outputs, combine = GRAPHS[name]
+    args = arguments(inputs, rng)
+    f = rg.function(inputs, outputs, compile="eager")
+    with np.errstate(all="ignore"):
+        monkeypatch.setattr(rowblocks, "THREADS", 1)
+        whole = f(*args)
+        monkeypatch.setattr(rowblocks, "THREADS", 4)
+        assert len(rowblocks.blocks(N, N * 4)) == 4
+        got = f(*args)
+        want = rg.function(inputs, outputs, compile="never")(*args)
+    assert f._parallel is None
+    for g, one, e, how in zip(got, whole, want, combine):
+        assert g.dtype == e.dtype and g.shape == e.shape
+        if how is None:
+            np.testing.assert_array_equal(g, one)
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_a_row_of_length_one_broadcasts(rng, threads):
+    f = rg.function([X, Z], rg.exp(X) * Z, compile="eager")
+    a, b = rng.standard_normal((N, 3)), rng.standard_normal((1, 3))
+    np.testing.assert_allclose(f(a, b), np.exp(a) * b, rtol=1e-15)
+    np.testing.assert_allclose(f(b, a), np.exp(b) * a, rtol=1e-15)
+
+
+def test_out_is_written_in_place(rng, threads):
+    f = rg.function([X], softmax(X), compile="eager")
+    a = rng.standard_normal((N, 3))
+    out = np.empty_like(a)
+    assert f(a, out=out) is out
+    e = np.exp(a - a.max(1, keepdims=True))
+    np.testing.assert_allclose(out, e / e.sum(1, keepdims=True), rtol=1e-13)
+
+
+def test_the_kernel_releases_the_gil():
+    f = rg.function([w], rg.exp(w), compile="eager")
+    assert f.block_kernel.targetoptions["nogil"]
+
+
+def test_eight_threads_at_once(rng, threads):
+    f = rg.function([X, w], [softmax(X), rg.sum(rg.softplus(X @ w))], compile="eager")
+    cases = [(rng.standard_normal((N, 4)), rng.standard_normal(4)) for _ in range(8)]
+    want = [rg.function([X, w], f.outputs, compile="never")(*c) for c in cases]
+    got: list = [None] * 8
+
+    def call(k):
+        got[k] = f(*cases[k])
+
+    workers = [threading.Thread(target=call, args=(k,)) for k in range(8)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g[0], e[0], rtol=1e-13)
+        np.testing.assert_allclose(g[1], e[1], rtol=1e-12)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork only")
+def test_a_forked_child_gets_threads_of_its_own(rng, threads):
+    f = rg.function([w], rg.tanh(w) * 2.0, compile="eager")
+    a = rng.standard_normal(N)
+    f(a)  # the parent's pool exists
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's pool threads do not exist here
+        ok = np.allclose(f(a), np.tanh(a) * 2.0, rtol=1e-14)
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
