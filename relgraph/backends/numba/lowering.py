@@ -354,6 +354,11 @@ class _Generator:
             lines.append(f"        for {j} in range({lo}, {hi}):")
             lines.extend(f"            {line}" for line in self._body(region, load, prefix))
             lines.append(f"            {buf}[{j} - {lo}] = {value}")
+            if load is fast and not self.broadcast:
+                # Rows that broadcast along their last axis: the general kernel's.
+                lines.append("    else:")
+                lines.append(f"        raise ValueError({BROADCAST!r})")
+                break
             if load is fast:
                 lines.append("    else:")
         self._passes(passes, names, buf, f"{hi} - {lo}", k, "    ")

@@ -1,11 +1,14 @@
 """Calls never wait for Numba: the evaluation tier (numpy) runs until the kernel is
 ready, and both tiers give the same values, dtypes, shapes and errors."""
 
+import importlib.util
 import threading
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
+import scipy.special
 
 import relgraph as rg
 from relgraph.backends.numba.background import COMPILER
@@ -43,6 +46,36 @@ def test_the_tiers_agree(name):
         compiled = rg.function(inputs, term, compile="eager")(*args)
     assert numpy_tier.dtype == compiled.dtype and numpy_tier.shape == compiled.shape
     np.testing.assert_allclose(numpy_tier, compiled, rtol=4e-16 * 8, equal_nan=True)
+
+
+def _bench_programs():
+    """The numpy functions of ``benchmarks/jit_cases.py``, as rg.jit users write them."""
+    path = Path(__file__).parents[3] / "benchmarks" / "jit_cases.py"
+    spec = importlib.util.spec_from_file_location("jit_cases", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.functions(np, scipy.special.erf)
+
+
+BENCH = _bench_programs()
+
+
+@pytest.mark.parametrize("name", sorted(BENCH))
+def test_the_tiers_agree_on_the_benchmark_programs(name):
+    """Every argument holds the special points (+-inf, NaN, +-0, +-800, 1e-300):
+    NaN and infinities in the same places, finite values to rounding (cancellation in
+    a softmax or a distance makes a few ulp of an input many of the result)."""
+    fn = BENCH[name]
+    n_args = fn.__code__.co_argcount
+    rows = np.resize(POINTS, (POINTS.size, POINTS.size)) + np.arange(POINTS.size)[:, None]
+    args = [np.roll(rows, k, axis=1) for k in range(n_args)]
+    if name.startswith(("black-scholes", "log-likelihood")):
+        args = [a.ravel() for a in args]
+    with np.errstate(all="ignore"):
+        numpy_tier = rg.jit(fn, compile="never")(*args)
+        compiled = rg.jit(fn, compile="eager")(*args)
+    assert numpy_tier.dtype == compiled.dtype and numpy_tier.shape == compiled.shape
+    np.testing.assert_allclose(numpy_tier, compiled, rtol=1e-9, atol=1e-12, equal_nan=True)
 
 
 def test_the_first_call_runs_numpy_and_the_kernel_takes_over():
@@ -178,6 +211,35 @@ def test_a_process_that_exits_while_kernels_compile_exits_cleanly(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip() == "[0.0, 0.0]"
+
+
+def test_ctrl_c_during_a_background_compile(tmp_path):
+    """Ctrl-C reaches the caller (the main thread), not the compile: the kernel still
+    arrives, and the function keeps giving the right values throughout."""
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import os, signal, threading, numpy as np, relgraph as rg
+x = rg.vector("x")
+f = rg.function([x], rg.erf(rg.tanh(x) * 2.0) + rg.log1p(rg.exp(x)))
+want = rg.function([x], f.outputs[0], compile="never")(np.linspace(-3, 3, 7))
+threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    while True:  # calls on the numpy tier while the kernel compiles
+        assert np.allclose(f(np.linspace(-3, 3, 7)), want, rtol=1e-13)
+except KeyboardInterrupt:
+    print("interrupted, ready:", f.ready)
+print("compiled:", f.wait(), np.allclose(f(np.linspace(-3, 3, 7)), want, rtol=1e-13))
+"""
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "interrupted, ready: False" in done.stdout  # the kernel was still compiling
+    assert "compiled: True True" in done.stdout
 
 
 def test_outputs_that_share_work_agree_in_both_tiers():
