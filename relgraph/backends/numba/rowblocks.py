@@ -84,18 +84,18 @@ def row_split(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> RowSplit | No
         out, name = outputs[k], _partial_reduction(outputs[k])
         if name is not None:
             trial = dict(need)
-            whole = {s for s, n in need.items() if n == WHOLE}
-            if not free_symbols(out) <= whole and _require([(out.args[0], ROWS)], trial):
+            known = {s for s, n in need.items() if n == WHOLE}
+            if not free_symbols(out) <= known and _require([(out.args[0], ROWS)], trial):
                 need, combine[k] = trial, name
                 continue
-        cut = name is None and typeof(out).ndim > 0
-        if not _require([(out, ROWS if cut else WHOLE)], need):
+        by_rows = name is None and typeof(out).ndim > 0
+        if not _require([(out, ROWS if by_rows else WHOLE)], need):
             return None
     cut = tuple(i for i, s in enumerate(inputs) if need.get(s) == ROWS)
     if not cut:
         return None
-    whole = tuple(c is None and need.get(o) == WHOLE for o, c in zip(outputs, combine))
-    return RowSplit(cut, tuple(combine), whole)
+    same = tuple(c is None and need.get(o) == WHOLE for o, c in zip(outputs, combine))
+    return RowSplit(cut, tuple(combine), same)
 
 
 def _require(stack: list[tuple[Any, str]], need: dict[Any, str]) -> bool:
