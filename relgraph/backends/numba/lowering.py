@@ -34,10 +34,10 @@ __all__ = ["LoweringError", "Lowered", "lower"]
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
 CHUNK = 4096  # elements per parallel chunk of a vector's reduction
 LANES = 8  # partial sums per row loop, so that a sum vectorises
-# Nodes per kernel computed by vecmath's inlined, vectorising functions; the
-# rest call libm.  Each inlined copy is large, and LLVM's time and memory grow
-# faster than linearly with them (60 chained tanh: 40 s and 3 GB; with libm: 1 s).
-INLINED_MAX = 8
+# Nodes per kernel computed by vecmath's vectorising functions; the rest call libm.
+# Each copy costs LLVM 30-60 ms to optimise (100 chained tanh, all vectorised: 2.7 s
+# and 0.23 GB; 200: 7 s).
+INLINED_MAX = 16
 # The row loops' max and min updates (relgraph.ops.reductions), by their comparison.
 _EXTREMES = {
     "if {v} > {acc} or {v} != {v}: {acc} = {v}": ">",
@@ -93,10 +93,10 @@ def _check_compilable(node: Term) -> None:
 def _broadcast_dim(name: str, sizes: list[str]) -> str:
     """``name = `` the broadcast length of these sizes, through a function call: Numba's
     parallel array analysis draws wrong equalities from ``n = 1; if s != 1: n = s``
-    (it gave wrong rows in a parallel softmax)."""
-    if not sizes:
-        return f"{name} = 1"
-    return f"{name} = kernels.broadcast_dim(({', '.join(sizes)}{',' if len(sizes) == 1 else ''}))"
+    (it gave wrong rows in a parallel softmax).  One size is its own length."""
+    if len(sizes) < 2:
+        return f"{name} = {sizes[0] if sizes else 1}"
+    return f"{name} = kernels.broadcast_dim(({', '.join(sizes)}))"
 
 
 class _Generator:

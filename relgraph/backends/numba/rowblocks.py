@@ -32,7 +32,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -229,9 +229,10 @@ def run_blocks(
     futures: list[Future] = [pool.submit(block, lo, hi) for lo, hi in ranges[1:]]
     try:
         parts = [block(*ranges[0])] + [f.result() for f in futures]
-    finally:
+    finally:  # on an error, no block writes on after the caller has it
         for f in futures:
             f.cancel()
+        wait(futures)
     if any(p is None for p in parts):
         return None
     return _assembled(split, finals, parts, ranges, rows)

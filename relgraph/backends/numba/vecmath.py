@@ -4,7 +4,14 @@ and ``erf`` that LLVM can vectorise inside Numba loops.
 PyPI's llvmlite has no SVML, so ``np.exp`` in a Numba loop is a scalar libm call
 per element and blocks vectorisation: a fused loop ends up slower than numpy's own
 SIMD ufuncs.  These are written with selects instead of branches and with bit
-casts (a Numba intrinsic) instead of ``frexp``/``ldexp``, so the loop vectorises.
+casts instead of ``frexp``/``ldexp``, so the loop vectorises.
+
+Each is a Numba ``intrinsic``: a call emits its LLVM instructions in place, at the
+cost of building them.  (As ``njit(inline="always")`` functions they were inlined
+as Numba IR, typed and lowered again at every call: about half of a transcendental
+kernel's compile time.)  The algorithms read as Python: :class:`_F` gives LLVM
+doubles Python's operators, evaluated in Python's order, without fast-math flags,
+so each result is the one the plain Python formula gives in float64.
 Accuracy: within 2 ulp of numpy over the whole domain (``tests/test_vecmath.py``),
 with numpy's results for inf, NaN, overflow, underflow and subnormals.
 
@@ -24,28 +31,140 @@ but their loops do not vectorise.
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Callable
+from typing import Any
+
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
 __all__ = ["exp", "log", "log1p", "sigmoid", "softplus", "tanh", "erf"]
 
-
-@intrinsic
-def _f64_from_bits(typingctx, bits):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
+_DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
 
 
-@intrinsic
-def _bits_from_f64(typingctx, value):
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
+class _F:
+    """An LLVM double being built, with Python's float operators."""
 
-    return types.int64(types.float64), codegen
+    def __init__(self, b: ir.IRBuilder, value: Any):
+        self.b = b
+        self.v = self._of(value) if not isinstance(value, ir.Value) else value
+
+    @staticmethod
+    def _of(other: Any) -> ir.Value:
+        """An operand: an LLVM double, or a Python number as a constant."""
+        return other.v if isinstance(other, _F) else ir.Constant(_DOUBLE, float(other))
+
+    def __add__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fadd(self.v, self._of(o)))
+
+    def __radd__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fadd(self._of(o), self.v))
+
+    def __sub__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fsub(self.v, self._of(o)))
+
+    def __rsub__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fsub(self._of(o), self.v))
+
+    def __mul__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fmul(self.v, self._of(o)))
+
+    def __rmul__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fmul(self._of(o), self.v))
+
+    def __truediv__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fdiv(self.v, self._of(o)))
+
+    def __rtruediv__(self, o: Any) -> _F:
+        return _F(self.b, self.b.fdiv(self._of(o), self.v))
+
+    def __neg__(self) -> _F:
+        return _F(self.b, self.b.fneg(self.v))
+
+    def _cmp(self, op: str, o: Any) -> _B:
+        # Python's comparisons: ordered (False with a NaN), != unordered (True)
+        if op == "!=":
+            return _B(self.b, self.b.fcmp_unordered("!=", self.v, self._of(o)))
+        return _B(self.b, self.b.fcmp_ordered(op, self.v, self._of(o)))
+
+    def __lt__(self, o: Any) -> _B:
+        return self._cmp("<", o)
+
+    def __le__(self, o: Any) -> _B:
+        return self._cmp("<=", o)
+
+    def __gt__(self, o: Any) -> _B:
+        return self._cmp(">", o)
+
+    def __ge__(self, o: Any) -> _B:
+        return self._cmp(">=", o)
+
+    def __eq__(self, o: Any) -> _B:  # type: ignore[override]
+        return self._cmp("==", o)
+
+    def __ne__(self, o: Any) -> _B:  # type: ignore[override]
+        return self._cmp("!=", o)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class _B:
+    """An LLVM i1 being built: ``&`` is Python's ``and`` of two bools."""
+
+    def __init__(self, b: ir.IRBuilder, value: ir.Value):
+        self.b, self.v = b, value
+
+    def __and__(self, o: _B) -> _B:
+        return _B(self.b, self.b.and_(self.v, o.v))
+
+
+def _if(cond: _B, then: Any, other: Any) -> _F:
+    """``then if cond else other``, both computed (they have no side effects)."""
+    b = cond.b
+    return _F(b, b.select(cond.v, _F(b, then).v, _F(b, other).v))
+
+
+def _call(name: str, x: _F) -> _F:
+    fn = x.b.module.declare_intrinsic(name, [_DOUBLE])
+    return _F(x.b, x.b.call(fn, [x.v]))
+
+
+def _floor(x: _F) -> _F:
+    return _call("llvm.floor", x)
+
+
+def _abs(x: _F) -> _F:
+    return _call("llvm.fabs", x)
+
+
+def _bits(x: _F) -> ir.Value:
+    return x.b.bitcast(x.v, _I64)
+
+
+def _double(b: ir.IRBuilder, bits: ir.Value) -> _F:
+    return _F(b, b.bitcast(bits, _DOUBLE))
+
+
+def _int(value: int) -> ir.Constant:
+    return ir.Constant(_I64, value)
+
+
+def _vectorised(emit: Callable[[_F], _F]) -> Callable:
+    """The Numba intrinsic computing ``emit`` of one float64."""
+
+    def typer(typingctx: Any, x: Any) -> Any:
+        if x != types.float64:
+            return None
+
+        def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+            return emit(_F(builder, args[0])).v
+
+        return types.float64(types.float64), codegen
+
+    typer.__name__ = emit.__name__.lstrip("_")
+    typer.__doc__ = emit.__doc__
+    return intrinsic(typer)
 
 
 _LOG2E = 1.4426950408889634
@@ -55,40 +174,31 @@ _EXP_MAX = 709.782712893384  # above: inf
 _EXP_MIN = -745.1332191019412  # below: 0
 
 
-@njit(inline="always", error_model="numpy")
-def _pow2(k):
+def _pow2(k: _F) -> _F:
     """2.0 ** k for an integer-valued float k in [-1022, 1023]."""
-    return _f64_from_bits(np.int64(k + 1023.0) << 52)
+    b = k.b
+    return _double(b, b.shl(b.fptosi((k + 1023.0).v, _I64), _int(52)))
 
 
-@njit(inline="always", error_model="numpy")
-def exp(x):
+def _exp(x: _F) -> _F:
     """``np.exp`` for one float64, vectorisable."""
     # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
     # than a clamped argument, whose subnormal intermediates cost ~100 cycles each.
-    xc = x if _EXP_MIN <= x <= _EXP_MAX else 0.0
-    k = np.floor(xc * _LOG2E + 0.5)
+    xc = _if((_EXP_MIN <= x) & (x <= _EXP_MAX), x, 0.0)
+    k = _floor(xc * _LOG2E + 0.5)
     r = (xc - k * _LN2_HI) - k * _LN2_LO
-    p = 1.0 / 6227020800.0
-    p = p * r + 1.0 / 479001600.0
-    p = p * r + 1.0 / 39916800.0
-    p = p * r + 1.0 / 3628800.0
-    p = p * r + 1.0 / 362880.0
-    p = p * r + 1.0 / 40320.0
-    p = p * r + 1.0 / 5040.0
-    p = p * r + 1.0 / 720.0
-    p = p * r + 1.0 / 120.0
-    p = p * r + 1.0 / 24.0
-    p = p * r + 1.0 / 6.0
+    p = r * (1.0 / 6227020800.0) + 1.0 / 479001600.0
+    for c in (39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0):
+        p = p * r + 1.0 / c
     p = p * r + 0.5
     p = p * r + 1.0
     p = p * r + 1.0
     # 2^k in two factors, each a normal number even when the result is subnormal
-    k1 = np.floor(k * 0.5)
+    k1 = _floor(k * 0.5)
     res = p * _pow2(k1) * _pow2(k - k1)
-    res = np.inf if x > _EXP_MAX else res
-    res = 0.0 if x < _EXP_MIN else res
-    return x if x != x else res
+    res = _if(x > _EXP_MAX, float("inf"), res)
+    res = _if(x < _EXP_MIN, 0.0, res)
+    return _if(x != x, x, res)
 
 
 _LG1 = 6.666666666666735130e-01
@@ -100,10 +210,10 @@ _LG6 = 1.531383769920937332e-01
 _LG7 = 1.479819860511658591e-01
 _SQRT2_HALF_BITS = 0x3FE6A09E00000000  # bits of about sqrt(2)/2: mantissa lower bound
 _ONE_BITS = 0x3FF0000000000000
+_MANTISSA = 0x000FFFFFFFFFFFFF
 
 
-@njit(inline="always", error_model="numpy")
-def _log_of(f, k, c):
+def _log_of(f: _F, k: _F, c: Any) -> _F:
     """``log(2^k (1 + f)) + c`` for ``1 + f`` in [sqrt(2)/2, sqrt(2)): fdlibm's Remez
     polynomial in ``s = f / (2 + f)``."""
     hfsq = 0.5 * f * f
@@ -115,81 +225,80 @@ def _log_of(f, k, c):
     return s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
 
 
-@njit(inline="always", error_model="numpy")
-def log(x):
+def _split(u: _F) -> tuple[_F, _F]:
+    """``u = 2^k (1 + f)`` with ``1 + f`` in [sqrt(2)/2, sqrt(2)): (k, f)."""
+    b = u.b
+    bits = b.add(_bits(u), _int(_ONE_BITS - _SQRT2_HALF_BITS))
+    k = _F(b, b.sitofp(b.sub(b.ashr(bits, _int(52)), _int(1023)), _DOUBLE))
+    f = _double(b, b.add(b.and_(bits, _int(_MANTISSA)), _int(_SQRT2_HALF_BITS))) - 1.0
+    return k, f
+
+
+def _log(x: _F) -> _F:
     """``np.log`` for one float64, vectorisable: ``x = 2^k (1 + f)``, then fdlibm's
     polynomial (subnormals scaled by 2^54 first)."""
     sub = x < 2.2250738585072014e-308
-    xs = x * 18014398509481984.0 if sub else x
-    bits = _bits_from_f64(xs) + (_ONE_BITS - _SQRT2_HALF_BITS)
-    k = np.float64((bits >> 52) - 1023) - (54.0 if sub else 0.0)
-    f = _f64_from_bits((bits & 0x000FFFFFFFFFFFFF) + _SQRT2_HALF_BITS) - 1.0
-    res = _log_of(f, k, 0.0)
-    res = np.inf if x == np.inf else res
-    res = -np.inf if x == 0.0 else res
-    res = np.nan if x < 0.0 else res
-    return x if x != x else res
+    k, f = _split(_if(sub, x * 18014398509481984.0, x))
+    res = _log_of(f, k - _if(sub, 54.0, 0.0), 0.0)
+    res = _if(x == float("inf"), float("inf"), res)
+    res = _if(x == 0.0, float("-inf"), res)
+    res = _if(x < 0.0, float("nan"), res)
+    return _if(x != x, x, res)
 
 
-@njit(inline="always", error_model="numpy")
-def log1p(x):
+def _log1p(x: _F) -> _F:
     """``np.log1p`` for one float64, vectorisable (fdlibm's method)."""
     u = 1.0 + x
-    bits = _bits_from_f64(u) + (_ONE_BITS - _SQRT2_HALF_BITS)
-    k = np.float64((bits >> 52) - 1023)
+    k, f = _split(u)
     # 1 + x is rounded: c restores what the rounding lost (zero when k is large)
-    c = (1.0 - (u - x)) if k >= 2.0 else (x - (u - 1.0))
-    c = c / u if k < 54.0 else 0.0
-    f = _f64_from_bits((bits & 0x000FFFFFFFFFFFFF) + _SQRT2_HALF_BITS) - 1.0
+    c = _if(k >= 2.0, 1.0 - (u - x), x - (u - 1.0))
+    c = _if(k < 54.0, c / u, 0.0)
     # near 0 (1 + x within [sqrt(2)/2, sqrt(2))) use x itself: no rounding at all
-    near = (x > -0.2928932188134524) and (x < 0.41421356237309503)
-    f = x if near else f
-    k = 0.0 if near else k
-    c = 0.0 if near else c
+    near = (x > -0.2928932188134524) & (x < 0.41421356237309503)
+    f = _if(near, x, f)
+    k = _if(near, 0.0, k)
+    c = _if(near, 0.0, c)
     # log1p(x) is x when |x| < 2**-54; the polynomial on such x would underflow, and
     # each underflow costs a microcode assist (~100 cycles): compute with 0 instead.
-    tiny = abs(x) < 1e-20
-    f = 0.0 if tiny else f
+    tiny = _abs(x) < 1e-20
+    f = _if(tiny, 0.0, f)
     res = _log_of(f, k, c)
-    res = x if tiny else res
-    res = np.inf if x == np.inf else res
-    res = -np.inf if x == -1.0 else res
-    res = np.nan if x < -1.0 else res
-    return x if x != x else res
+    res = _if(tiny, x, res)
+    res = _if(x == float("inf"), float("inf"), res)
+    res = _if(x == -1.0, float("-inf"), res)
+    res = _if(x < -1.0, float("nan"), res)
+    return _if(x != x, x, res)
 
 
-@njit(inline="always", error_model="numpy")
-def sigmoid(x):
+def _sigmoid(x: _F) -> _F:
     """``1 / (1 + exp(-x))`` for one float64, vectorisable: exp only of ``-|x|``."""
-    e = exp(-abs(x))
+    e = _exp(-_abs(x))
     r = 1.0 / (1.0 + e)
-    return r if x >= 0.0 else (e * r if x == x else x)
+    return _if(x >= 0.0, r, _if(x == x, e * r, x))
 
 
-@njit(inline="always", error_model="numpy")
-def softplus(x):
+def _softplus(x: _F) -> _F:
     """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``."""
-    return (x if x > 0.0 else 0.0) + log1p(exp(-abs(x)))
+    return _if(x > 0.0, x, 0.0) + _log1p(_exp(-_abs(x)))
 
 
 _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
 _TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
 
-@njit(inline="always", error_model="numpy")
-def tanh(x):
+def _tanh(x: _F) -> _F:
     """``np.tanh`` for one float64, vectorisable (Cephes' method): a rational function
     of ``x*x`` below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above (1 beyond 22)."""
-    z = abs(x)
-    e = exp(2.0 * (z if z < 22.0 else 22.0))
+    z = _abs(x)
+    e = _exp(2.0 * _if(z < 22.0, z, 22.0))
     big = 1.0 - 2.0 / (e + 1.0)
-    big = big if x > 0.0 else -big
-    xs = x if z < 0.625 else 0.0  # the small branch only where it is used: no overflow
+    big = _if(x > 0.0, big, -big)
+    xs = _if(z < 0.625, x, 0.0)  # the small branch only where it is used: no overflow
     s = xs * xs
     p = (_TANH_P[0] * s + _TANH_P[1]) * s + _TANH_P[2]
     q = ((s + _TANH_Q[0]) * s + _TANH_Q[1]) * s + _TANH_Q[2]
-    res = (xs + xs * s * (p / q)) if z < 0.625 else big
-    return x if x != x else res
+    res = _if(z < 0.625, xs + xs * s * (p / q), big)
+    return _if(x != x, x, res)
 
 
 # fdlibm's erf below 1.25: x + x R(x*x) below 0.84375, erf(1) + P(s)/Q(s) in s = |x| - 1
@@ -216,32 +325,44 @@ _ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.549377788878198
            1.65666309194161350182e3, 5.57535340817727675546e2)  # fmt: skip
 
 
-@njit(inline="always", error_model="numpy")
-def erf(x):
+def _poly(z: _F, coefficients: tuple[float, ...], lead: float | None = None) -> _F:
+    """``c0 + z (c1 + z (c2 + ...))``, or ``lead + z (c0 + z (...))`` (Horner, nested
+    from the last coefficient)."""
+    acc = z * coefficients[-1]
+    for c in reversed(coefficients[1:-1]):
+        acc = z * (c + acc)
+    acc = coefficients[0] + acc
+    return acc if lead is None else lead + z * acc
+
+
+def _erf(x: _F) -> _F:
     """``erf`` for one float64, vectorisable: fdlibm's rational functions below 1.25,
-    Cephes' ``1 - exp(-x*x) P(|x|)/Q(|x|)`` above (1 from 6 on).  Straight-line
-    Horner forms: Numba's parallel compiler is slow on loops over tuples."""
-    a = abs(x)
-    xs = x if a < 0.84375 else 0.0
+    Cephes' ``1 - exp(-x*x) P(|x|)/Q(|x|)`` above (1 from 6 on)."""
+    a = _abs(x)
+    xs = _if(a < 0.84375, x, 0.0)
     z = xs * xs
-    pp, qq = _ERF_PP, _ERF_QQ
-    r = pp[0] + z * (pp[1] + z * (pp[2] + z * (pp[3] + z * pp[4])))
-    s = 1.0 + z * (qq[0] + z * (qq[1] + z * (qq[2] + z * (qq[3] + z * qq[4]))))
-    small = xs + xs * (r / s)
-    m = (a if a < 1.25 else 1.0) - 1.0
-    pa, qa = _ERF_PA, _ERF_QA
-    p = pa[0] + m * (pa[1] + m * (pa[2] + m * (pa[3] + m * (pa[4] + m * (pa[5] + m * pa[6])))))
-    q = 1.0 + m * (qa[0] + m * (qa[1] + m * (qa[2] + m * (qa[3] + m * (qa[4] + m * qa[5])))))
-    mid = _ERX + p / q
-    xl = a if a >= 1.25 else 2.0
-    xl = xl if xl < 6.0 else 6.0
-    cp, cq = _ERFC_P, _ERFC_Q
-    p = ((((((((cp[0] * xl + cp[1]) * xl + cp[2]) * xl + cp[3]) * xl + cp[4]) * xl + cp[5])
-           * xl + cp[6]) * xl + cp[7]) * xl + cp[8])  # fmt: skip
-    q = ((((((((xl + cq[0]) * xl + cq[1]) * xl + cq[2]) * xl + cq[3]) * xl + cq[4]) * xl
-           + cq[5]) * xl + cq[6]) * xl + cq[7])  # fmt: skip
-    large = 1.0 - exp(-xl * xl) * p / q
-    res = large if a >= 1.25 else mid
-    res = res if x > 0.0 else -res
-    res = small if a < 0.84375 else res
-    return x if x != x else res
+    small = xs + xs * (_poly(z, _ERF_PP) / _poly(z, _ERF_QQ, lead=1.0))
+    m = _if(a < 1.25, a, 1.0) - 1.0
+    mid = _ERX + _poly(m, _ERF_PA) / _poly(m, _ERF_QA, lead=1.0)
+    xl = _if(a >= 1.25, a, 2.0)
+    xl = _if(xl < 6.0, xl, 6.0)
+    p = xl * _ERFC_P[0] + _ERFC_P[1]
+    for c in _ERFC_P[2:]:
+        p = p * xl + c
+    q = xl + _ERFC_Q[0]
+    for c in _ERFC_Q[1:]:
+        q = q * xl + c
+    large = 1.0 - _exp(-xl * xl) * p / q
+    res = _if(a >= 1.25, large, mid)
+    res = _if(x > 0.0, res, -res)
+    res = _if(a < 0.84375, small, res)
+    return _if(x != x, x, res)
+
+
+exp = _vectorised(_exp)
+log = _vectorised(_log)
+log1p = _vectorised(_log1p)
+sigmoid = _vectorised(_sigmoid)
+softplus = _vectorised(_softplus)
+tanh = _vectorised(_tanh)
+erf = _vectorised(_erf)

@@ -161,3 +161,14 @@ def test_a_forked_child_gets_threads_of_its_own(rng, threads):
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_an_error_in_one_block_is_the_call_s_error(threads):
+    a, k = rg.vector("a", "int64"), rg.vector("k", "int64")
+    f = rg.function([a, k], a**k, compile="eager")
+    base, power = np.full(N, 3, np.int64), np.ones(N, np.int64)
+    power[-1] = -1  # in the last block only
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(base, power)
+    power[-1] = 2
+    assert f(base, power)[-1] == 9
