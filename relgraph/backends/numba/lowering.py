@@ -417,12 +417,13 @@ class _Generator:
         lines.append(f"{indent}{' = '.join(lanes)} = {acc}")
         lines.append(f"{indent}{top} = ({length}) - ({length}) % {LANES}")
         lines.append(f"{indent}for {k} in range(0, {top}, {LANES}):")
-        lines.extend(
-            f"{indent}    {pick(lane, f'{buf}[{k} + {n}]')}" for n, lane in enumerate(lanes)
-        )
+        for n, lane in enumerate(lanes):  # each element loaded once: less code to compile
+            lines.append(f"{indent}    {acc}_v = {buf}[{k} + {n}]")
+            lines.append(f"{indent}    {pick(lane, f'{acc}_v')}")
         lines.extend(f"{indent}{pick(acc, lane)}" for lane in lanes)
         lines.append(f"{indent}for {k} in range({top}, {length}):")
-        lines.append(f"{indent}    {pick(acc, f'{buf}[{k}]')}")
+        lines.append(f"{indent}    {acc}_v = {buf}[{k}]")
+        lines.append(f"{indent}    {pick(acc, f'{acc}_v')}")
 
     def _leaf(self, x: Any) -> list[tuple[str, int]]:
         """A leaf operand read as the only "region" value."""
