@@ -21,13 +21,12 @@ from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
-from relgraph.backends.numba.shapes import check_shapes, shape_checks
+from relgraph.backends.numba.shapes import check_shapes, planned_shape, shape_checks
 from relgraph.exceptions import TypeCheckError, UnsupportedError
 from relgraph.terms.evaluate import evaluate_all
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.leaves import Symbol
 from relgraph.terms.printing import brief
-from relgraph.terms.term import Term
 from relgraph.terms.traverse import checked_term, free_symbols, subterms
 
 __all__ = ["function", "Function", "cache_dir"]
@@ -139,10 +138,11 @@ class Function:
         # empty result is a new array, not one shared by every call, each call gets
         # its own placeholders.
         self._placeholder_types = [(out_types[k].ndim, out_types[k].dtype) for k in self.out_slots]
-        # An output computed elementwise from inputs only is allocated here, by numpy,
-        # in the shape those inputs broadcast to: numpy puts a large array on huge
-        # pages, which the kernel then writes twice as fast as memory it allocates.
-        self._shape_of = [_broadcast_plan(outputs[k], inputs) for k in self.out_slots]
+        # An output whose shape follows from the arguments' is allocated here, by
+        # numpy: numpy puts a large array on huge pages, which the kernel then writes
+        # two to three times as fast as memory it allocates itself (page faults).
+        self.groups, self.equalities, plans = shape_checks(inputs, outputs)
+        self._shape_of = [plans[k] for k in self.out_slots]
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
@@ -164,7 +164,6 @@ class Function:
             self._submit("kernel")
         elif compile == "eager" and not lazy:
             _ = self.kernel
-        self.groups, self.equalities = shape_checks(inputs, outputs)
         # Numba returns 0-d results as Python scalars: restore their dtype.
         self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in out_types]
         self.has_scalars = any(d is not None for d in self.scalar_dtypes)
@@ -435,25 +434,24 @@ class Function:
         return outs
 
     def _new_buffers(self, values: list) -> list:
-        return [self._buffer(j, values) for j in range(len(self.out_slots))]
+        shapes = [np.shape(v) for v in values]
+        return [self._buffer(j, shapes) for j in range(len(self.out_slots))]
 
-    def _buffer(self, j: int, values: list) -> Any:
+    def _buffer(self, j: int, shapes: list) -> Any:
         """Slot ``j``'s output array, or a placeholder the kernel replaces."""
         ndim, dtype = self._placeholder_types[j]
         plan = self._shape_of[j]
         if plan is None:
             return np.empty((0,) * ndim, dtype)
-        indices, constant_shapes = plan
-        return np.empty(
-            np.broadcast_shapes(*(np.shape(values[i]) for i in indices), *constant_shapes), dtype
-        )
+        return np.empty(planned_shape(plan, shapes), dtype)
 
     def _no_buffer(self) -> list:
         return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
 
     def _slot_buffers(self, outs: list, values: list) -> list:
+        shapes = [np.shape(v) for v in values]
         return [
-            self._buffer(j, values) if outs[k] is None else outs[k]
+            self._buffer(j, shapes) if outs[k] is None else outs[k]
             for j, k in enumerate(self.out_slots)
         ]
 
@@ -469,27 +467,6 @@ class Function:
             np.copyto(o, r)
             results[k] = o
         return results
-
-
-def _broadcast_plan(out: Any, inputs: tuple) -> tuple[list[int], list[tuple]] | None:
-    """(input positions, constant shapes) whose shapes broadcast to ``out``'s, if it is
-    computed elementwise from inputs and constants only; else None."""
-    indices: list[int] = []
-    shapes: list[tuple] = []
-    stack, seen = [out], set()
-    while stack:
-        node = stack.pop()
-        if type(node) is Term and node.op.elementwise:
-            if node not in seen:
-                seen.add(node)
-                stack.extend(node.op.operands(node.args))
-        elif isinstance(node, Symbol):
-            indices.append(inputs.index(node))
-        elif isinstance(node, Constant):
-            shapes.append(node.value.shape)
-        elif type(node) is Term:  # a reduction, a product: its shape is the kernel's
-            return None
-    return sorted(set(indices)), shapes
 
 
 def _rebuilt(inputs: tuple, outputs: tuple, single: bool) -> Function:

@@ -15,7 +15,7 @@ from relgraph.terms.term import Term, brief
 from relgraph.terms.traverse import subterms
 from relgraph.unionfind import UnionFind
 
-__all__ = ["shape_checks", "check_shapes"]
+__all__ = ["shape_checks", "check_shapes", "planned_shape"]
 
 ONE = ("size", 1)
 
@@ -78,8 +78,11 @@ class _Shapes:
         return self.sets.groups()
 
 
-def shape_checks(inputs, outputs) -> tuple[list, list]:
-    """(groups, equalities): flat descriptions of the checks a call makes."""
+def shape_checks(inputs, outputs) -> tuple[list, list, list]:
+    """(groups, equalities, plans): flat descriptions of the checks a call makes, and
+    per output how its shape follows from the arguments' shapes (a ``(refs, sizes)``
+    group per axis, as :func:`planned_shape` reads it), or None where a size is known
+    only when the kernel runs (a reshape's)."""
     sh = _Shapes(list(inputs))
     shapes: dict = {}
     for out in outputs:
@@ -104,7 +107,17 @@ def shape_checks(inputs, outputs) -> tuple[list, list]:
         for a, b, node in sh.equalities
         if sh.find(a) != sh.find(b)
     ]
-    return groups, equalities
+    plans = []
+    for out in outputs:
+        axes = [described(sh.find(d)) for d in sh.shape_of(out, shapes)]
+        plans.append(None if any(not (r or s) for r, s in axes) else tuple(axes))
+    return groups, equalities, plans
+
+
+def planned_shape(plan: tuple, shapes: list) -> tuple[int, ...]:
+    """The shape an output plan of :func:`shape_checks` gives for arguments of these
+    shapes (which passed :func:`check_shapes`)."""
+    return tuple(_group_value(refs, sizes, shapes, (), None) for refs, sizes in plan)
 
 
 def _group_value(refs, sizes, shapes, inputs, node):
