@@ -264,7 +264,9 @@ class JitFunction:
         weak = any(map(is_weak, args))
         call = self._bind(args, kwargs) if kwargs or self.static_argnames or weak else None
         call = call or self._positional(args)
-        return self.specializations.get(call.key) or self._specialize(call)
+        spec = self.specializations.get(call.key) or self._specialize(call)
+        spec.function.wait(timeout=0)  # "background": the kernel starts compiling now
+        return spec
 
     def _positional(self, args: tuple) -> _Call:
         names = [s.name for s in symbols_for(self.fn, tuple(_signature_type(a) for a in args))]
@@ -340,7 +342,9 @@ class JitFunction:
             lazy=True,
             compile=self.compile,
         )
-        compiled(*call.values)  # eager: compiles the kernel these arguments need, only it
+        if self.compile == "eager":  # compiles the kernel these arguments need, only it
+            compiled(*call.values)
+        # "background": the call that follows runs numpy, then submits the kernel
         t3 = time.perf_counter()
         return Specialization(
             signature=call.key,

@@ -160,9 +160,8 @@ class Function:
         self._ready = threading.Event()  # the serial kernel is built, or failed
         self._jobs: dict[str, int] = {}  # kernel -> the compiler generation it went to
         self.failed: dict[str, Exception] = {}  # kernels that did not compile, and why
-        if compile == "background":
-            self._submit("kernel")
-        elif compile == "eager" and not lazy:
+        self._wanted: list[str] = []  # kernels a call wants compiled (in the background)
+        if compile == "eager" and not lazy:
             _ = self.kernel
         # Numba returns 0-d results as Python scalars: restore their dtype.
         self.scalar_dtypes = [t.dtype if t.ndim == 0 else None for t in out_types]
@@ -212,7 +211,7 @@ class Function:
         if self.compile == "eager":
             _ = self.kernel
         else:
-            self._resubmit_if_lost("kernel")
+            self._submit("kernel")  # once per compiler generation
             self._ready.wait(timeout)
         return self.ready
 
@@ -232,10 +231,6 @@ class Function:
 
         if not COMPILER.submit(job) and which == "kernel":
             self._ready.set()  # the interpreter is exiting: nobody waits for a kernel
-
-    def _resubmit_if_lost(self, which: str) -> None:
-        if self._jobs.get(which) not in (None, COMPILER.generation):
-            self._submit(which)
 
     def _build(self, which: str) -> None:
         try:
@@ -343,6 +338,14 @@ class Function:
         results = self._compiled(values, large) if self.compile != "never" else None
         if results is None:  # no kernel for this call yet: the evaluation tier
             results = self._evaluate(values[: len(self.inputs)])
+        # Kernels this call wanted compile after it has its results: a compile running
+        # meanwhile would take the GIL from the numpy tier.
+        while self._wanted:
+            try:
+                which = self._wanted.pop()
+            except IndexError:  # another thread took the last
+                break
+            self._submit(which)
         results = list(results)
         for k in self.repeated:
             results[k] = results[k].copy()
@@ -367,13 +370,13 @@ class Function:
                     self.rows, lambda v: self._serial(v, kernel), values, len(self.inputs),
                     self.out_slots,
                 )  # fmt: skip
-            self._submit("block_kernel")  # meanwhile the serial kernel, if ready
+            self._wanted.append("block_kernel")  # meanwhile the serial kernel, if ready
         elif large:
             if eager or self._parallel is not None:
                 return self.parallel_kernel(*values)
-            self._submit("parallel_kernel")
+            self._wanted.append("parallel_kernel")
         if not eager and self._kernel is None:
-            self._resubmit_if_lost("kernel")
+            self._wanted.append("kernel")
             return None
         return self._serial(values, self._kernel or self.kernel)
 
@@ -391,7 +394,7 @@ class Function:
                 raise
         if self.compile == "eager" or self._general is not None:
             return self.general_kernel(*values)
-        self._submit("general_kernel")
+        self._wanted.append("general_kernel")
         return None
 
     def _evaluate(self, values: list) -> list:

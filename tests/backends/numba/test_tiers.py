@@ -89,6 +89,24 @@ def test_the_first_call_runs_numpy_and_the_kernel_takes_over():
     assert f(np.arange(4.0))[1] != 0.0
 
 
+def test_the_compile_starts_once_the_first_result_is_there(monkeypatch):
+    """No compile competes with the first call's numpy result for the GIL; ``wait()``
+    and ``rg.jit(...).specialize`` start it without a call."""
+    submitted: list = []
+    monkeypatch.setattr(COMPILER, "submit", lambda job: submitted.append(job) or True)
+    f = rg.function([x], rg.exp(x) * 0.75 - 2.0, compile="background")
+    assert not submitted  # made, not called: nothing compiles yet
+    f(np.zeros(3))
+    assert len(submitted) == 1
+    f(np.zeros(3))
+    assert len(submitted) == 1  # once
+    g = rg.function([x], rg.exp(x) * 0.5 - 2.0, compile="background")
+    g.wait(timeout=0)
+    assert len(submitted) == 2
+    spec = rg.jit(lambda v: np.exp(v) * 0.25 - 2.0).specialize(np.zeros(3))
+    assert len(submitted) == 3 and not spec.function.ready
+
+
 def test_never_stays_on_numpy():
     f = rg.function([x], rg.exp(x) - 0.25, compile="never")
     assert f(np.zeros(2)).tolist() == [0.75, 0.75]
