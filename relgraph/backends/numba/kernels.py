@@ -14,6 +14,8 @@ these compiled into it, under a file of its own that holds one signature.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import njit, types
 from numba.extending import overload
@@ -30,6 +32,19 @@ __all__ = [
 _LN2 = 0.6931471805599453
 
 NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # numpy's words
+
+
+def _named(fn: Any, name: str) -> Any:
+    """``fn``, made by a factory, under a name of its own.
+
+    Numba names compiled code by qualified name, argument types and a counter that
+    starts again in every process.  Two closures of one factory with the same
+    argument types (the sum and the mean of rows) could get the same symbol in two
+    processes, and a kernel loaded from the disk cache into a process that compiled
+    the other one would call its body: a sum that returns a mean (Numba issue 10486).
+    """
+    fn.__name__ = fn.__qualname__ = name
+    return fn
 
 
 def ipow(a, b):
@@ -228,7 +243,7 @@ def _extreme_all(largest: bool):
                     break
         return dtype(best)
 
-    return impl
+    return _named(impl, "max_all_impl" if largest else "min_all_impl")
 
 
 @overload(max_all)
@@ -257,7 +272,7 @@ def _fold_all(kind: str):
                 acc += dtype(v)
         return acc / dtype(a.size) if kind == "mean" else acc
 
-    return impl
+    return _named(impl, f"{kind}_all_impl")
 
 
 @overload(prod_all)
@@ -303,7 +318,7 @@ def _reduce_rows(kind: str):
             out[i] = acc / dtype(m) if kind == "mean" else acc
         return out
 
-    return impl
+    return _named(impl, f"{kind}_rows_impl")
 
 
 def _axis_overload(kind: str, reduce_all):
@@ -311,7 +326,7 @@ def _axis_overload(kind: str, reduce_all):
 
     def typer(a, axis, dtype):
         if a.ndim == 1:
-            return lambda a, axis, dtype: reduce_all(a, dtype)
+            return _named(lambda a, axis, dtype: reduce_all(a, dtype), f"{kind}_vector_impl")
         return _reduce_rows(kind)
 
     return typer

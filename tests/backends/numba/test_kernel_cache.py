@@ -174,3 +174,26 @@ def test_a_kernel_file_holds_one_signature(warm):
     index = the("__pycache__/k_*.nbi", warm)
     data = list(index.parent.glob(index.name.split(".py")[0] + "*.nbc"))
     assert len(data) == 1
+
+
+def test_a_cached_kernel_calls_its_own_helpers(tmp_path):
+    """Numba names compiled code by name, argument types and a per-process counter: a
+    kernel loaded from the cache into a process that compiled a sibling helper first
+    (the mean of rows beside the sum of rows) must still call its own."""
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    script = """
+import sys, numpy as np, relgraph as rg
+T = rg.tensor("T", ndim=3)
+a = np.arange(24.0).reshape(2, 3, 4)
+first, then = sys.argv[1:]
+for kind in (first, then):
+    got = rg.function([T], getattr(rg, kind)(T, axis=(0, 2)) * 2.0, compile="eager")(a)
+    want = getattr(np, kind)(a, axis=(0, 2)) * 2.0
+    assert np.allclose(got, want), (kind, got, want)
+"""
+    for order in (("sum", "mean"), ("mean", "sum"), ("prod", "max"), ("min", "prod")):
+        done = subprocess.run(
+            [sys.executable, "-c", script, *order], env=env, capture_output=True, text=True,
+            timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-1500:]
