@@ -337,7 +337,7 @@ class Function:
     def _run(self, values: list, large: bool) -> list:
         results = self._compiled(values, large) if self.compile != "never" else None
         if results is None:  # no kernel for this call yet: the evaluation tier
-            results = self._evaluate(values[: len(self.inputs)])
+            results = self._evaluate_tier(values, large)
         # Kernels this call wanted compile after it has its results: a compile running
         # meanwhile would take the GIL from the numpy tier.
         while self._wanted:
@@ -396,6 +396,17 @@ class Function:
             return self.general_kernel(*values)
         self._wanted.append("general_kernel")
         return None
+
+    def _evaluate_tier(self, values: list, large: bool) -> list:
+        """The evaluation tier; a large call on blocks of rows, as a kernel would run
+        (numpy releases the GIL in its loops)."""
+        n = len(self.inputs)
+        if not (large and self.rows is not None):
+            return self._evaluate(values[:n])
+        results = run_blocks(self.rows, lambda args: self._evaluate(args[:n]), values, n,
+                             self.out_slots)  # fmt: skip
+        assert results is not None  # numpy always has a result
+        return results
 
     def _evaluate(self, values: list) -> list:
         """The outputs computed with numpy: the evaluation tier, with the kernels'

@@ -172,3 +172,22 @@ def test_an_error_in_one_block_is_the_call_s_error(threads):
         f(base, power)
     power[-1] = 2
     assert f(base, power)[-1] == 9
+
+
+@pytest.mark.parametrize("name", [n for n, g in GRAPHS.items() if g[2] is not None])
+def test_the_numpy_tier_runs_on_blocks_too(name, rng, monkeypatch):
+    """Until its kernel is ready, a large call runs numpy on the same blocks of rows:
+    row outputs equal to numpy on the whole arrays, combined reductions to rounding."""
+    inputs, outputs, combine = GRAPHS[name]
+    args = arguments(inputs, rng)
+    f = rg.function(inputs, outputs, compile="never")
+    with np.errstate(all="ignore"):
+        monkeypatch.setattr(rowblocks, "THREADS", 1)
+        whole = f(*args)
+        monkeypatch.setattr(rowblocks, "THREADS", 4)
+        got = f(*args)
+    for g, one, how in zip(got, whole, combine):
+        assert g.dtype == one.dtype and g.shape == one.shape
+        if how is None:
+            np.testing.assert_array_equal(g, one)
+        np.testing.assert_allclose(g, one, rtol=1e-12, atol=1e-12, equal_nan=True)
