@@ -448,8 +448,7 @@ class Function:
         return outs
 
     def _new_buffers(self, values: list) -> list:
-        shapes = [np.shape(v) for v in values]
-        return [self._buffer(j, shapes) for j in range(len(self.out_slots))]
+        return self._slot_buffers([None] * len(self.outputs), values)
 
     def _buffer(self, j: int, shapes: list) -> Any:
         """Slot ``j``'s output array, or a placeholder the kernel replaces."""

@@ -348,19 +348,20 @@ class _Generator:
         lines.append(f"    {lo} = {i} * {CHUNK}" if chunked else f"    {lo} = 0")
         lines.append(f"    {hi} = min({lo} + {CHUNK}, {n})" if chunked else f"    {hi} = {n}")
         lines.append(f"    {buf} = np.empty({hi} - {lo}, {dtype_expr(typeof(x).dtype)})")
-        lines.append(f"    if {same}:")
-        for load in (fast, generic):
+
+        def fill(load: dict[str, str]) -> None:
             value = self._local(x, prefix) if region else load[leaves[0][0]]
             lines.append(f"        for {j} in range({lo}, {hi}):")
             lines.extend(f"            {line}" for line in self._body(region, load, prefix))
             lines.append(f"            {buf}[{j} - {lo}] = {value}")
-            if load is fast and not self.broadcast:
-                # Rows that broadcast along their last axis: the general kernel's.
-                lines.append("    else:")
-                lines.append(f"        raise ValueError({BROADCAST!r})")
-                break
-            if load is fast:
-                lines.append("    else:")
+
+        lines.append(f"    if {same}:")
+        fill(fast)
+        lines.append("    else:")
+        if self.broadcast:
+            fill(generic)
+        else:  # rows that broadcast along their last axis: the general kernel's
+            lines.append(f"        raise ValueError({BROADCAST!r})")
         self._passes(passes, names, buf, f"{hi} - {lo}", k, "    ")
         if d == 2:
             lines.append(

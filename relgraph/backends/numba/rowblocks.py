@@ -145,14 +145,14 @@ def _operands(node: Any, kind: str) -> list[tuple[Any, str]] | None:
     if isinstance(op, (Dot, Matmul)):
         return [(args[0], ROWS), (args[1], WHOLE)] if _nd(args[0]) == 2 >= _nd(args[1]) else None
     p = op.param_values(node.args)
-    keeps_rows = (
-        isinstance(op, Reduce)
-        and 0 not in op.axes(p["axis"], _nd(args[0]))
-        or isinstance(op, GetItem)
-        and (not p["key"] or p["key"][0] == _FULL)
-        or isinstance(op, ExpandDims)
-        and 0 not in op.new_axes(_nd(args[0]), p["axis"])
-    )
+    if isinstance(op, Reduce):
+        keeps_rows = 0 not in op.axes(p["axis"], _nd(args[0]))
+    elif isinstance(op, GetItem):
+        keeps_rows = not p["key"] or p["key"][0] == _FULL
+    elif isinstance(op, ExpandDims):
+        keeps_rows = 0 not in op.new_axes(_nd(args[0]), p["axis"])
+    else:
+        keeps_rows = False
     return [(args[0], ROWS)] if keeps_rows else None
 
 

@@ -43,6 +43,26 @@ __all__ = ["exp", "log", "log1p", "sigmoid", "softplus", "tanh", "erf"]
 _DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
 
 
+def _arithmetic(instruction: str, reflected: bool = False) -> Callable[[_F, Any], _F]:
+    """``self <op> o`` (``o <op> self`` when ``reflected``) as one LLVM instruction."""
+
+    def method(self: _F, o: Any) -> _F:
+        a, b = (self._of(o), self.v) if reflected else (self.v, self._of(o))
+        return _F(self.b, getattr(self.b, instruction)(a, b))
+
+    return method
+
+
+def _comparison(op: str) -> Callable[[_F, Any], _B]:
+    """Python's comparison: ordered (False with a NaN), ``!=`` unordered (True)."""
+
+    def method(self: _F, o: Any) -> _B:
+        compare = self.b.fcmp_unordered if op == "!=" else self.b.fcmp_ordered
+        return _B(self.b, compare(op, self.v, self._of(o)))
+
+    return method
+
+
 class _F:
     """An LLVM double being built, with Python's float operators."""
 
@@ -55,58 +75,18 @@ class _F:
         """An operand: an LLVM double, or a Python number as a constant."""
         return other.v if isinstance(other, _F) else ir.Constant(_DOUBLE, float(other))
 
-    def __add__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fadd(self.v, self._of(o)))
-
-    def __radd__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fadd(self._of(o), self.v))
-
-    def __sub__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fsub(self.v, self._of(o)))
-
-    def __rsub__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fsub(self._of(o), self.v))
-
-    def __mul__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fmul(self.v, self._of(o)))
-
-    def __rmul__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fmul(self._of(o), self.v))
-
-    def __truediv__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fdiv(self.v, self._of(o)))
-
-    def __rtruediv__(self, o: Any) -> _F:
-        return _F(self.b, self.b.fdiv(self._of(o), self.v))
+    __add__, __radd__ = _arithmetic("fadd"), _arithmetic("fadd", reflected=True)
+    __sub__, __rsub__ = _arithmetic("fsub"), _arithmetic("fsub", reflected=True)
+    __mul__, __rmul__ = _arithmetic("fmul"), _arithmetic("fmul", reflected=True)
+    __truediv__, __rtruediv__ = _arithmetic("fdiv"), _arithmetic("fdiv", reflected=True)
+    __lt__, __le__ = _comparison("<"), _comparison("<=")
+    __gt__, __ge__ = _comparison(">"), _comparison(">=")
+    __eq__ = _comparison("==")  # type: ignore[assignment]
+    __ne__ = _comparison("!=")  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]
 
     def __neg__(self) -> _F:
         return _F(self.b, self.b.fneg(self.v))
-
-    def _cmp(self, op: str, o: Any) -> _B:
-        # Python's comparisons: ordered (False with a NaN), != unordered (True)
-        if op == "!=":
-            return _B(self.b, self.b.fcmp_unordered("!=", self.v, self._of(o)))
-        return _B(self.b, self.b.fcmp_ordered(op, self.v, self._of(o)))
-
-    def __lt__(self, o: Any) -> _B:
-        return self._cmp("<", o)
-
-    def __le__(self, o: Any) -> _B:
-        return self._cmp("<=", o)
-
-    def __gt__(self, o: Any) -> _B:
-        return self._cmp(">", o)
-
-    def __ge__(self, o: Any) -> _B:
-        return self._cmp(">=", o)
-
-    def __eq__(self, o: Any) -> _B:  # type: ignore[override]
-        return self._cmp("==", o)
-
-    def __ne__(self, o: Any) -> _B:  # type: ignore[override]
-        return self._cmp("!=", o)
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class _B:

@@ -81,6 +81,16 @@ def threads(monkeypatch):
     monkeypatch.setattr(rowblocks, "THREADS", 4)
 
 
+def one_block_and_four(f, args, monkeypatch):
+    """``f(*args)`` as one whole call, and on four blocks of rows."""
+    with np.errstate(all="ignore"):
+        monkeypatch.setattr(rowblocks, "THREADS", 1)
+        whole = f(*args)
+        monkeypatch.setattr(rowblocks, "THREADS", 4)
+        assert len(rowblocks.blocks(N, N * 4)) == 4
+        return whole, f(*args)
+
+
 @pytest.mark.parametrize("name", list(GRAPHS))
 def test_the_split_is_found_where_it_is_safe(name):
     inputs, outputs, combine = GRAPHS[name]
@@ -95,12 +105,8 @@ def test_blocks_agree_with_one_block_and_numpy(name, rng, monkeypatch):
     inputs, outputs, combine = GRAPHS[name]
     args = arguments(inputs, rng)
     f = rg.function(inputs, outputs, compile="eager")
+    whole, got = one_block_and_four(f, args, monkeypatch)
     with np.errstate(all="ignore"):
-        monkeypatch.setattr(rowblocks, "THREADS", 1)
-        whole = f(*args)
-        monkeypatch.setattr(rowblocks, "THREADS", 4)
-        assert len(rowblocks.blocks(N, N * 4)) == 4
-        got = f(*args)
         want = rg.function(inputs, outputs, compile="never")(*args)
     assert f._parallel is None
     for g, one, e, how in zip(got, whole, want, combine):
@@ -180,12 +186,8 @@ def test_the_numpy_tier_runs_on_blocks_too(name, rng, monkeypatch):
     row outputs equal to numpy on the whole arrays, combined reductions to rounding."""
     inputs, outputs, combine = GRAPHS[name]
     args = arguments(inputs, rng)
-    f = rg.function(inputs, outputs, compile="never")
-    with np.errstate(all="ignore"):
-        monkeypatch.setattr(rowblocks, "THREADS", 1)
-        whole = f(*args)
-        monkeypatch.setattr(rowblocks, "THREADS", 4)
-        got = f(*args)
+    whole, got = one_block_and_four(rg.function(inputs, outputs, compile="never"), args,
+                                    monkeypatch)  # fmt: skip
     for g, one, how in zip(got, whole, combine):
         assert g.dtype == one.dtype and g.shape == one.shape
         if how is None:
