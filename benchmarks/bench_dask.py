@@ -182,9 +182,6 @@ def main() -> None:
     args = parser.parse_args()
     # A fresh cache, which the workers inherit: kernels compile, the corpus is cold.
     os.environ["RELGRAPH_CACHE_DIR"] = tempfile.mkdtemp(prefix="relgraph-bench-dask-")
-    # No ahead-of-time builds in the background: they would share the 2 cores with the
-    # runs timed here (they speed up a later process's start, not a kernel).
-    os.environ["RELGRAPH_AOT"] = "0"
     from distributed import Client, LocalCluster
 
     with (

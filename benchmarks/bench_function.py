@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
 import numpy as np
@@ -197,8 +196,8 @@ print(time.perf_counter() - start)
 
 
 def compile_times():
-    """Cold compile (Numba imported beforehand, as it is a fixed cost), and time to
-    first result in a new process once the ahead-of-time build is on disk (nothing
+    """Cold compile (Numba imported beforehand, as it is a fixed cost), time to the
+    compiled first result in a new process once the kernel is in the cache (nothing
     imported beforehand but numpy and relgraph), and the in-process cache hit."""
     rows = []
     terms = {
@@ -207,16 +206,12 @@ def compile_times():
     }
     for name, term in terms.items():
         with tempfile.TemporaryDirectory() as cache:
-            env = dict(os.environ, RELGRAPH_CACHE_DIR=cache, RELGRAPH_AOT="1")
-            preload = "import numba\nfrom relgraph import kernels, vecmath"
+            env = dict(os.environ, RELGRAPH_CACHE_DIR=cache)
+            preload = "import numba\nfrom relgraph.backends.numba import kernels, vecmath"
             cold_run = [sys.executable, "-c", COLD_SCRIPT.format(term=term, preload=preload)]
             warm_run = [sys.executable, "-c", COLD_SCRIPT.format(term=term, preload="")]
             out = subprocess.run(cold_run, env=env, capture_output=True, text=True, check=True)
             cold = float(out.stdout)
-            deadline = time.time() + 120  # the background ahead-of-time build
-            built = f"kernels/aot_*{EXTENSION_SUFFIXES[0]}"
-            while not list(Path(cache).glob(built)) and time.time() < deadline:
-                time.sleep(0.5)
             out = subprocess.run(warm_run, env=env, capture_output=True, text=True, check=True)
             warm = float(out.stdout)
         rows.append((name, cold, warm))
@@ -242,9 +237,6 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=10)
     parser.add_argument("--only-arrays", action="store_true", help="the array workloads only")
     args = parser.parse_args(argv)
-    # Background ahead-of-time builds would take a core while kernels are timed;
-    # compile_times() turns them on in its own processes.
-    os.environ["RELGRAPH_AOT"] = "0"
     bandwidth = triad_bandwidth(10**7, args.repeat)
     print(f"STREAM triad bandwidth (2 threads): {bandwidth / 1e9:.1f} GB/s\n")
     rows = []

@@ -33,7 +33,6 @@ from pathlib import Path
 import numpy as np
 
 os.environ.setdefault("RELGRAPH_CACHE_DIR", tempfile.mkdtemp(prefix="bench-jit-"))
-os.environ.setdefault("RELGRAPH_AOT", "0")
 
 import relgraph as rg  # noqa: E402
 

@@ -1,8 +1,8 @@
 """The cache directory's files: who may write them, and entries read only once
 authenticated.
 
-relgraph keeps generated kernels, Numba's compiled code, ahead-of-time modules and
-rewritten programs under ``$RELGRAPH_CACHE_DIR`` (default ``~/.cache/relgraph``).
+relgraph keeps generated kernels, Numba's compiled code and rewritten programs
+under ``$RELGRAPH_CACHE_DIR`` (default ``~/.cache/relgraph``).
 Reading any of them could change a result or, for compiled code, run code, so:
 
 * the directory must belong to this user and be writable by nobody else; any other

@@ -1,14 +1,8 @@
-import os
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
 import relgraph as rg
-
-# No background ahead-of-time kernel builds while testing (tests/test_aot.py builds
-# in the foreground): they would outlive the temporary cache directories.
-os.environ["RELGRAPH_AOT"] = "0"
 
 # Derandomized: the same examples on every run, so a busy machine or another seed
 # never turns the suite red ("deep" explores at random).

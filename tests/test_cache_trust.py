@@ -1,6 +1,6 @@
 """Nothing read from a cache directory runs code or changes a result: entries are
-data with this user's MAC, Numba's compiled entries and ahead-of-time builds are
-verified, and a cache that cannot be used or written never fails a call."""
+data with this user's MAC, Numba's compiled entries are verified, and a cache
+that cannot be used or written never fails a call."""
 
 import json
 import os
@@ -29,7 +29,7 @@ SOFTPLUS = np.log1p(np.exp([0.0, 1.0])).tolist()
 
 
 def run(cache: Path, script: str, **env) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(cache), RELGRAPH_AOT="0", **env)
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(cache), **env)
     return subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
     )
@@ -146,35 +146,6 @@ def test_numba_cache_entries_are_verified_before_loading(tmp_path, damage):
         assert values(run(tmp_path, KERNEL_SCRIPT)) == [2.5] * 3
 
 
-def test_the_ahead_of_time_builder_refuses_edited_source(tmp_path, monkeypatch):
-    from relgraph.backends.numba import aot
-
-    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
-    assert values(run(tmp_path, KERNEL_SCRIPT)) == [2.5] * 3
-    (source,) = (tmp_path / "kernels").glob("k_*.py")
-    digest = aot._sha256(source.read_bytes())
-    source.write_text(source.read_text().replace("2.5", "3.5"))
-    with pytest.raises(ValueError, match="not the kernel source it was queued as"):
-        aot.build(source, "aot_edited", "Tuple((float64[:],))(float64[::1])", digest)
-    assert not aot.extension_path(source.parent, "aot_edited").exists()
-    assert values(run(tmp_path, KERNEL_SCRIPT)) == [2.5] * 3
-
-
-def test_an_unsigned_queued_job_is_not_built(tmp_path, monkeypatch):
-    from relgraph.backends.numba import aot
-
-    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
-    queue = tmp_path / aot.QUEUE
-    queue.mkdir()
-    source = tmp_path / "k_x.py"
-    source.write_text("raise SystemExit('ran')\n")
-    job = {"source": source.name, "name": "aot_x", "sig": "Tuple((float64,))(float64)",
-           "sha256": aot._sha256(source.read_bytes())}  # fmt: skip
-    (queue / "aot_x.job").write_text(json.dumps(job))
-    assert aot.run_queue(tmp_path) == 0
-    assert not (tmp_path / "aot_x.failed").exists()  # never even tried
-
-
 def test_a_full_disk_warns_once_and_computes(tmp_path):
     script = textwrap.dedent(
         """
@@ -214,7 +185,7 @@ def test_the_query_key_follows_the_globals_a_relation_reads(tmp_path):
     )
     path = tmp_path / "prog.py"
     path.write_text(script)
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path / "cache"), RELGRAPH_AOT="0")
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path / "cache"))
     out = [
         subprocess.run(
             [sys.executable, str(path), limit], env=env, capture_output=True, text=True, check=True

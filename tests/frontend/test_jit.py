@@ -301,7 +301,7 @@ PROGRAM = textwrap.dedent(
 
 
 def test_cache_hits_across_processes(tmp_path):
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path))
     run = [sys.executable, "-c", PROGRAM]
     first = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout
     later = subprocess.run(run, env=env, capture_output=True, text=True, check=True).stdout

@@ -54,7 +54,7 @@ def test_the_search_thread_has_a_deep_budget_of_its_own():
 
 
 def run_script(code: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    env = dict(os.environ, RELGRAPH_AOT="0")
+    env = dict(os.environ)
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env
     )

@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba import aot
 from relgraph.backends.numba.background import COMPILER
-from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel
+from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
 from relgraph.backends.numba.shapes import check_shapes, planned_shape, shape_checks
@@ -124,8 +123,7 @@ class Function:
             raise TypeCheckError(f"the outputs use symbols that are not inputs: {names}")
         self.inputs, self.outputs, self.single = inputs, outputs, single
         # The first kernel has flat loops only (half the compile time); calls whose
-        # shapes broadcast fall back to general_kernel, built on first need.  BLAS
-        # called from an ahead-of-time module ran 2x slower: those stay JIT-only.
+        # shapes broadcast fall back to general_kernel, built on first need.
         lowered = lower(inputs, outputs, broadcast=False)
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
         # Outputs the kernel can write into a caller's ``out=`` array; the others are
@@ -146,14 +144,11 @@ class Function:
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
-        self.signature = aot.signature(inputs, outputs, self.out_slots)
-        self._aot_ok = "kernels.dot(" not in self.source
+        self.signature = signature(inputs, outputs, self.out_slots)
         self._kernel: Callable | None = None
-        self.kernel_is_aot = False
         # Large calls run the serial kernel on blocks of rows where the graph allows;
         # else a prange kernel, built when a large input first arrives.
         self.rows = row_split(inputs, outputs)
-        self._blocks: Callable | None = None  # the serial kernel compiled by Numba
         self._parallel: Callable | None = None
         self._general: Callable | None = None  # built when shapes first broadcast
         self.compile = compile
@@ -179,11 +174,7 @@ class Function:
     def kernel(self) -> Callable:
         """The serial kernel with flat loops (compiled on first need when ``lazy``)."""
         if self._kernel is None:
-            kernel = compile_kernel(self.source, self.signature, aot_ok=self._aot_ok)
-            self.kernel_is_aot = not hasattr(kernel, "py_func")  # a Numba dispatcher has it
-            if not self.kernel_is_aot:
-                self._blocks = kernel
-            self._kernel = kernel
+            self._kernel = compile_kernel(self.source, self.signature)
             self._ready.set()
         return self._kernel
 
@@ -252,26 +243,15 @@ class Function:
         """The serial kernel with strided loops for broadcasting shapes too."""
         if self._general is None:
             source = lower(self.inputs, self.outputs).source
-            self._general = compile_kernel(source, self.signature, aot_ok=False)
+            self._general = compile_kernel(source, self.signature)
         return self._general
-
-    @property
-    def block_kernel(self) -> Callable:
-        """The serial kernel as Numba compiles it, which releases the GIL (an
-        ahead-of-time build holds it): large calls run it on blocks of rows."""
-        if self._blocks is None:
-            kernel = self.kernel
-            if self.kernel_is_aot:
-                kernel = compile_kernel(self.source, self.signature, aot_ok=False)
-            self._blocks = kernel
-        return self._blocks
 
     @property
     def parallel_kernel(self) -> Callable:
         """The same kernel with its outer loops spread over all cores."""
-        if self._parallel is None:  # JIT only: ahead-of-time builds are serial
+        if self._parallel is None:
             source = lower(self.inputs, self.outputs, parallel=True).source
-            self._parallel = compile_kernel(source, self.signature, aot_ok=False)
+            self._parallel = compile_kernel(source, self.signature)
         return self._parallel
 
     def __repr__(self) -> str:
@@ -363,14 +343,16 @@ class Function:
         graph allows it (:mod:`~relgraph.backends.numba.rowblocks`); else the
         ``prange`` kernel, compiled when a large call first comes."""
         eager = self.compile == "eager"
+        for i, v in enumerate(values):  # the one layout the kernels are compiled for
+            if type(v) is np.ndarray and not v.flags.c_contiguous:
+                values[i] = np.ascontiguousarray(v)
         if large and self.rows is not None:
-            if eager or self._blocks is not None:
-                kernel = self.block_kernel
+            if eager or self._kernel is not None:
+                kernel = self.kernel
                 return run_blocks(
                     self.rows, lambda v: self._serial(v, kernel), values, len(self.inputs),
                     self.out_slots,
                 )  # fmt: skip
-            self._wanted.append("block_kernel")  # meanwhile the serial kernel, if ready
         elif large:
             if eager or self._parallel is not None:
                 return self.parallel_kernel(*values)
@@ -383,10 +365,6 @@ class Function:
     def _serial(self, values: list, kernel: Callable) -> Any:
         """A serial kernel's results (the general kernel's where shapes broadcast), or
         None where that kernel is not ready yet."""
-        if not hasattr(kernel, "py_func"):  # ahead-of-time: built for C-contiguous arrays
-            for i, v in enumerate(values):
-                if type(v) is np.ndarray and not v.flags.c_contiguous:
-                    values[i] = np.ascontiguousarray(v)
         try:
             return kernel(*values)
         except ValueError as exc:

@@ -3,16 +3,14 @@
 A kernel is kept by its generated source: in memory for the process, and on disk
 (``RELGRAPH_CACHE_DIR``, default ``~/.cache/relgraph``) as ``kernels/k_<digest>.py``,
 where ``digest`` hashes the source and the helpers it inlines.  Numba keeps the
-compiled machine code beside it, and a background build may add an ahead-of-time
-extension module (:mod:`relgraph.backends.numba.aot`).
+compiled machine code beside it.
 
 Nothing on disk is trusted (see :mod:`relgraph.cache_files`): the directory must be
 this user's alone; a kernel file must hold exactly the source its name was made
 from, or it is written again (atomically); Numba's cache entries for a kernel are
 loaded only if they match the signed list of their digests written when they were
-made (else they are removed and the kernel compiled afresh); an extension module
-must match the MAC written when it was built.  A cache directory that cannot be
-written means no disk cache for this process, with one warning.
+made (else they are removed and the kernel compiled afresh).  A cache directory
+that cannot be written means no disk cache for this process, with one warning.
 """
 
 from __future__ import annotations
@@ -26,10 +24,10 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
-from relgraph.backends.numba import aot
 from relgraph.cache_files import (
     cache_root,
     read_signed,
@@ -38,8 +36,11 @@ from relgraph.cache_files import (
     write_atomic,
     write_signed,
 )
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Symbol
+from relgraph.terms.types import TensorType
 
-__all__ = ["cache_dir", "compile_kernel", "aot_name", "kernel_path"]
+__all__ = ["cache_dir", "compile_kernel", "kernel_path", "signature"]
 
 # Numba invalidates its disk cache by the kernel file's timestamp only, so the file
 # name also carries a fingerprint of the helpers a kernel inlines.
@@ -53,8 +54,8 @@ _HELPERS = hashlib.sha256(
         )
     )
 ).hexdigest()[:12]
-# Compiled kernels by (source, signature): they live as long as the process.
-_KERNELS: dict[tuple[str, str | None], Callable] = {}
+# Compiled kernels by source: they live as long as the process.
+_KERNELS: dict[str, Callable] = {}
 _LOCK = threading.Lock()
 _fallback: Path | None = None  # a private directory when the cache cannot be written
 
@@ -106,42 +107,62 @@ def kernel_path(directory: Path, source: str) -> Path:
     return path
 
 
-def compile_kernel(source: str, signature: str, aot_ok: bool = True) -> Callable:
-    """The kernel of ``source``: from memory, a verified ahead-of-time build, or Numba.
+def signature(inputs: Sequence[Symbol], outputs: Sequence[Any], slots: Sequence[int] = ()) -> str:
+    """The Numba signature of a kernel: C-contiguous arrays in (read-only ones too),
+    results as a tuple.  It is the kernel's only one: callers make other arrays
+    C-contiguous first, so a call never waits for Numba to compile another.
 
-    ``signature`` is the kernel's Numba signature; the JIT kernel is compiled for it at
-    once, so a broken cache entry shows here and is replaced.  With ``aot_ok`` a
-    missing ahead-of-time build is queued for the processes that come later.
+    ``slots`` are the outputs that take a buffer argument (after the inputs).
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> x, s = rg.vector("x"), rg.scalar("s", "int64")
+    >>> signature([x, s], [x * s, rg.sum(x)])
+    'Tuple((float64[:], float64,))(Array(float64, 1, "C", readonly=True), int64)'
     """
-    key = (source, signature if aot_ok else None)
+    results = ", ".join(_numba_type(typeof(o), "A") for o in outputs)
+    args = ", ".join(
+        [_numba_type(s.type, "readonly") for s in inputs]
+        + [_numba_type(typeof(outputs[k]), "C") for k in slots]  # out buffers
+    )
+    return f"Tuple(({results},))({args})"
+
+
+def _numba_type(t: TensorType, layout: str) -> str:
+    """``t`` as Numba spells it: any layout ("A"), C order ("C", which BLAS and flat
+    loops use in place), or C order and possibly read-only (which writable arrays
+    fit too)."""
+    name = "boolean" if t.dtype.kind == "b" else t.dtype.name
+    if t.ndim == 0:
+        return name
+    if layout == "readonly":
+        return f'Array({name}, {t.ndim}, "C", readonly=True)'
+    dims = [":"] * t.ndim
+    if layout == "C":
+        dims[-1] = "::1"
+    return f"{name}[{', '.join(dims)}]"
+
+
+def compile_kernel(source: str, signature: str) -> Callable:
+    """The kernel of ``source``, from memory or Numba (its disk cache if verified).
+
+    ``signature`` is the kernel's Numba signature; the kernel is compiled for it at
+    once, so a broken cache entry shows here and is replaced.
+    """
     with _LOCK:
-        found = _KERNELS.get(key)
+        found = _KERNELS.get(source)
         if found is not None:
             return found
         directory, persistent = _usable_dir()
         try:
-            path = kernel_path(directory, source)
-            kernel = None
-            if aot_ok and persistent:
-                name = aot_name(source, signature)
-                kernel = aot.load(directory, name)
-                if kernel is None:
-                    aot.start_build(path, name, signature)
-            if kernel is None:
-                kernel = _jit(path, signature, persistent)
+            kernel = _jit(kernel_path(directory, source), signature, persistent)
         except OSError as exc:  # a full disk: compiled for this process, in memory
             warn_once("kernels-full", f"the kernel cache {directory} cannot be written "
                       f"({exc}); kernels are compiled for this process only")  # fmt: skip
             kernel = _in_memory(source, signature)
-        _KERNELS[key] = kernel
+        _KERNELS[source] = kernel
         return kernel
-
-
-def aot_name(source: str, signature: str) -> str:
-    """The module name of a kernel's ahead-of-time build: it is built for one signature
-    and for this CPU's features."""
-    key = _HELPERS + source + signature + aot.cpu_fingerprint()
-    return "aot_" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def _jit(path: Path, signature: str, persistent: bool) -> Callable:
@@ -169,6 +190,7 @@ def _in_memory(source: str, signature: str) -> Callable:
          namespace)  # fmt: skip
     kernel = namespace["kernel"]
     kernel.compile(signature)
+    kernel.disable_compile()
     return kernel
 
 
@@ -206,6 +228,7 @@ def _import_and_compile(path: Path, signature: str) -> Callable:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     module.kernel.compile(signature)
+    module.kernel.disable_compile()
     return module.kernel
 
 

@@ -50,7 +50,7 @@ from relgraph.terms.traverse import free_symbols
 __all__ = ["RowSplit", "row_split", "run_blocks", "BLOCK_MIN"]
 
 BLOCK_MIN = 1 << 15  # input elements per block: below, a thread costs more than it saves
-# Read as Numba reads it, without importing Numba (an ahead-of-time kernel needs none).
+# Read as Numba reads it, without importing Numba (the numpy tier runs blocks too).
 THREADS = int(os.environ.get("NUMBA_NUM_THREADS") or len(os.sched_getaffinity(0)))
 ROWS, WHOLE = "rows", "whole"
 _FULL = (None, None, None)  # a whole axis, as GetItem stores ``:``

@@ -213,6 +213,19 @@ class TestCaching:
             is rg.function([b], rg.sqrt(b), compile="eager").kernel
         )
 
+    def test_any_memory_layout_runs_the_one_compiled_signature(self, rng):
+        # A strided, Fortran-ordered or read-only argument is made C-contiguous (or
+        # passed as is): the caller never waits for Numba to compile another variant.
+        M, v = rg.matrix("M"), rg.vector("v")
+        f = rg.function([M, v], rg.tanh(M) * v + 1.0, compile="eager")
+        a, b = rng.normal(size=(6, 8)), rng.normal(size=16)
+        frozen = a.copy()
+        frozen.flags.writeable = False
+        for m, w in [(a, b[:8]), (a[::2], b[::2]), (np.asfortranarray(a), b[8:]), (frozen, b[:8]),
+                     (a, np.broadcast_to(b[:1], (8,)))]:  # fmt: skip
+            np.testing.assert_allclose(f(m, w), np.tanh(m) * w + 1.0, rtol=1e-15)
+        assert len(f.kernel.signatures) == 1
+
     def test_kernels_are_written_to_the_cache_directory(self):
         x = rg.vector("x")
         f = rg.function([x], rg.log1p(x) * 3.0, compile="eager")
@@ -222,17 +235,16 @@ class TestCaching:
 
     def test_the_cache_key_covers_the_inlined_helpers(self, monkeypatch):
         import relgraph.backends.numba.kernel_cache as K
-        from relgraph.backends.numba import aot
 
         x = rg.vector("x")
         source = lower([x], [rg.exp(x)]).source
-        sig = aot.signature([x], [rg.exp(x)], (0,))
+        sig = K.signature([x], [rg.exp(x)], (0,))
         monkeypatch.setattr(K, "_KERNELS", {})
         before = {p.name for p in cache_dir().glob("k_*.py")}
-        K.compile_kernel(source, sig, aot_ok=False)
+        K.compile_kernel(source, sig)
         monkeypatch.setattr(K, "_HELPERS", "changed-helpers")
         monkeypatch.setattr(K, "_KERNELS", {})
-        K.compile_kernel(source, sig, aot_ok=False)
+        K.compile_kernel(source, sig)
         assert len({p.name for p in cache_dir().glob("k_*.py")} - before) == 2
 
     def test_a_new_process_loads_the_compiled_kernel(self, tmp_path):
@@ -240,7 +252,7 @@ class TestCaching:
             "import numpy as np, relgraph as rg; x = rg.vector('x');"
             "print(rg.function([x], rg.expm1(x) * 2.0, compile='eager')(np.zeros(2)).tolist())"
         )
-        env = {"RELGRAPH_CACHE_DIR": str(tmp_path), "PATH": "", "RELGRAPH_AOT": "0"}
+        env = {"RELGRAPH_CACHE_DIR": str(tmp_path), "PATH": ""}
         for _ in range(2):
             out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
                                  text=True, check=True)  # fmt: skip

@@ -2,18 +2,15 @@
 replaced, never used, and an unwritable cache directory still compiles."""
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import relgraph as rg
-from relgraph.backends.numba import aot
-from relgraph.backends.numba.kernel_cache import aot_name, kernel_path
+from relgraph.backends.numba.kernel_cache import kernel_path
 from relgraph.backends.numba.lowering import lower
 
 SCRIPT = (
@@ -23,8 +20,8 @@ SCRIPT = (
 EXPECTED = (np.exp(np.ones(3)) * 2.5 + 1).tolist()
 
 
-def run(cache: Path, aot_builds: str = "0") -> subprocess.CompletedProcess:
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(cache), RELGRAPH_AOT=aot_builds)
+def run(cache: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(cache))
     return subprocess.run(
         [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=300
     )
@@ -69,35 +66,6 @@ def test_a_corrupt_numba_index_is_rebuilt(warm):
     np.testing.assert_allclose(result(run(warm)), EXPECTED)
 
 
-def build_ahead_of_time(cache: Path) -> Path:
-    source = the("k_*.py", cache)
-    x = rg.vector("x")
-    term = rg.exp(x) * 2.5 + x
-    sig = aot.signature([x], [term], lower([x], [term]).out_slots)
-    return aot.build(
-        source, aot_name(source.read_text(), sig), sig, aot._sha256(source.read_bytes())
-    )
-
-
-@pytest.mark.parametrize("damage", ["truncate", "garbage", "foreign"])
-def test_a_damaged_extension_module_is_removed_not_loaded(warm, monkeypatch, damage):
-    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(warm))
-    so = build_ahead_of_time(warm)
-    data = so.read_bytes()
-    so.write_bytes(
-        {"truncate": data[:1000], "garbage": os.urandom(len(data)), "foreign": data + b"x"}[damage]
-    )
-    np.testing.assert_allclose(result(run(warm)), EXPECTED)  # SIGBUS before the checksum
-    assert not so.exists()
-
-
-def test_an_intact_extension_module_is_loaded(warm, monkeypatch):
-    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(warm))
-    so = build_ahead_of_time(warm)
-    np.testing.assert_allclose(result(run(warm)), EXPECTED)
-    assert so.exists()
-
-
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
 def test_an_unwritable_cache_directory_warns_once_and_compiles(tmp_path):
     (tmp_path / "kernels").mkdir()
@@ -121,38 +89,6 @@ def test_kernel_path_writes_exactly_the_source(tmp_path):
     assert kernel_path(tmp_path, "print('a')\n").read_text() == "print('a')\n"
 
 
-def builders(directory: Path) -> list[str]:
-    """The pids of builder processes working on ``directory``."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"relgraph.backends.numba.aot" in argv and str(directory).encode() in argv:
-            found.append(proc.name)
-    return found
-
-
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
-def test_many_kernels_start_one_background_builder(tmp_path):
-    code = (
-        "import numpy as np, relgraph as rg; x = rg.vector('x')\n"
-        "for i in range(6):\n"
-        "    rg.function([x], rg.exp(x) * (i + 0.5) + x, compile='eager')(np.ones(10))\n"
-    )
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="1")
-    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
-    time.sleep(1.0)
-    found = builders(tmp_path / "kernels")
-    try:
-        assert len(found) <= 1  # one builder (or none left if it already finished)
-        assert len(list((tmp_path / "kernels" / aot.QUEUE).glob("*.job"))) + len(found) >= 1
-    finally:
-        for pid in found:
-            os.kill(int(pid), signal.SIGKILL)
-
-
 def test_only_generated_kernels_use_numbas_disk_cache():
     # Numba's cache index is not safe for two processes writing it at once: each may
     # pick the same data file for a different signature (or a different closure of one
@@ -164,8 +100,7 @@ def test_only_generated_kernels_use_numbas_disk_cache():
         for p in package.rglob("*.py")
         if "cache=True" in p.read_text() or '"cache": True' in p.read_text()
     ]
-    assert sorted(users) == ["backends/numba/aot.py", "backends/numba/kernel_cache.py",
-                             "backends/numba/lowering.py"]  # fmt: skip
+    assert sorted(users) == ["backends/numba/kernel_cache.py", "backends/numba/lowering.py"]
     source = lower([rg.matrix("M")], [rg.min(rg.matrix("M"), axis=0)]).source
     assert source.count("cache=True") == 1  # the kernel's own decorator
 
@@ -180,7 +115,7 @@ def test_a_cached_kernel_calls_its_own_helpers(tmp_path):
     """Numba names compiled code by name, argument types and a per-process counter: a
     kernel loaded from the cache into a process that compiled a sibling helper first
     (the mean of rows beside the sum of rows) must still call its own."""
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path))
     script = """
 import sys, numpy as np, relgraph as rg
 T = rg.tensor("T", ndim=3)

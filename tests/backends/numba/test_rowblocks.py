@@ -134,7 +134,7 @@ def test_out_is_written_in_place(rng, threads):
 
 def test_the_kernel_releases_the_gil():
     f = rg.function([w], rg.exp(w), compile="eager")
-    assert f.block_kernel.targetoptions["nogil"]
+    assert f.kernel.targetoptions["nogil"]
 
 
 def test_eight_threads_at_once(rng, threads):

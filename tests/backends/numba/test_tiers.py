@@ -223,7 +223,7 @@ def test_a_process_that_exits_while_kernels_compile_exits_cleanly(tmp_path):
         "fs = [rg.function([x], rg.tanh(x) * (i + 0.25) + rg.erf(x)) for i in range(4)]\n"
         "print([f(np.zeros(2)).tolist() for f in fs][0])\n"
     )
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path))
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
     )
@@ -251,7 +251,7 @@ except KeyboardInterrupt:
     print("interrupted, ready:", f.ready)
 print("compiled:", f.wait(), np.allclose(f(np.linspace(-3, 3, 7)), want, rtol=1e-13))
 """
-    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path), RELGRAPH_AOT="0")
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path))
     done = subprocess.run(
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
     )
