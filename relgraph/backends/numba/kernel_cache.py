@@ -54,8 +54,9 @@ _HELPERS = hashlib.sha256(
         )
     )
 ).hexdigest()[:12]
-# Compiled kernels by source: they live as long as the process.
-_KERNELS: dict[str, Callable] = {}
+# Compiled kernels by source and signature (one source serves inputs of several
+# dtypes): they live as long as the process.
+_KERNELS: dict[tuple[str, str], Callable] = {}
 _LOCK = threading.Lock()
 _fallback: Path | None = None  # a private directory when the cache cannot be written
 
@@ -90,9 +91,11 @@ def _private_dir() -> Path:
     return _fallback
 
 
-def kernel_path(directory: Path, source: str) -> Path:
-    """The file of ``source`` in ``directory``: written if missing or not exactly it."""
-    digest = hashlib.sha256((_HELPERS + source).encode()).hexdigest()[:24]
+def kernel_path(directory: Path, source: str, signature: str = "") -> Path:
+    """The file of ``source`` compiled for ``signature`` in ``directory``: written if
+    missing or not exactly it.  One file per signature, so Numba's index of a file
+    lists one entry (two processes adding entries to one index can mix them up)."""
+    digest = hashlib.sha256(f"{_HELPERS}{signature}\n{source}".encode()).hexdigest()[:24]
     path = directory / f"k_{digest}.py"
     try:
         intact = path.read_text() == source
@@ -151,17 +154,17 @@ def compile_kernel(source: str, signature: str) -> Callable:
     once, so a broken cache entry shows here and is replaced.
     """
     with _LOCK:
-        found = _KERNELS.get(source)
+        found = _KERNELS.get((source, signature))
         if found is not None:
             return found
         directory, persistent = _usable_dir()
         try:
-            kernel = _jit(kernel_path(directory, source), signature, persistent)
+            kernel = _jit(kernel_path(directory, source, signature), signature, persistent)
         except OSError as exc:  # a full disk: compiled for this process, in memory
             warn_once("kernels-full", f"the kernel cache {directory} cannot be written "
                       f"({exc}); kernels are compiled for this process only")  # fmt: skip
             kernel = _in_memory(source, signature)
-        _KERNELS[source] = kernel
+        _KERNELS[source, signature] = kernel
         return kernel
 
 

@@ -25,7 +25,7 @@ from relgraph.ops import special
 __all__ = [
     "dot", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis", "prod_all",
     "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
-    "index", "matmul", "broadcast_dim", "ipow",
+    "index", "matmul", "broadcast_dim", "ipow", "lane_sum", "lane_max", "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp",
 ]  # fmt: skip
 
@@ -166,6 +166,60 @@ def broadcast_dim(sizes):
         if size != 1:
             out = size
     return out
+
+
+# A row loop's reductions over its buffer, compiled once per process and called by
+# every kernel (written out in each kernel, they were most of what Numba typed and
+# lowered for a row program).
+
+
+@njit(nogil=True, error_model="numpy", fastmath={"reassoc"})
+def lane_sum(buf, n):
+    """``sum(buf[:n])``.  Reassociation (and nothing else of fast-math: NaN, inf and
+    signed zeros keep their meaning) lets LLVM keep a vector of partial sums: the
+    rounding is of the kind numpy's pairwise sum has, not a left-to-right sum's, and
+    it is twice as fast as scalar lanes."""
+    acc = 0.0
+    for k in range(n):
+        acc += buf[k]
+    return acc
+
+
+def _lane_extreme(largest: bool):
+    """``max(acc, *buf[:n])`` (or min) over eight lanes; NaN wins and stays, as in
+    numpy.  Exact, so the lanes give the result a single loop does, sooner (Numba
+    leaves LLVM's SLP vectoriser off, and a NaN-aware select does not vectorise)."""
+
+    name = "lane_max" if largest else "lane_min"
+
+    def pick(best, v):
+        return v if ((v > best) if largest else (v < best)) | (v != v) else best
+
+    step = njit(inline="always")(_named(pick, f"{name}_step"))
+
+    def impl(buf, n, acc):
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = acc
+        top = n - n % 8
+        for k in range(0, top, 8):
+            a0 = step(a0, buf[k])
+            a1 = step(a1, buf[k + 1])
+            a2 = step(a2, buf[k + 2])
+            a3 = step(a3, buf[k + 3])
+            a4 = step(a4, buf[k + 4])
+            a5 = step(a5, buf[k + 5])
+            a6 = step(a6, buf[k + 6])
+            a7 = step(a7, buf[k + 7])
+        for lane in (a0, a1, a2, a3, a4, a5, a6, a7):
+            acc = step(acc, lane)
+        for k in range(top, n):
+            acc = step(acc, buf[k])
+        return acc
+
+    return njit(nogil=True, error_model="numpy")(_named(impl, name))
+
+
+lane_max = _lane_extreme(True)
+lane_min = _lane_extreme(False)
 
 
 def index(i, n):

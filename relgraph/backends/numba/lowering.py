@@ -33,15 +33,14 @@ __all__ = ["LoweringError", "Lowered", "lower"]
 
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
 CHUNK = 4096  # elements per parallel chunk of a vector's reduction
-LANES = 8  # partial sums per row loop, so that a sum vectorises
 # Nodes per kernel computed by vecmath's vectorising functions; the rest call libm.
 # Each copy costs LLVM 30-60 ms to optimise (100 chained tanh, all vectorised: 2.7 s
 # and 0.23 GB; 200: 7 s).
 INLINED_MAX = 16
-# The row loops' max and min updates (relgraph.ops.reductions), by their comparison.
+# The row loops' max and min updates (relgraph.ops.reductions): kernels' lane helpers.
 _EXTREMES = {
-    "if {v} > {acc} or {v} != {v}: {acc} = {v}": ">",
-    "if {v} < {acc} or {v} != {v}: {acc} = {v}": "<",
+    "if {v} > {acc} or {v} != {v}: {acc} = {v}": "max",
+    "if {v} < {acc} or {v} != {v}: {acc} = {v}": "min",
 }
 BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
 
@@ -343,11 +342,16 @@ class _Generator:
         each = out if d == 2 else f"{out}_part"
         shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"
         lines.append(f"{each} = np.empty({shape}, {dtype})")
-        lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
         lo, hi, buf, prefix = f"{out}_lo", f"{out}_hi", f"{out}_buf", f"{out}_e_"
+        # One buffer for every row; in a prange loop, one per row (threads share none).
+        allocate = f"{buf} = np.empty({CHUNK if chunked else n}, {dtype_expr(typeof(x).dtype)})"
+        if not self.parallel:
+            lines.append(allocate)
+        lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
         lines.append(f"    {lo} = {i} * {CHUNK}" if chunked else f"    {lo} = 0")
         lines.append(f"    {hi} = min({lo} + {CHUNK}, {n})" if chunked else f"    {hi} = {n}")
-        lines.append(f"    {buf} = np.empty({hi} - {lo}, {dtype_expr(typeof(x).dtype)})")
+        if self.parallel:
+            lines.append(f"    {allocate}")
 
         def fill(load: dict[str, str]) -> None:
             value = self._local(x, prefix) if region else load[leaves[0][0]]
@@ -381,50 +385,17 @@ class _Generator:
                 self.lines.append(f"{indent}for {k} in range({length}):")
                 v = mapping.format(v=f"{buf}[{k}]", **names)
                 self.lines.append(f"{indent}    {buf}[{k}] = {v}")
+            acc = names["acc"]
             if update == "{acc} += {v}":  # a sum: eight partial sums, which vectorise
-                self._lane_sum(names["acc"], buf, length, k, indent)
+                self.lines.append(f"{indent}{acc} += kernels.lane_sum({buf}, {length})")
                 continue
             if update in _EXTREMES:  # max or min: eight lanes of selects, which vectorise
-                self._lane_extreme(names["acc"], buf, length, k, indent, _EXTREMES[update])
+                self.lines.append(
+                    f"{indent}{acc} = kernels.lane_{_EXTREMES[update]}({buf}, {length}, {acc})"
+                )
                 continue
             self.lines.append(f"{indent}for {k} in range({length}):")
             self.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
-
-    def _lane_sum(self, acc: str, buf: str, length: str, k: str, indent: str) -> None:
-        """``acc += sum(buf)`` over eight interleaved partial sums, then the tail: the
-        rounding is of the kind numpy's pairwise sum has, not a left-to-right sum's."""
-        lanes = [f"{acc}_{lane}" for lane in range(LANES)]
-        lines, top = self.lines, f"{acc}_top"
-        lines.append(f"{indent}{' = '.join(lanes)} = 0.0")
-        lines.append(f"{indent}{top} = ({length}) - ({length}) % {LANES}")
-        lines.append(f"{indent}for {k} in range(0, {top}, {LANES}):")
-        lines.extend(f"{indent}    {lane} += {buf}[{k} + {n}]" for n, lane in enumerate(lanes))
-        pairs = lanes
-        while len(pairs) > 1:
-            pairs = [f"({a} + {b})" for a, b in zip(pairs[::2], pairs[1::2])]
-        lines.append(f"{indent}{acc} += {pairs[0]}")
-        lines.append(f"{indent}for {k} in range({top}, {length}):")
-        lines.append(f"{indent}    {acc} += {buf}[{k}]")
-
-    def _lane_extreme(self, acc: str, buf: str, length: str, k: str, indent: str, cmp: str):
-        """``acc = max(acc, *buf)`` (or min) over eight lanes; NaN wins and stays, as in
-        numpy.  Exact, so the lanes give the result a single loop does."""
-        lanes = [f"{acc}_{lane}" for lane in range(LANES)]
-        lines, top = self.lines, f"{acc}_top"
-
-        def pick(into: str, v: str) -> str:
-            return f"{into} = {v} if ({v} {cmp} {into}) | ({v} != {v}) else {into}"
-
-        lines.append(f"{indent}{' = '.join(lanes)} = {acc}")
-        lines.append(f"{indent}{top} = ({length}) - ({length}) % {LANES}")
-        lines.append(f"{indent}for {k} in range(0, {top}, {LANES}):")
-        for n, lane in enumerate(lanes):  # each element loaded once: less code to compile
-            lines.append(f"{indent}    {acc}_v = {buf}[{k} + {n}]")
-            lines.append(f"{indent}    {pick(lane, f'{acc}_v')}")
-        lines.extend(f"{indent}{pick(acc, lane)}" for lane in lanes)
-        lines.append(f"{indent}for {k} in range({top}, {length}):")
-        lines.append(f"{indent}    {acc}_v = {buf}[{k}]")
-        lines.append(f"{indent}    {pick(acc, f'{acc}_v')}")
 
     def _leaf(self, x: Any) -> list[tuple[str, int]]:
         """A leaf operand read as the only "region" value."""

@@ -132,3 +132,21 @@ for kind in (first, then):
             timeout=300,
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-1500:]
+
+
+def test_one_source_for_two_dtypes_is_two_kernels_in_two_files(tmp_path, monkeypatch):
+    # `x < y` reads the same for int8 and int64 inputs: the kernel is kept by source
+    # and signature, and each signature has a file (and a Numba index) of its own.
+    import relgraph.backends.numba.kernel_cache as K
+
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(K, "_KERNELS", {})
+    a, b, c, d = (rg.vector(n, t) for n, t in zip("abab", ["int8"] * 2 + ["int64"] * 2))
+    f = rg.function([a, b], a < b, compile="eager")
+    g = rg.function([c, d], c < d, compile="eager")
+    assert f.source == g.source and f.kernel is not g.kernel
+    small = np.array([-128, 101], np.int8)
+    np.testing.assert_array_equal(f(small, small[::-1]), [True, False])
+    np.testing.assert_array_equal(g(np.array([2**40, 3]), np.array([1, 2**40])), [False, True])
+    files = [p for p in K.cache_dir().glob("k_*.py") if p.read_text() == f.source]
+    assert len(files) == 2
