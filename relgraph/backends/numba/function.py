@@ -343,9 +343,12 @@ class Function:
         graph allows it (:mod:`~relgraph.backends.numba.rowblocks`); else the
         ``prange`` kernel, compiled when a large call first comes."""
         eager = self.compile == "eager"
-        for i, v in enumerate(values):  # the one layout the kernels are compiled for
-            if type(v) is np.ndarray and not v.flags.c_contiguous:
-                values[i] = np.ascontiguousarray(v)
+        for i, v in enumerate(values):  # the one signature the kernels are compiled for
+            if type(v) is np.ndarray:
+                if v.ndim == 0 and i < len(self.inputs):
+                    values[i] = v[()]  # a scalar's chunk: its value
+                elif not v.flags.c_contiguous:
+                    values[i] = np.ascontiguousarray(v)
         if large and self.rows is not None:
             if eager or self._kernel is not None:
                 kernel = self.kernel
