@@ -210,6 +210,7 @@ def explore(
     method: str = "egraph",
     max_terms: int | None = None,
     max_depth: int | None = None,
+    identities: bool = False,
 ) -> Any:
     """Every term ``relations`` make equal to ``term``, by equality saturation.
 
@@ -238,6 +239,14 @@ def explore(
     method : {"egraph", "bfs"}
         ``"bfs"`` explores term by term, breadth-first (:mod:`relgraph.eqsat.bfs`), with
         the budgets ``max_terms`` (default 1,000) and ``max_depth``.
+    identities : bool
+        Run identity laws backward too (``x`` -> ``x + 0``, ``x * 1``, ``-(-x)``,
+        ``x.T.T``) and keep answers that wrap the term they were found on.  Off by
+        default: such answers only grow the space (every class gets them, every
+        round), and they help only where a later relation needs the identity to
+        match, as in factoring ``a * x + x`` into ``(a + 1) * x``.  A relation is an
+        identity law here if, run backward on a bare symbol, it answers terms that
+        hold the symbol.
 
     Examples
     --------
@@ -279,7 +288,7 @@ def explore(
     seconds = _seconds(timeout, DEFAULT_TIMEOUT)
     if seconds is not None and not seconds > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    budgets = Budgets(max_nodes, max_iterations, seconds)
+    budgets = Budgets(max_nodes, max_iterations, seconds, identities=identities)
     began = time.perf_counter()
     hard = None if seconds is None else seconds + HARD_TIMEOUT_GRACE
     try:

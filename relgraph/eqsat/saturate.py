@@ -31,8 +31,10 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from relgraph.eqsat.bfs import Direction
-from relgraph.eqsat.egraph import LEAF, EGraph, Key, _k
+from relgraph.eqsat.egraph import LEAF, EGraph, Hole, Key, _k
+from relgraph.exceptions import RelationError
 from relgraph.logic.search import check_cancelled
+from relgraph.ops.elemwise import add
 from relgraph.rewriting.patterns import PApp, PEach
 from relgraph.rewriting.promotion import keeps_values
 from relgraph.rewriting.relation import (
@@ -43,7 +45,10 @@ from relgraph.rewriting.relation import (
     positions,
     reverse,
 )
+from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
+from relgraph.terms.traverse import free_symbols
+from relgraph.terms.types import TensorType
 
 __all__ = ["Merge", "DirectedRule", "Budgets", "saturate", "directed_rules"]
 
@@ -83,6 +88,11 @@ class Budgets:
     match_limit: int = 1_000
     search_seconds: float = 1.0  # a relation's search in one iteration, at most
     ban_length: int = 5
+    #: Whether an answer may wrap the term it was found on (``x`` -> ``x + 0``,
+    #: ``-(-x)``, ``1 / (1 / x)``: an identity run backward).  Off, such answers
+    #: are dropped and counted in ``wrapped``.
+    identities: bool = False
+    wrapped: int = 0
 
 
 class DirectedRule:
@@ -103,6 +113,7 @@ class DirectedRule:
         else:
             self.guide = ALL
             self.depth = getattr(relation, "depth", DEFAULT_DEPTH)
+        self.wraps_anything: bool | None = None  # probed when saturation starts
         self.seen: set[tuple[Any, tuple[int, int] | None]] = set()
         self.times_banned = 0
         self.banned_until = 0
@@ -111,6 +122,16 @@ class DirectedRule:
 
     def __repr__(self) -> str:
         return f"DirectedRule({self.rule.name!r}, {self.direction})"
+
+    def identity_law(self) -> bool:
+        """Whether this runs an identity law (``x + 0 -> x``, ``--x -> x``) or an AC
+        normal form backward: it would wrap, or reorder, every term of the graph.
+        Probed once, by running the relation on bare symbols."""
+        if self.wraps_anything is None:
+            self.wraps_anything = self.direction == "backward" and (
+                _wraps_a_symbol(self.matcher) or _only_reorders(self.matcher)
+            )
+        return self.wraps_anything
 
 
 def directed_rules(
@@ -123,6 +144,40 @@ def directed_rules(
         for d in directions
         if d in directions_of(rule)
     ]
+
+
+# Bare symbols of rank 0, 1 and 2 (an identity may hold for one rank only: x.T -> x).
+_PROBES = tuple(Symbol("probe", TensorType("float64", ndim)) for ndim in range(3))
+
+
+def _only_reorders(matcher: Matcher) -> bool:
+    """Whether the relation answers a sum of three symbols with its orders and
+    groupings only (an AC normal form run backward)."""
+    p, q, r = (Symbol(n, TensorType("float64", 1)) for n in "pqr")
+    try:
+        answers = list(matcher.answers(Term((add, p, q, r))))
+    except RelationError:
+        return False
+    return bool(answers) and all(_sum_of(a) == [p, q, r] for a in answers)
+
+
+def _sum_of(t: Any) -> list:
+    """The leaves of a tree of sums, sorted by name."""
+    if type(t) is not Term or t.op is not add:
+        return [t]
+    return sorted((leaf for a in t.args for leaf in _sum_of(a)), key=str)
+
+
+def _wraps_a_symbol(matcher: Matcher) -> bool:
+    """Whether the relation answers a bare symbol with a term that holds it."""
+    for probe in _PROBES:
+        try:
+            answers = list(matcher.answers(probe))
+        except RelationError:
+            return False
+        if any(type(a) is Term and probe in free_symbols(a) for a in answers):
+            return True
+    return False
 
 
 # -- guides: which e-nodes a view expands ----------------------------------------------
@@ -269,7 +324,13 @@ def saturate(
     applications: list[Merge],
     progress: bool | None = None,
 ) -> str | None:
-    """Run ``runners`` on ``egraph`` to saturation or a budget; the budget's name or None."""
+    """Run ``runners`` on ``egraph`` to saturation or a budget; the budget's name or None.
+
+    Without ``budgets.identities``, the runners of identity laws and AC normal forms
+    run backward are removed from ``runners`` first (the probe runs the relations,
+    so it is bounded like the search)."""
+    if not budgets.identities:
+        runners[:] = [r for r in runners if not r.identity_law()]
 
     deadline = None if budgets.timeout is None else time.perf_counter() + budgets.timeout
     delay = 1.0 if progress is None else 0.0
@@ -377,6 +438,9 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
                 result = Term((m.shape._tuple[0], *args[:i], answer, *args[j:]))
                 if not (keeps_type(m.shape, result) and keeps_values(m.shape, result)):
                     continue
+            if not budgets.identities and _wraps(egraph, result, m.cid):
+                budgets.wrapped += 1
+                continue
             new, to_key = egraph.insert(result)
             if egraph.find(new) == egraph.find(m.cid):
                 continue  # the class holds it already
@@ -390,3 +454,24 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
             )  # fmt: skip
             if len(egraph.memo) > budgets.max_nodes:
                 raise Stop("max_nodes")
+
+
+def _wraps(egraph: EGraph, result: Any, cid: int) -> bool:
+    """Whether ``result`` holds a term of class ``cid`` below its root: an answer that
+    only puts an identity around what it was found on (``x * 1``, ``--x``)."""
+    if type(result) is not Term:
+        return False
+    target = egraph.find(cid)
+    stack = list(result.op.operands(result.args))
+    while stack:
+        item = stack.pop()
+        if type(item) is Hole:
+            if egraph.find(item.cid) == target:
+                return True
+            continue
+        if type(item) is not Term:
+            continue
+        if egraph.lookup(item) == target:
+            return True
+        stack.extend(item.op.operands(item.args))
+    return False

@@ -210,7 +210,7 @@ class Matcher:
                 None,
             )
 
-    def answers(self, term: Term, known: Callable[[Any], bool] | None = None) -> Iterator[Term]:
+    def answers(self, term: Any, known: Callable[[Any], bool] | None = None) -> Iterator[Term]:
         """Ground results of the relation on ``term`` that differ from it (and for which
         ``known``, if given, is false: results the caller has, not checked again).
 
@@ -239,7 +239,7 @@ class Matcher:
                 term,
             ) from exc
 
-    def _checked(self, term: Term, results: Iterator[Any], known: Any = None) -> Iterator[Term]:
+    def _checked(self, term: Any, results: Iterator[Any], known: Any = None) -> Iterator[Term]:
         for count, result in enumerate(results, 1):
             if known is not None and result is not None and known(result):
                 if count >= self.max_answers:

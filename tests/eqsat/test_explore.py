@@ -64,10 +64,32 @@ def test_directions():
     assert backward.best() == A @ (x + y) and backward.saturated
 
 
+def test_identity_laws_run_backward_only_when_asked():
+    # Backward, x + 0 -> x wraps every term again and again; by default explore runs
+    # identity laws forward only, and says which ones it found.
+    runners = rg.explore(x + y, LINALG_CANON, max_iterations=1).runners
+    backward = {r.rule.name for r in runners if r.direction == "backward"}
+    assert "dot_distributeo" in backward and "collect_termso" in backward
+    assert not backward & {"add_zeroo", "mul_oneo", "neg_nego", "transpose_transposeo"}
+    space = rg.explore(START, LINALG_CANON, timeout=None)
+    assert space.saturated and space.best() == A @ rg.add(x, y, z, w)
+    assert not any(isinstance(t, rg.Term) and 0 in t.args for t in space.terms)
+    opted = rg.explore(x + y, [add_zeroo, mul_oneo], max_iterations=1, identities=True)
+    assert rg.add(x, y, 0) in opted and rg.mul(rg.add(x, y), 1) in opted
+
+
+def test_a_wrapping_answer_is_dropped_unless_identities_are_on():
+    a = rg.lvar("a")
+    wrap = rg.rule(a, a * 1, name="wrap")  # not found by the probe: its left side is bare
+    kept = rg.explore(x + y, [wrap], directions=["forward"], identities=True, max_iterations=2)
+    dropped = rg.explore(x + y, [wrap], directions=["forward"], max_iterations=2)
+    assert (x + y) * 1 in kept and (x + y) * 1 not in dropped and dropped.saturated
+
+
 def test_identity_introductions_cost_one_e_node_each():
     a = rg.lvar("a")
     add_zero, mul_one = rg.rule(a + 0, a, name="add_zero"), rg.rule(a * 1, a, name="mul_one")
-    s = rg.explore(x + y, [add_zero, mul_one])
+    s = rg.explore(x + y, [add_zero, mul_one], identities=True)
     assert s.saturated and s.best() == x + y
     # x, y, 0, 1, x + y, and in the class of x + y the e-nodes (x + y) + 0 and (x + y) * 1
     # (a leaf is not a position a relation rewrites, as in rg.rewrites).
@@ -137,7 +159,7 @@ def test_custom_cost():
 
 def test_max_nodes_and_max_iterations_stop_cleanly():
     s = rg.explore(x * y, [mul_oneo, add_zeroo, optdb.query(include=["canonicalize"])],
-                   max_nodes=60, timeout=None)  # fmt: skip
+                   max_nodes=60, timeout=None, identities=True)  # fmt: skip
     assert s.stopped_by == "max_nodes" and 60 <= len(s) < 200
     assert s.best() == x * y and replays(s.explain())
     t = rg.explore(START, LINALG_CANON, max_iterations=1, timeout=None)
@@ -145,14 +167,16 @@ def test_max_nodes_and_max_iterations_stop_cleanly():
 
 
 def test_timeout_returns_the_partial_space():
-    s = rg.explore(START, LINALG_CANON, max_nodes=10**7, max_iterations=10**4, timeout=0.5)
+    s = rg.explore(START, LINALG_CANON, max_nodes=10**7, max_iterations=10**4, timeout=0.5,
+                   identities=True)  # fmt: skip
     assert s.stopped_by == "timeout" and len(s) > 5 and s.elapsed < 5
     assert s.best() in s
 
 
 def test_interrupt_returns_the_partial_space(ctrl_c):
     ctrl_c(0.5)
-    s = rg.explore(START, LINALG_CANON, max_nodes=10**7, max_iterations=10**4, timeout=60)
+    s = rg.explore(START, LINALG_CANON, max_nodes=10**7, max_iterations=10**4, timeout=60,
+                   identities=True)  # fmt: skip
     assert s.stopped_by == "interrupt" and len(s) > 5
     assert s.best() in s and replays(s.explain())
 
