@@ -157,6 +157,7 @@ def compile_kernel(source: str, signature: str) -> Callable:
         found = _KERNELS.get((source, signature))
         if found is not None:
             return found
+        _import_numba()
         directory, persistent = _usable_dir()
         try:
             kernel = _jit(kernel_path(directory, source, signature), signature, persistent)
@@ -166,6 +167,28 @@ def compile_kernel(source: str, signature: str) -> Callable:
             kernel = _in_memory(source, signature)
         _KERNELS[source, signature] = kernel
         return kernel
+
+
+def _import_numba() -> None:
+    """Import Numba, the first time with its error-message highlighting off.
+
+    Numba colours messages with colorama, whose ``init``/``deinit`` replace
+    ``sys.stdout`` and ``sys.stderr`` and put back what they saw: even a compile that
+    succeeds formats messages (the overloads it tries and rejects).  Run on the
+    background compiler, that would undo a ``redirect_stdout`` the caller's thread
+    makes meanwhile (its output lost to the old stream).  The setting is read once,
+    when Numba is imported, and the environment is left as it was.
+    """
+    if "numba" in sys.modules:
+        return
+    name = "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING"
+    before = os.environ.get(name)
+    os.environ[name] = before or "1"
+    try:
+        importlib.import_module("numba")
+    finally:
+        if before is None:
+            del os.environ[name]
 
 
 def _jit(path: Path, signature: str, persistent: bool) -> Callable:

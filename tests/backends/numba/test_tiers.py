@@ -260,6 +260,38 @@ print("compiled:", f.wait(), np.allclose(f(np.linspace(-3, 3, 7)), want, rtol=1e
     assert "compiled: True True" in done.stdout
 
 
+def test_a_background_compile_leaves_the_callers_streams_alone(tmp_path):
+    """Numba formats messages with colorama while it compiles, which swaps sys.stdout
+    and sys.stderr: from the background compiler that would undo a redirection the
+    caller makes meanwhile (doctest's, contextlib's)."""
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import io, os, sys, time, numpy as np, relgraph as rg
+x = rg.vector("x")
+fs = [rg.function([x], rg.exp(x) * (i + 0.5) + rg.tanh(x)) for i in range(4)]
+for f in fs:
+    f(np.zeros(3))  # the kernels compile in the background from here
+mine, changed = io.StringIO(), 0
+real, sys.stdout = sys.stdout, mine
+while not all(f.ready for f in fs):
+    time.sleep(0.0005)
+    if sys.stdout is not mine:
+        changed, sys.stdout = changed + 1, mine
+sys.stdout = real
+print(changed, "NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING" in os.environ)
+"""
+    env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path))
+    env.pop("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["0", "False"]
+
+
 def test_outputs_that_share_work_agree_in_both_tiers():
     shared = rg.exp(x) * 2.0
     outputs = [shared + 1.0, rg.sum(shared), shared + 1.0]
