@@ -122,7 +122,13 @@ def _ac_normal(t: Any, regroup: bool = False) -> Any:
 
 
 @register(
-    canonicalize_db, CANONICALIZE, FAST_RUN, position=2, tracks=(ops.add, ops.mul), whole=True
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    produces=(ops.add, ops.mul),
+    position=2,
+    tracks=(ops.add, ops.mul),
+    whole=True,
 )
 @register(specialize_db, SPECIALIZE, FAST_RUN, position=1, tracks=(ops.add, ops.mul), whole=True)
 def ac_normalo(in_lv, out_lv):
@@ -302,12 +308,15 @@ def neg_nego(in_lv, out_lv):
     return lall(eq(in_lv, etuple(neg, etuple(neg, x))), eq(out_lv, x))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=11, tracks=(ops.sub,))
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=11, tracks=(ops.sub,)
+)
 @register(
     specialize_db,
     SPECIALIZE,
     FAST_RUN,
     name="add_nego",
+    produces=(ops.sub,),
     position=2,
     tracks=(ops.add,),
     reverse=True,
@@ -358,11 +367,12 @@ def commo(op, a, b, term):
     SPECIALIZE,
     FAST_RUN,
     name="mul_invo",
+    produces=(ops.true_div,),
     position=3,
     tracks=(ops.mul,),
     reverse=True,
 )
-@register(specialize_db, EXPAND, position=10, tracks=(ops.true_div,))
+@register(specialize_db, EXPAND, produces=(ops.mul,), position=10, tracks=(ops.true_div,))
 def div_mul_invo(in_lv, out_lv):
     """``x / y <-> x * y ** -1``.
 
@@ -426,7 +436,15 @@ def _sum_of_like(rest: tuple, coefficients: list) -> Any:
     return _scaled(reduce(operator.add, coefficients), rest)
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=14, tracks=(ops.add,), whole=True)
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    produces=(ops.add, ops.mul),
+    position=14,
+    tracks=(ops.add,),
+    whole=True,
+)
 def collect_termso(in_lv, out_lv):
     """Like terms: ``c1 * x + c2 * x -> (c1 + c2) * x``; so ``x + x -> 2 * x``, ``x - x -> 0 * x``.
 
@@ -446,7 +464,9 @@ def _split_like(t: Any) -> Any:
     return Term((add, *sorted_args(add, [_scaled(c - 1, rest), plain])))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=12, tracks=(ops.neg,))
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=12, tracks=(ops.neg,)
+)
 def neg_addo(in_lv, out_lv):
     """``-(a + b + ...) -> -a + -b + ...``: negation distributes over a sum (exactly)."""
     args, negs = lvars(2)
@@ -458,7 +478,9 @@ def neg_addo(in_lv, out_lv):
     )
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=13, tracks=(ops.neg,))
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.mul,), position=13, tracks=(ops.neg,)
+)
 def neg_mulo(in_lv, out_lv):
     """``-(c * x) -> (-c) * x`` for a number ``c``."""
     c, rest, minus_c = lvars(3)
@@ -498,6 +520,7 @@ def add_zero_termo(in_lv, out_lv):
     SPECIALIZE,
     FAST_RUN,
     name="pow_twoo",
+    produces=(ops.mul,),
     position=5,
     tracks=(ops.pow,),
     reverse=True,
@@ -524,7 +547,15 @@ def _product_of_powers(base: Any, exponents: list) -> Term:
     return Term((pow, base, reduce(operator.add, exponents)))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=15, tracks=(ops.mul,), whole=True)
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    produces=(ops.pow, ops.mul),
+    position=15,
+    tracks=(ops.mul,),
+    whole=True,
+)
 def pow_mulo(in_lv, out_lv):
     """``x ** a * x ** b * x -> x ** (a + b + 1)``, numbers ``a, b >= 0``; so ``x * x -> x ** 2``.
 
@@ -558,7 +589,14 @@ def pow_powo(in_lv, out_lv):
     )
 
 
-@register(canonicalize_db, CANONICALIZE, UNSAFE, position=36, tracks=(ops.true_div,))
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    UNSAFE,
+    produces=(ops.true_div,),
+    position=36,
+    tracks=(ops.true_div,),
+)
 def div_divo(in_lv, out_lv):
     """``(x / y) / z -> x / (y * z)``: one division instead of two."""
     x, y, z = lvars(3)
@@ -595,11 +633,12 @@ def mul_div_cancelo(in_lv, out_lv):
     FACTOR,
     UNSAFE,
     name="factoro",
+    produces=(ops.mul,),
     position=7,
     tracks=(ops.add,),
     reverse=True,
 )
-@register(specialize_db, EXPAND, position=11, tracks=(ops.mul,))
+@register(specialize_db, EXPAND, produces=(ops.add,), position=11, tracks=(ops.mul,))
 def distributeo(in_lv, out_lv):
     """``x * (y + z) <-> x * y + x * z`` (reversed, it factors ``x`` out)."""
     x, y, z, xy, xz = lvars(5)
@@ -611,14 +650,22 @@ def distributeo(in_lv, out_lv):
     )
 
 
-@register(specialize_db, SPECIALIZE, UNSAFE, position=6, tracks=(ops.pow,))
+@register(specialize_db, SPECIALIZE, UNSAFE, produces=(ops.sqrt,), position=6, tracks=(ops.pow,))
 def pow_halfo(in_lv, out_lv):
     """``x ** 0.5 <-> sqrt(x)``."""
     x = lvars(1)[0]
     return lall(eq(in_lv, etuple(pow, x, 0.5)), eq(out_lv, etuple(sqrt, x)))
 
 
-@register(specialize_db, SPECIALIZE, FAST_RUN, position=4, tracks=(ops.mul,), whole=True)
+@register(
+    specialize_db,
+    SPECIALIZE,
+    FAST_RUN,
+    produces=(ops.neg, ops.mul),
+    position=4,
+    tracks=(ops.mul,),
+    whole=True,
+)
 def mul_neg_oneo(in_lv, out_lv):
     """``-1 * x -> -x`` (in a product of any length), ``-x`` as ``canonicalize`` writes
     it: ``-1 * (a + b) -> -a + -b`` (exactly)."""

@@ -26,7 +26,7 @@ from relations.tags import (
 )
 from relgraph import ops
 from relgraph.rewriting.db import EquilibriumDB
-from relgraph.rewriting.relation import reverse as reversed_relation
+from relgraph.rewriting.relation import produces as mark_produces, reverse as reversed_relation
 
 __all__ = [
     "register", "canonicalize_db", "stabilize_db", "specialize_db", "linalg_db", "REDUCTIONS",
@@ -53,6 +53,7 @@ def register(
     position: float,
     name: str | None = None,
     tracks: Iterable[Any] | None = None,
+    produces: Iterable[Any] | None = None,
     reverse: bool = False,
     whole: bool = False,
 ) -> Callable[[Any], Any]:
@@ -72,6 +73,9 @@ def register(
         The name queries and reports use; the function's name by default.
     tracks : iterable of Op, optional
         The head Ops it rewrites (None: any).
+    produces : iterable of Op, optional
+        The head Ops of what it rewrites to (None: any), so that ``rg.explore``
+        runs it backward on those e-nodes only (:func:`relgraph.produces`).
     reverse : bool
         Register the relation run backward (``rg.reverse``) instead.
     whole : bool
@@ -81,6 +85,8 @@ def register(
 
     def decorate(relation: Any) -> Any:
         entry = reversed_relation(relation) if reverse else relation
+        if produces is not None:
+            entry = mark_produces(*produces)(entry)
         db.register(
             name or relation.__name__,
             entry,

@@ -39,7 +39,7 @@ def exp_logo(in_lv, out_lv):
     return lall(eq(in_lv, etuple(exp, etuple(log, x))), eq(out_lv, x))
 
 
-@register(specialize_db, EXPAND, position=12, tracks=(ops.exp,))
+@register(specialize_db, EXPAND, produces=(ops.mul,), position=12, tracks=(ops.exp,))
 def exp_addo(in_lv, out_lv):
     """``exp(a + b) <-> exp(a) * exp(b)`` (reversed, two exps become one)."""
     a, b = lvars(2)
@@ -49,7 +49,9 @@ def exp_addo(in_lv, out_lv):
     )
 
 
-@register(stabilize_db, STABILIZE, UNSAFE, EXPAND, position=18, tracks=(ops.log,))
+@register(
+    stabilize_db, STABILIZE, UNSAFE, EXPAND, produces=(ops.add,), position=18, tracks=(ops.log,)
+)
 def log_mulo(in_lv, out_lv):
     """``log(a * b) <-> log(a) + log(b)``.  Unsafe: for ``a, b < 0`` only the left is a number."""
     a, b = lvars(2)

@@ -92,7 +92,7 @@ def transpose_lowo(in_lv, out_lv):
     )
 
 
-@register(linalg_db, LINALG, position=4, tracks=(ops.transpose,))
+@register(linalg_db, LINALG, produces=(ops.dot,), position=4, tracks=(ops.transpose,))
 def transpose_doto(in_lv, out_lv):
     """``(A @ B).T <-> B.T @ A.T``."""
     A, B = lvars(2)
@@ -121,7 +121,9 @@ def _flops(t: Any) -> int:
     return total
 
 
-@register(specialize_db, SPECIALIZE, LINALG, FAST_RUN, position=9, tracks=(ops.dot,))
+@register(
+    specialize_db, SPECIALIZE, LINALG, FAST_RUN, produces=(ops.dot,), position=9, tracks=(ops.dot,)
+)
 def cheaper_dot_ordero(in_lv, out_lv):
     """Reassociate a product chain, either way, when that costs fewer multiply-adds.
 
@@ -146,7 +148,7 @@ def _scalar_factoro(scaled, c, plain):
     )
 
 
-@register(linalg_db, LINALG, FAST_RUN, position=2, tracks=(ops.dot,))
+@register(linalg_db, LINALG, FAST_RUN, produces=(ops.mul,), position=2, tracks=(ops.dot,))
 def dot_scaleo(in_lv, out_lv):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a
     finite number with ``|c| >= 1``.
@@ -158,7 +160,7 @@ def dot_scaleo(in_lv, out_lv):
     return lall(dot_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c))
 
 
-@register(linalg_db, LINALG, UNSAFE, position=3, tracks=(ops.dot,))
+@register(linalg_db, LINALG, UNSAFE, produces=(ops.mul,), position=3, tracks=(ops.dot,))
 def dot_scale_anyo(in_lv, out_lv, c=None):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` any scalar.
 
@@ -177,7 +179,7 @@ def dot_scale_anyo(in_lv, out_lv, c=None):
     )
 
 
-@register(linalg_db, LINALG, position=5, tracks=(ops.sum,))
+@register(linalg_db, LINALG, produces=(ops.dot,), position=5, tracks=(ops.sum,))
 def sum_doto(in_lv, out_lv):
     """``sum(A @ x) <-> sum(A, 0) @ x``: the column sums of ``A`` dotted with ``x``."""
     A, x = lvars(2)
@@ -189,7 +191,9 @@ def sum_doto(in_lv, out_lv):
     )
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=30, tracks=(ops.sum,))
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.mul,), position=30, tracks=(ops.sum,)
+)
 def sum_scaleo(in_lv, out_lv):
     """``sum(c * x) <-> c * sum(x)``, ``c`` a number with ``|c| >= 1``: one multiplication, not n.
 
@@ -205,7 +209,9 @@ def _at_least_one(c: Any) -> bool:
     return is_number(c) and bool(np.isfinite(c) and np.abs(c) >= 1)
 
 
-@register(canonicalize_db, CANONICALIZE, UNSAFE, position=40, tracks=(ops.sum,))
+@register(
+    canonicalize_db, CANONICALIZE, UNSAFE, produces=(ops.mul,), position=40, tracks=(ops.sum,)
+)
 def sum_scale_anyo(in_lv, out_lv, c=None):
     """``sum(c * x) <-> c * sum(x)``, ``c`` any scalar.
 
@@ -238,11 +244,20 @@ def _no_broadcast(*terms: Any) -> bool:
     FACTOR,
     UNSAFE,
     name="dot_factoro",
+    produces=(ops.dot,),
     position=8,
     tracks=(ops.add,),
     reverse=True,
 )
-@register(linalg_db, LINALG, EXPAND, name="dot_distributeo", position=1, tracks=(ops.dot,))
+@register(
+    linalg_db,
+    LINALG,
+    EXPAND,
+    name="dot_distributeo",
+    produces=(ops.add,),
+    position=1,
+    tracks=(ops.dot,),
+)
 def dot_distribute_sameo(in_lv, out_lv):
     """``A @ (x + y + ...) <-> A @ x + A @ y + ...`` where no summand is broadcast.
 

@@ -71,7 +71,15 @@ def _signs_pulled(t: Any) -> Any:
     return negated(product) if flips % 2 else product
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=16, tracks=(ops.mul,), whole=True)
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    produces=(ops.neg, ops.mul),
+    position=16,
+    tracks=(ops.mul,),
+    whole=True,
+)
 def mul_nego(in_lv, out_lv):
     """``x * -y -> -(x * y)``, ``(-x) * (-y) -> x * y``: signs leave a product (exactly).
 
@@ -113,6 +121,7 @@ def _abs_merged(t: Any) -> Any:
     canonicalize_db,
     CANONICALIZE,
     FAST_RUN,
+    produces=(ops.abs, ops.mul, ops.true_div),
     position=17,
     tracks=(ops.mul, ops.true_div),
     whole=True,
@@ -207,7 +216,15 @@ def _sum_of(exponents: list) -> Term:
     return Term((add, *first._tuple[1:], *sorted_args(add, rest)))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=20, tracks=(ops.mul,), whole=True)
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    produces=(ops.exp, ops.pow, ops.mul),
+    position=20,
+    tracks=(ops.mul,),
+    whole=True,
+)
 def exp_mulo(in_lv, out_lv):
     """``exp(a) * exp(b) -> exp(a + b)``, ``2 ** a * 2 ** b -> 2 ** (a + b)`` (any
     positive number base; every group of a product at once).
@@ -236,7 +253,14 @@ def _exps_divided(t: Any) -> Any:
     return merged if not rest else Term((true_div, merged, _product(rest)))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=21, tracks=(ops.true_div,))
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    FAST_RUN,
+    produces=(ops.exp, ops.mul, ops.true_div),
+    position=21,
+    tracks=(ops.true_div,),
+)
 def exp_divo(in_lv, out_lv):
     """``exp(a) / exp(b) -> exp(a - b)`` (also among other factors above and below).
 
@@ -353,7 +377,14 @@ def zero_divo(in_lv, out_lv):
     return computeo(_zero_quotient, [in_lv], out_lv)
 
 
-@register(canonicalize_db, CANONICALIZE, UNSAFE, position=39, tracks=(ops.true_div,))
+@register(
+    canonicalize_db,
+    CANONICALIZE,
+    UNSAFE,
+    produces=(ops.sign,),
+    position=39,
+    tracks=(ops.true_div,),
+)
 def div_abso(in_lv, out_lv):
     """``x / abs(x) <-> sign(x)``.  Unsafe: at 0 and +-inf the left side is NaN."""
     x = var()

@@ -51,7 +51,9 @@ def _merged_sum(t: Any) -> Any:
     return Term((sum, *sum.bind((x,), {"axis": axis})))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=23, tracks=(ops.sum,))
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.sum,), position=23, tracks=(ops.sum,)
+)
 def sum_sumo(in_lv, out_lv):
     """``sum(sum(x, axis=a), axis=b) -> sum(x, axis=a and b)``: one reduction.
 

@@ -74,7 +74,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=7, tracks=(ops.log,))
+@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.log1p,), position=7, tracks=(ops.log,))
 def log1po(in_lv, out_lv):
     """``log(1 + x) -> log1p(x)``: exact for small ``x``, where ``1 + x`` rounds."""
     args, rest, x = lvars(3)
@@ -111,7 +111,15 @@ def _expm1_in_sum(t: Any) -> Any:
     return merged if not rest else Term((add, *rest, merged))
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=13, tracks=(ops.sub, ops.add), whole=True)
+@register(
+    stabilize_db,
+    STABILIZE,
+    FAST_RUN,
+    produces=(ops.expm1, ops.add),
+    position=13,
+    tracks=(ops.sub, ops.add),
+    whole=True,
+)
 def expm1o(in_lv, out_lv):
     """``exp(u) - 1 -> expm1(u)`` (in a sum, as ``exp(u) + -1``; also with an array of
     ones when it does not broadcast ``u``): no cancellation near 0."""
@@ -125,7 +133,9 @@ def expm1o(in_lv, out_lv):
     return ifgroundo(in_lv, computeo(_expm1_in_sum, [in_lv], out_lv), backward)
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=2, tracks=(ops.log,))
+@register(
+    stabilize_db, STABILIZE, FAST_RUN, produces=(ops.logsumexp,), position=2, tracks=(ops.log,)
+)
 def logsumexpo(in_lv, out_lv):
     """``log(sum(exp(x), axis, keepdims)) -> logsumexp(x, axis, keepdims)``.
 
@@ -197,7 +207,9 @@ def _stable(shifted: Any) -> Term:
     return Term((logsumexp, shifted._tuple[1]._tuple[1], *shifted._tuple[2:]))
 
 
-@register(stabilize_db, STABILIZE, UNSAFE, position=17, tracks=(ops.add,))
+@register(
+    stabilize_db, STABILIZE, UNSAFE, produces=(ops.logsumexp,), position=17, tracks=(ops.add,)
+)
 def logsumexp_shifto(in_lv, out_lv):
     """``logsumexp(x - m, axis, keepdims=True) + m -> logsumexp(x, axis, keepdims=True)``
     where ``m = max(x, axis, keepdims=True)``; also ``(y - logsumexp(x - m, ...)) - m
@@ -235,7 +247,9 @@ def _log_add_exp(t: Any) -> Any:
     return reduce(lambda a, b: Term((logaddexp, a, b)), inner)
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=3, tracks=(ops.log,))
+@register(
+    stabilize_db, STABILIZE, FAST_RUN, produces=(ops.logaddexp,), position=3, tracks=(ops.log,)
+)
 def log_add_expo(in_lv, out_lv):
     """``log(exp(a) + exp(b) + ...) -> logaddexp(logaddexp(a, b), ...)``.
 
@@ -250,7 +264,7 @@ def log_add_expo(in_lv, out_lv):
     return ifgroundo(in_lv, computeo(_log_add_exp, [in_lv], out_lv), backward)
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=4, tracks=(ops.log,))
+@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=4, tracks=(ops.log,))
 def log_diff_expo(in_lv, out_lv):
     """``log(exp(a) - exp(b)) -> where(b == -inf, a, a + log1mexp(b - a))``.
 
@@ -270,7 +284,14 @@ def log_diff_expo(in_lv, out_lv):
     )
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=5, tracks=(ops.log, ops.log1p))
+@register(
+    stabilize_db,
+    STABILIZE,
+    FAST_RUN,
+    produces=(ops.log1mexp,),
+    position=5,
+    tracks=(ops.log, ops.log1p),
+)
 def log1mexpo(in_lv, out_lv):
     """``log(1 - exp(x))``, ``log1p(-exp(x))``, ``log(-expm1(x)) -> log1mexp(x)``."""
     x = var()
@@ -284,14 +305,16 @@ def log1mexpo(in_lv, out_lv):
     )
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=8, tracks=(ops.log1p,))
+@register(
+    stabilize_db, STABILIZE, FAST_RUN, produces=(ops.softplus,), position=8, tracks=(ops.log1p,)
+)
 def softpluso(in_lv, out_lv):
     """``log1p(exp(x)) -> softplus(x)``: no overflow for large ``x``."""
     x = var()
     return lall(eq(in_lv, etuple(log1p, etuple(exp, x))), eq(out_lv, etuple(softplus, x)))
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=6, tracks=(ops.log,))
+@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.neg,), position=6, tracks=(ops.log,))
 def log_sigmoido(in_lv, out_lv):
     """``log(sigmoid(x)) -> -softplus(-x)``: no underflow to ``log(0)`` for ``x << 0``."""
     x, minus_x = lvars(2)
@@ -303,7 +326,7 @@ def log_sigmoido(in_lv, out_lv):
     )
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=9, tracks=(ops.log1p,))
+@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.neg,), position=9, tracks=(ops.log1p,))
 def log1m_sigmoido(in_lv, out_lv):
     """``log(1 - sigmoid(x))`` (``log1p(-sigmoid(x))``) ``-> -softplus(x)``."""
     x = var()
@@ -313,7 +336,14 @@ def log1m_sigmoido(in_lv, out_lv):
     )
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=11, tracks=(ops.true_div, ops.reciprocal))
+@register(
+    stabilize_db,
+    STABILIZE,
+    FAST_RUN,
+    produces=(ops.sigmoid,),
+    position=11,
+    tracks=(ops.true_div, ops.reciprocal),
+)
 def sigmoido(in_lv, out_lv):
     """``1 / (1 + exp(u)) -> sigmoid(-u)`` (so ``1 / (1 + exp(-x)) -> sigmoid(x)``)."""
     u, minus_u, one_plus = lvars(3)
@@ -328,7 +358,14 @@ def sigmoido(in_lv, out_lv):
     )
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=12, tracks=(ops.add,))
+@register(
+    stabilize_db,
+    STABILIZE,
+    FAST_RUN,
+    produces=(ops.sigmoid, ops.add),
+    position=12,
+    tracks=(ops.add,),
+)
 def one_minus_sigmoido(in_lv, out_lv):
     """``1 - sigmoid(x) -> sigmoid(-x)`` (``1 + -sigmoid(x)`` after canonicalize)."""
     x, minus_x = lvars(2)
@@ -347,7 +384,7 @@ def log1p_expm1o(in_lv, out_lv):
     return lall(eq(in_lv, etuple(log1p, etuple(expm1, x))), eq(out_lv, x))
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=14, tracks=(ops.sqrt,))
+@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.abs,), position=14, tracks=(ops.sqrt,))
 def sqrt_squareo(in_lv, out_lv):
     """``sqrt(x ** 2) -> abs(x)``: no overflow of ``x ** 2``."""
     x = var()

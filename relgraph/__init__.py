@@ -149,6 +149,7 @@ from relgraph.rewriting.relation import (
     Rule as Rule,
     directions_of as directions_of,
     forward_only as forward_only,
+    produces as produces,
     reverse as reverse,
     rewrites as rewrites,
 )
@@ -278,6 +279,7 @@ __all__ = [
     "expm1",
     "floor",
     "forward_only",
+    "produces",
     "function",
     "getitem",
     "greater",

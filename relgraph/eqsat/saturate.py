@@ -23,7 +23,7 @@ others.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice, product
 from typing import Any
@@ -43,6 +43,7 @@ from relgraph.rewriting.relation import (
     directions_of,
     keeps_type,
     positions,
+    produced_heads,
     reverse,
 )
 from relgraph.terms.leaves import Symbol
@@ -100,7 +101,11 @@ class DirectedRule:
 
     def __init__(self, rule: Rule, direction: Direction, max_answers: int):
         self.rule, self.direction = rule, direction
-        run_as = rule if direction == "forward" else Rule(reverse(rule), rule.name)
+        run_as = (
+            rule
+            if direction == "forward"
+            else Rule(reverse(rule), rule.name, tracks=produced_heads(rule))
+        )
         self.matcher = Matcher(run_as, max_answers, label=direction)
         relation: Any = run_as.relation
         self.tracks = run_as.tracks
@@ -225,11 +230,33 @@ def _union(a: dict, b: dict) -> dict:
     return out
 
 
-class Views:
-    """Views of the e-classes of one graph, as it is in one search phase."""
+class Interned:
+    """The one Term object of each view and window seen in a saturation, and each
+    view's windows: the relations' memory of what they tried (``runner.seen``) then
+    compares terms by identity rather than walking them, and windows are cut once."""
 
-    def __init__(self, egraph: EGraph):
+    def __init__(self) -> None:
+        self.terms: dict[Term, Term] = {}
+        self.windows: dict[Term, tuple] = {}
+
+    def term(self, t: Term) -> Term:
+        return self.terms.setdefault(t, t)
+
+    def places(self, view: Term) -> tuple:
+        """``positions(view)``, each place interned."""
+        found = self.windows.get(view)
+        if found is None:
+            found = self.windows[view] = tuple((self.term(p), w) for p, w in positions(view))
+        return found
+
+
+class Views:
+    """Views of the e-classes of one graph, as it is in one search phase (``interned``
+    outlives it)."""
+
+    def __init__(self, egraph: EGraph, interned: Interned):
         self.egraph = egraph
+        self.interned = interned
         self.cache: dict[tuple[int, int, int], list] = {}
         self.root_cache: dict[tuple[Key, int, int], list] = {}
 
@@ -243,7 +270,8 @@ class Views:
         alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
         op, params = key[0], key[2]
         for combo in islice(product(*alts), MAX_VIEWS):
-            yield Term.of_ground((op, *combo, *params))
+            view = Term.of_ground((op, *combo, *params))
+            yield self.interned.term(view)
 
     def alternatives(self, cid: int, guide: Any, depth: int) -> list:
         """What a view shows for operand class ``cid``."""
@@ -333,6 +361,7 @@ def saturate(
         runners[:] = [r for r in runners if not r.identity_law()]
 
     deadline = None if budgets.timeout is None else time.perf_counter() + budgets.timeout
+    interned = Interned()
     delay = 1.0 if progress is None else 0.0
     with tqdm(
         total=budgets.max_iterations, unit="iter", desc="saturate", delay=delay,
@@ -341,7 +370,7 @@ def saturate(
         for iteration in range(1, budgets.max_iterations + 1):
             changed = egraph.changed(max((r.depth for r in runners), default=1))
             try:
-                matches = _search(egraph, runners, iteration, budgets, deadline, changed)
+                matches = _search(egraph, runners, iteration, budgets, deadline, changed, interned)
                 before = egraph.version
                 _apply(egraph, matches, iteration, budgets, applications)
             except Stop as stop:
@@ -359,10 +388,10 @@ def saturate(
         return "max_iterations"
 
 
-def _search(egraph, runners, iteration, budgets, deadline, changed) -> list[_Match]:
+def _search(egraph, runners, iteration, budgets, deadline, changed, interned) -> list[_Match]:
     """Every runner's matches on the classes whose views changed (all, for a runner
     that has not seen the graph as it is)."""
-    views = Views(egraph)
+    views = Views(egraph, interned)
     found: list[_Match] = []
     everything = list(egraph.classes)
     for runner in runners:
@@ -399,7 +428,7 @@ def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match],
             _check(deadline)
             if time.perf_counter() > stop:
                 return mine, "time"
-            for candidate, window in _places(view, runner):
+            for candidate, window in _places(view, runner, views.interned):
                 seen_key = (_k(candidate), window)
                 if seen_key in runner.seen:
                     continue
@@ -414,11 +443,10 @@ def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match],
     return mine, None
 
 
-def _places(view: Any, runner: DirectedRule) -> Iterator[tuple[Any, tuple[int, int] | None]]:
+def _places(view: Any, runner: DirectedRule, interned: Interned) -> Iterable[tuple[Any, Any]]:
     if type(view) is not Term or not runner.windows or len(view._tuple) > MAX_WINDOW_ARITY + 1:
-        yield view, None
-        return
-    yield from positions(view)
+        return ((view, None),)
+    return interned.places(view)
 
 
 def _check(deadline: float | None) -> None:

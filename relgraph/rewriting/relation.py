@@ -34,6 +34,8 @@ __all__ = [
     "as_rule",
     "reverse",
     "forward_only",
+    "produces",
+    "produced_heads",
     "directions_of",
     "Matcher",
     "rewrites",
@@ -130,6 +132,8 @@ def reverse(relation: Rule | Relation) -> Relation:
     swap = {"forward": "backward", "backward": "forward"}
     directions = tuple(d for d in BOTH if swap[d] in directions_of(rule))
     vars(reversed_relation).update(__wrapped__=rule.relation, directions=directions)
+    if rule.tracks is not None:  # what it rewrote forward is what it produces now
+        vars(reversed_relation)["produces"] = rule.tracks
     return reversed_relation
 
 
@@ -154,6 +158,41 @@ def forward_only(relation: Relation) -> Relation:
     """
     vars(relation)["directions"] = ("forward",)
     return relation
+
+
+def produces(*ops: Any) -> Callable[[Relation], Relation]:
+    """Declare the head Ops of a relation's outputs: run backward (``rel(q, term)``),
+    it can only answer for a ``term`` with one of these heads.
+
+    :func:`~relgraph.explore` then tries it backward on those e-nodes only, as
+    ``tracks`` does forward; without it, on every e-node.  A declaration that leaves
+    out a head loses the answers on it.  A rule (:func:`relgraph.rule`) needs none:
+    it knows its right side.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> from kanren import eq, lall, var
+    >>> from etuples import etuple
+    >>> @produces(rg.log1p)
+    ... def log1po(a, b):  # log(1 + x) -> log1p(x)
+    ...     x = var()
+    ...     return lall(eq(a, etuple(rg.log, etuple(rg.add, 1, x))), eq(b, etuple(rg.log1p, x)))
+    >>> produced_heads(log1po) == frozenset({rg.log1p})
+    True
+    """
+
+    def mark(relation: Relation) -> Relation:
+        vars(relation)["produces"] = frozenset(ops)
+        return relation
+
+    return mark
+
+
+def produced_heads(relation: Rule | Relation) -> frozenset | None:
+    """The head Ops a relation's outputs can have (None: any; see :func:`produces`)."""
+    inner = relation.relation if isinstance(relation, Rule) else relation
+    return getattr(inner, "produces", None)
 
 
 def directions_of(relation: Rule | Relation) -> tuple[str, ...]:
