@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import islice
 from typing import Any
 
@@ -31,7 +31,15 @@ from relgraph.eqsat.cost import Cost, shape_cost
 from relgraph.eqsat.derive import DerivationError, derive
 from relgraph.eqsat.egraph import EGraph
 from relgraph.eqsat.extract import NodeCosts, extract, iter_terms
-from relgraph.eqsat.saturate import Budgets, Merge, directed_rules, saturate
+from relgraph.eqsat.saturate import (
+    DEFAULT_SCHEDULE,
+    EVERYTHING,
+    Budgets,
+    Merge,
+    Step,
+    directed_rules,
+    saturate,
+)
 from relgraph.exceptions import SearchTimeout
 from relgraph.logic.search import run_deep
 from relgraph.terms.printing import brief
@@ -211,6 +219,7 @@ def explore(
     max_terms: int | None = None,
     max_depth: int | None = None,
     identities: bool = False,
+    schedule: str | Sequence[Step] = "default",
 ) -> Any:
     """Every term ``relations`` make equal to ``term``, by equality saturation.
 
@@ -239,6 +248,16 @@ def explore(
     method : {"egraph", "bfs"}
         ``"bfs"`` explores term by term, breadth-first (:mod:`relgraph.eqsat.bfs`), with
         the budgets ``max_terms`` (default 1,000) and ``max_depth``.
+    schedule : "default", "saturate" or a sequence of steps
+        Which relations run in which round.  A step is ``(which, rounds)``: the
+        ``"forward"`` runners or ``"both"`` directions, for ``rounds`` rounds or, with
+        None, until they change nothing.  ``"default"`` simplifies first, explores
+        both ways for three rounds, then simplifies what that found:
+        ``(("forward", None), ("both", 3), ("forward", None))``.  ``"saturate"`` runs
+        everything until nothing changes (``(("both", None),)``), which many
+        databases never reach within the budgets.  The run ends saturated
+        (``stopped_by`` None) as soon as a round of every relation changes nothing,
+        and with ``stopped_by == "schedule"`` when the steps run out first.
     identities : bool
         Run identity laws backward too (``x`` -> ``x + 0``, ``x * 1``, ``-(-x)``,
         ``x.T.T``) and keep answers that wrap the term they were found on.  Off by
@@ -255,10 +274,9 @@ def explore(
     >>> A = rg.matrix("A")
     >>> x, y, z, w = (rg.vector(n) for n in "xyzw")
     >>> space = rg.explore(A @ x + A @ y + A @ z + A @ w,
-    ...                    optdb.query(include=["linalg", "canonicalize"]), max_iterations=1,
-    ...                    timeout=None)
+    ...                    optdb.query(include=["linalg", "canonicalize"]), timeout=None)
     >>> space.stopped_by, rg.pprint(space.best()), space.cost(space.best())
-    ('max_iterations', '(A @ (x + y + z + w))', 11.0)
+    ('schedule', '(A @ (x + y + z + w))', 11.0)
     >>> [(step.relation, step.direction) for step in space.explain()]
     [('flatteno', 'forward'), ('dot_distributeo', 'backward')]
     """
@@ -289,12 +307,14 @@ def explore(
     if seconds is not None and not seconds > 0:
         raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
     budgets = Budgets(max_nodes, max_iterations, seconds, identities=identities)
+    steps = _schedule(schedule)
     began = time.perf_counter()
     hard = None if seconds is None else seconds + HARD_TIMEOUT_GRACE
     try:
         space.stopped_by = run_deep(
-            saturate, space.egraph, runners, budgets, space.applications, progress, timeout=hard
-        )
+            saturate, space.egraph, runners, budgets, space.applications, progress, steps,
+            timeout=hard,
+        )  # fmt: skip
     except KeyboardInterrupt:
         space.stopped_by = "interrupt"
     except SearchTimeout:
@@ -302,6 +322,27 @@ def explore(
     space.egraph.rebuild()
     space.elapsed = time.perf_counter() - began
     return space
+
+
+def _schedule(schedule: str | Sequence[Step]) -> tuple[Step, ...]:
+    """``schedule`` as steps, or ValueError naming what is wrong with it."""
+    if isinstance(schedule, str):
+        named = {"default": DEFAULT_SCHEDULE, "saturate": EVERYTHING}
+        if schedule not in named:
+            raise ValueError(f"schedule must be 'default', 'saturate' or a sequence of "
+                             f"(which, rounds) steps, got {schedule!r}")  # fmt: skip
+        return named[schedule]
+    steps = tuple(tuple(step) for step in schedule)
+    for step in steps:
+        ok = len(step) == 2 and step[0] in ("forward", "both")
+        if not ok or not (step[1] is None or (isinstance(step[1], int) and step[1] > 0)):
+            raise ValueError(
+                f"schedule step {step!r}: a step is (which, rounds), which 'forward' or "
+                "'both', rounds a positive int or None (until nothing changes)"
+            )
+    if not steps:
+        raise ValueError("schedule has no steps")
+    return steps  # type: ignore[return-value]
 
 
 def _seconds(timeout: float | str | None, default: float | None) -> float | None:

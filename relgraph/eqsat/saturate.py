@@ -51,7 +51,10 @@ from relgraph.terms.term import Term
 from relgraph.terms.traverse import free_symbols
 from relgraph.terms.types import TensorType
 
-__all__ = ["Merge", "DirectedRule", "Budgets", "saturate", "directed_rules"]
+__all__ = [
+    "Merge", "DirectedRule", "Budgets", "saturate", "directed_rules", "Step", "DEFAULT_SCHEDULE",
+    "EVERYTHING",
+]  # fmt: skip
 
 #: Depth of the views a hand-written goal sees, unless it says (``relation.depth``).
 DEFAULT_DEPTH = 2
@@ -345,21 +348,34 @@ class Stop(Exception):
         self.reason = reason
 
 
+#: One step of a schedule: which runners ("forward" ones, or "both" directions) and
+#: for how many rounds (None: until they change nothing).
+Step = tuple[str, "int | None"]
+#: Simplify first, then explore both ways for a few rounds, then simplify what that
+#: found (egglog's ``(seq (saturate simplify) (run 3) (saturate simplify))``).
+DEFAULT_SCHEDULE: tuple[Step, ...] = (("forward", None), ("both", 3), ("forward", None))
+EVERYTHING: tuple[Step, ...] = (("both", None),)  # egg's loop: all relations, to saturation
+
+
 def saturate(
     egraph: EGraph,
     runners: list[DirectedRule],
     budgets: Budgets,
     applications: list[Merge],
     progress: bool | None = None,
+    schedule: tuple[Step, ...] = EVERYTHING,
 ) -> str | None:
-    """Run ``runners`` on ``egraph`` to saturation or a budget; the budget's name or None.
+    """Run ``runners`` on ``egraph`` step by step of ``schedule``: None when the graph
+    is saturated (a round of every runner changed nothing), ``"schedule"`` when the
+    schedule ended first, else the budget that ran out.
 
     Without ``budgets.identities``, the runners of identity laws and AC normal forms
     run backward are removed from ``runners`` first (the probe runs the relations,
     so it is bounded like the search)."""
     if not budgets.identities:
         runners[:] = [r for r in runners if not r.identity_law()]
-
+    steps = iter(schedule)
+    active, rounds = _step(next(steps), runners, [])
     deadline = None if budgets.timeout is None else time.perf_counter() + budgets.timeout
     interned = Interned()
     delay = 1.0 if progress is None else 0.0
@@ -368,9 +384,9 @@ def saturate(
         disable=progress is False,
     ) as bar:  # fmt: skip
         for iteration in range(1, budgets.max_iterations + 1):
-            changed = egraph.changed(max((r.depth for r in runners), default=1))
+            changed = egraph.changed(max((r.depth for r in active), default=1))
             try:
-                matches = _search(egraph, runners, iteration, budgets, deadline, changed, interned)
+                matches = _search(egraph, active, iteration, budgets, deadline, changed, interned)
                 before = egraph.version
                 _apply(egraph, matches, iteration, budgets, applications)
             except Stop as stop:
@@ -380,12 +396,35 @@ def saturate(
             bar.update(1)
             bar.set_postfix(nodes=len(egraph.memo), classes=egraph.class_count, refresh=False)
             if egraph.version == before:
-                banned = [r for r in runners if r.banned_until > iteration]
-                if not banned:
-                    return None
+                banned = [r for r in active if r.banned_until > iteration]
                 for r in banned:  # nothing else changes: give them their turn now
                     r.banned_until = iteration
+                if banned:
+                    continue
+                if len(active) == len(runners):
+                    return None  # every relation ran on the graph as it is: saturated
+            elif rounds is None or rounds > 1:
+                rounds = None if rounds is None else rounds - 1
+                continue
+            step = next(steps, None)
+            if step is None:
+                return "schedule"
+            active, rounds = _step(step, runners, active)
         return "max_iterations"
+
+
+def _step(
+    step: Step, runners: list[DirectedRule], before: list[DirectedRule]
+) -> tuple[list[DirectedRule], int | None]:
+    """The runners a step runs, and its rounds.  A runner that was not in the step
+    ``before`` searches every class once: it has not seen the graph as that step
+    left it."""
+    which, rounds = step
+    active = [r for r in runners if which == "both" or r.direction == which]
+    for r in active:
+        if r not in before:
+            r.stale = True
+    return active, rounds
 
 
 def _search(egraph, runners, iteration, budgets, deadline, changed, interned) -> list[_Match]:

@@ -142,6 +142,11 @@ def _parser() -> argparse.ArgumentParser:
         help="e-graph: stop after N rounds of search and merge (default 30)",
     )  # fmt: skip
     ex.add_argument(
+        "--schedule", choices=["default", "saturate"], default="default",
+        help="e-graph: 'default' simplifies, explores both ways for 3 rounds, then "
+        "simplifies again; 'saturate' runs every relation both ways until nothing changes",
+    )  # fmt: skip
+    ex.add_argument(
         "--max-terms", type=_positive_int, default=None, metavar="N",
         help="bfs: stop after N distinct terms (default 1000)",
     )  # fmt: skip
@@ -260,7 +265,11 @@ def _explore(args: argparse.Namespace) -> int:
         raise RelgraphError("--max-terms and --max-depth are budgets of --method bfs")
     _, term, rewriter = _query(args)
     budgets = (
-        {"max_nodes": args.max_nodes, "max_iterations": args.max_iterations}
+        {
+            "max_nodes": args.max_nodes,
+            "max_iterations": args.max_iterations,
+            "schedule": args.schedule,
+        }
         if args.method == "egraph"
         else {"max_terms": args.max_terms, "max_depth": args.max_depth}
     )

@@ -48,7 +48,7 @@ def test_term_svg_with_dot():
 
 def test_space_html(no_dot):
     space = rg.explore(A @ x + A @ y, optdb.query(include=["linalg", "canonicalize"]),
-                       max_iterations=1, timeout=None)  # fmt: skip
+                       max_iterations=1, timeout=None, schedule="saturate")  # fmt: skip
     out = space._repr_html_()
     assert "e-nodes in" in out and "stopped by max_iterations" in out
     assert "best (cost 11, was 21)" in out and "<code>(A @ (x + y))</code>" in out
