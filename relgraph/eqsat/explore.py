@@ -71,6 +71,12 @@ class RewriteSpace:
         self.applications: list[Merge] = []
         self.stopped_by: str | None = None
         self.elapsed = 0.0
+        #: E-nodes some of whose views a relation was not shown (a view shows at most
+        #: 8 e-nodes of an operand class, and an e-node has at most 32 views), and
+        #: answers dropped because they only wrapped the term they were found on
+        #: (``identities=False``).  What the space may be missing.
+        self.views_cut = 0
+        self.wrapped = 0
         self._best: dict[Any, tuple] = {}
 
     # -- what it holds ------------------------------------------------------------------
@@ -321,6 +327,7 @@ def explore(
         space.stopped_by = "timeout"
     space.egraph.rebuild()
     space.elapsed = time.perf_counter() - began
+    space.views_cut, space.wrapped = budgets.views_cut, budgets.wrapped
     return space
 
 

@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice, product
+from math import prod
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -97,6 +98,9 @@ class Budgets:
     #: are dropped and counted in ``wrapped``.
     identities: bool = False
     wrapped: int = 0
+    #: E-nodes some of whose views a hand-written relation was not shown (at most
+    #: MAX_VIEWS views of an e-node, MAX_ALTERNATIVES e-nodes of an operand class).
+    views_cut: int = 0
 
 
 class DirectedRule:
@@ -241,6 +245,7 @@ class Interned:
     def __init__(self) -> None:
         self.terms: dict[Term, Term] = {}
         self.windows: dict[Term, tuple] = {}
+        self.cut: set[Key] = set()  # e-nodes whose views were cut (see Budgets.views_cut)
 
     def term(self, t: Term) -> Term:
         return self.terms.setdefault(t, t)
@@ -262,6 +267,7 @@ class Views:
         self.interned = interned
         self.cache: dict[tuple[int, int, int], list] = {}
         self.root_cache: dict[tuple[Key, int, int], list] = {}
+        self.crowded: set[int] = set()  # classes with more e-nodes than a view shows
 
     def of_node(self, key: Key, guide: Any, depth: int) -> Iterator[Term]:
         """Views of e-node ``key`` (its guide entry: ALL, a tuple or one guide)."""
@@ -272,6 +278,8 @@ class Views:
             guides = (guide,) * len(children)
         alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
         op, params = key[0], key[2]
+        if any(c in self.crowded for c in children) or prod(map(len, alts)) > MAX_VIEWS:
+            self.interned.cut.add(key)
         for combo in islice(product(*alts), MAX_VIEWS):
             view = Term.of_ground((op, *combo, *params))
             yield self.interned.term(view)
@@ -299,6 +307,7 @@ class Views:
             elif key[0] in guide:
                 out.extend(self.of_node(key, guide[key[0]], depth))
             if len(out) >= MAX_ALTERNATIVES:
+                self.crowded.add(cid)
                 break
         out = out[:MAX_ALTERNATIVES] or [g.hole(cid)]
         self.cache[ck] = out
@@ -375,9 +384,17 @@ def saturate(
     if not budgets.identities:
         runners[:] = [r for r in runners if not r.identity_law()]
     steps = iter(schedule)
-    active, rounds = _step(next(steps), runners, [])
     deadline = None if budgets.timeout is None else time.perf_counter() + budgets.timeout
     interned = Interned()
+    try:
+        return _rounds(egraph, runners, budgets, applications, progress, steps, deadline, interned)
+    finally:
+        budgets.views_cut = len(interned.cut)
+
+
+def _rounds(egraph, runners, budgets, applications, progress, steps, deadline, interned):
+    """The loop of :func:`saturate`."""
+    active, rounds = _step(next(steps), runners, [])
     delay = 1.0 if progress is None else 0.0
     with tqdm(
         total=budgets.max_iterations, unit="iter", desc="saturate", delay=delay,

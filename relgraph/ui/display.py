@@ -272,6 +272,11 @@ def _egraph_html(space: RewriteSpace, limit: int) -> str:
         f"<p>best (cost {space.cost(best):g}, was {space.cost(space.start):g}): "
         f"<code>{html.escape(pprint(best))}</code></p>"
     )
+    if space.views_cut:
+        head += (
+            f"<p>{space.views_cut} e-nodes had views the relations were not shown (at most "
+            "32 views of an e-node, 8 e-nodes of an operand class)</p>"
+        )
     return head + _derivation_and_picture(space, limit, _applied_table)
 
 
