@@ -23,6 +23,7 @@ others.
 from __future__ import annotations
 
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import islice, product
@@ -140,9 +141,12 @@ class DirectedRule:
         normal form backward: it would wrap, or reorder, every term of the graph.
         Probed once, by running the relation on bare symbols."""
         if self.wraps_anything is None:
-            self.wraps_anything = self.direction == "backward" and (
-                _wraps_a_symbol(self.matcher) or _only_reorders(self.matcher)
-            )
+            relation = self.rule.relation
+            found = _IDENTITY_LAWS.get(relation) if self.direction == "backward" else False
+            if found is None:
+                found = _wraps_a_symbol(self.matcher) or _only_reorders(self.matcher)
+                _IDENTITY_LAWS[relation] = found
+            self.wraps_anything = found
         return self.wraps_anything
 
 
@@ -158,6 +162,8 @@ def directed_rules(
     ]
 
 
+# Relations probed already (the answer is the relation's, whoever explores with it).
+_IDENTITY_LAWS: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
 # Bare symbols of rank 0, 1 and 2 (an identity may hold for one rank only: x.T -> x).
 _PROBES = tuple(Symbol("probe", TensorType("float64", ndim)) for ndim in range(3))
 
