@@ -1,15 +1,11 @@
-"""Equality saturation: relations, as they are, run on views of e-classes.
+"""Equality saturation: relations, as they are, run on views of e-classes
+(:mod:`relgraph.eqsat.views`), step by step of a schedule.
 
-A *view* of an e-class is one of its e-nodes as a term, its operand classes
-expanded into their e-nodes as many levels deep as the relation looks and shown as
-typed :class:`~relgraph.eqsat.egraph.Hole` symbols (or their constants) below that.  A
-rule (:func:`relgraph.rule`) knows how deep it looks and which Op it needs at each
-place, so only those e-nodes are expanded; a hand-written goal sees every e-node
-to its depth (2 unless the relation has a ``depth`` attribute).  Each ground
-answer, holes mapped back to their classes, is added to the graph and merged with
-the class: a rule that introduces an identity (``x -> x + 0``) adds one e-node,
-and that e-node, which holds its own class, is not searched (what a relation
-would find there it finds on the class's other e-nodes).
+Each ground answer, holes mapped back to their classes, is added to the graph and
+merged with the class.  An answer that holds its own class (``x -> x + 0``) is
+dropped unless identities are asked for (:mod:`relgraph.eqsat.identities`); then it
+adds one e-node, which is not searched (what a relation would find there it finds on
+the class's other e-nodes).
 
 The loop is egg's: search every relation on the graph as it is, apply what was
 found, rebuild.  A view is searched once per relation (its answers are in the
@@ -23,47 +19,40 @@ others.
 from __future__ import annotations
 
 import time
-import weakref
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from itertools import islice, product
-from math import prod
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from relgraph.eqsat.bfs import Direction
-from relgraph.eqsat.egraph import LEAF, EGraph, Hole, Key, _k
-from relgraph.exceptions import RelationError
+from relgraph.eqsat.egraph import EGraph, Key, _k
+from relgraph.eqsat.identities import identity_law, wraps
+from relgraph.eqsat.views import (
+    ALL,
+    DEFAULT_DEPTH,
+    MAX_WINDOW_ARITY,
+    Interned,
+    Views,
+    pattern_guide,
+)
 from relgraph.logic.search import check_cancelled
-from relgraph.ops.elemwise import add
-from relgraph.rewriting.patterns import PApp, PEach
+from relgraph.rewriting.patterns import PApp
 from relgraph.rewriting.promotion import keeps_values
 from relgraph.rewriting.relation import (
     Matcher,
     Rule,
     directions_of,
     keeps_type,
-    positions,
     produced_heads,
     reverse,
 )
-from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
-from relgraph.terms.traverse import free_symbols
-from relgraph.terms.types import TensorType
 
 __all__ = [
     "Merge", "DirectedRule", "Budgets", "saturate", "directed_rules", "Step", "DEFAULT_SCHEDULE",
     "EVERYTHING",
 ]  # fmt: skip
-
-#: Depth of the views a hand-written goal sees, unless it says (``relation.depth``).
-DEFAULT_DEPTH = 2
-MAX_ALTERNATIVES = 8  # e-nodes shown for one operand class in one view
-MAX_VIEWS = 32  # views of one e-node per relation
-MAX_WINDOW_ARITY = 16  # runs of arguments are tried on sums of at most this many terms
-ALL = "all"  # the guide of a hand-written goal: every e-node, to its depth
 
 
 @dataclass(frozen=True)
@@ -141,12 +130,9 @@ class DirectedRule:
         normal form backward: it would wrap, or reorder, every term of the graph.
         Probed once, by running the relation on bare symbols."""
         if self.wraps_anything is None:
-            relation = self.rule.relation
-            found = _IDENTITY_LAWS.get(relation) if self.direction == "backward" else False
-            if found is None:
-                found = _wraps_a_symbol(self.matcher) or _only_reorders(self.matcher)
-                _IDENTITY_LAWS[relation] = found
-            self.wraps_anything = found
+            self.wraps_anything = self.direction == "backward" and identity_law(
+                self.rule.relation, self.matcher
+            )
         return self.wraps_anything
 
 
@@ -160,185 +146,6 @@ def directed_rules(
         for d in directions
         if d in directions_of(rule)
     ]
-
-
-# Relations probed already (the answer is the relation's, whoever explores with it).
-_IDENTITY_LAWS: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
-# Bare symbols of rank 0, 1 and 2 (an identity may hold for one rank only: x.T -> x).
-_PROBES = tuple(Symbol("probe", TensorType("float64", ndim)) for ndim in range(3))
-
-
-def _only_reorders(matcher: Matcher) -> bool:
-    """Whether the relation answers a sum of three symbols with its orders and
-    groupings only (an AC normal form run backward)."""
-    p, q, r = (Symbol(n, TensorType("float64", 1)) for n in "pqr")
-    try:
-        answers = list(matcher.answers(Term((add, p, q, r))))
-    except RelationError:
-        return False
-    return bool(answers) and all(_sum_of(a) == [p, q, r] for a in answers)
-
-
-def _sum_of(t: Any) -> list:
-    """The leaves of a tree of sums, sorted by name."""
-    if type(t) is not Term or t.op is not add:
-        return [t]
-    return sorted((leaf for a in t.args for leaf in _sum_of(a)), key=str)
-
-
-def _wraps_a_symbol(matcher: Matcher) -> bool:
-    """Whether the relation answers a bare symbol with a term that holds it."""
-    for probe in _PROBES:
-        try:
-            answers = list(matcher.answers(probe))
-        except RelationError:
-            return False
-        if any(type(a) is Term and probe in free_symbols(a) for a in answers):
-            return True
-    return False
-
-
-# -- guides: which e-nodes a view expands ----------------------------------------------
-
-
-def pattern_guide(p: Any) -> dict:
-    """The Ops a pattern needs at each place: ``{op: children}``, ``children`` a tuple
-    of guides by position, or one guide for every operand (rest, commutative)."""
-    if not isinstance(p, PApp):
-        return {}
-    if p.rest is None and not p.commutative:
-        return {p.op: tuple(pattern_guide(a) for a in p.args)}
-    merged: dict = {}
-    parts = [*p.args, p.rest.template] if isinstance(p.rest, PEach) else list(p.args)
-    for part in parts:
-        _merge_guide(merged, pattern_guide(part))
-    return {p.op: merged}
-
-
-def _merge_guide(into: dict, other: dict) -> None:
-    for op, children in other.items():
-        mine = into.get(op)
-        if mine is None:
-            into[op] = children
-        elif (
-            isinstance(mine, tuple) and isinstance(children, tuple) and len(mine) == len(children)
-        ):
-            into[op] = tuple(_union(a, b) for a, b in zip(mine, children))
-        else:
-            into[op] = _union(_as_one(mine), _as_one(children))
-
-
-def _as_one(children: Any) -> dict:
-    if not isinstance(children, tuple):
-        return children
-    one: dict = {}
-    for g in children:
-        _merge_guide(one, g)
-    return one
-
-
-def _union(a: dict, b: dict) -> dict:
-    out = dict(a)
-    _merge_guide(out, b)
-    return out
-
-
-class Interned:
-    """The one Term object of each view and window seen in a saturation, and each
-    view's windows: the relations' memory of what they tried (``runner.seen``) then
-    compares terms by identity rather than walking them, and windows are cut once."""
-
-    def __init__(self) -> None:
-        self.terms: dict[Term, Term] = {}
-        self.windows: dict[Term, tuple] = {}
-        self.cut: set[Key] = set()  # e-nodes whose views were cut (see Budgets.views_cut)
-
-    def term(self, t: Term) -> Term:
-        return self.terms.setdefault(t, t)
-
-    def places(self, view: Term) -> tuple:
-        """``positions(view)``, each place interned."""
-        found = self.windows.get(view)
-        if found is None:
-            found = self.windows[view] = tuple((self.term(p), w) for p, w in positions(view))
-        return found
-
-
-class Views:
-    """Views of the e-classes of one graph, as it is in one search phase (``interned``
-    outlives it)."""
-
-    def __init__(self, egraph: EGraph, interned: Interned):
-        self.egraph = egraph
-        self.interned = interned
-        self.cache: dict[tuple[int, int, int], list] = {}
-        self.root_cache: dict[tuple[Key, int, int], list] = {}
-        self.crowded: set[int] = set()  # classes with more e-nodes than a view shows
-
-    def of_node(self, key: Key, guide: Any, depth: int) -> Iterator[Term]:
-        """Views of e-node ``key`` (its guide entry: ALL, a tuple or one guide)."""
-        children = key[1]
-        if isinstance(guide, tuple):
-            guides = guide if len(guide) == len(children) else ({},) * len(children)
-        else:
-            guides = (guide,) * len(children)
-        alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
-        op, params = key[0], key[2]
-        if any(c in self.crowded for c in children) or prod(map(len, alts)) > MAX_VIEWS:
-            self.interned.cut.add(key)
-        for combo in islice(product(*alts), MAX_VIEWS):
-            view = Term.of_ground((op, *combo, *params))
-            yield self.interned.term(view)
-
-    def alternatives(self, cid: int, guide: Any, depth: int) -> list:
-        """What a view shows for operand class ``cid``."""
-        g = self.egraph
-        if depth <= 0 or not guide:
-            return [g.hole(cid)]
-        ck = (cid, id(guide), depth)
-        found = self.cache.get(ck)
-        if found is not None:
-            return found
-        self.cache[ck] = [g.hole(cid)]  # a class inside itself is shown as a hole
-        out: list = []
-        canon = g.find(cid)
-        for key in g.nodes(cid):
-            if key[0] is not LEAF and canon in key[1]:
-                continue  # the class inside itself (x + 0): its hole shows as much
-            if key[0] is LEAF:
-                if guide is ALL:
-                    out.append(key[2])
-            elif guide is ALL:
-                out.extend(self.of_node(key, ALL, depth))
-            elif key[0] in guide:
-                out.extend(self.of_node(key, guide[key[0]], depth))
-            if len(out) >= MAX_ALTERNATIVES:
-                self.crowded.add(cid)
-                break
-        out = out[:MAX_ALTERNATIVES] or [g.hole(cid)]
-        self.cache[ck] = out
-        return out
-
-    def roots(self, cid: int, runner: DirectedRule) -> Iterator[tuple[Key, Term]]:
-        """The views of class ``cid`` a runner tries: each e-node it tracks."""
-        tracks, guide = runner.tracks, runner.guide
-        canon = self.egraph.find(cid)
-        for key in self.egraph.nodes(cid):
-            op = key[0]
-            if op is LEAF or (tracks is not None and op not in tracks) or canon in key[1]:
-                continue  # an e-node holding its own class (x + 0) is not searched
-            entry = ALL if guide is ALL else guide.get(op)
-            if entry is None:
-                continue
-            rk = (key, id(entry), runner.depth)
-            found = self.root_cache.get(rk)
-            if found is None:
-                found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
-                known = self.egraph.known
-                for view in found:
-                    known[view] = cid
-            for view in found:
-                yield key, view
 
 
 # -- the loop ----------------------------------------------------------------------
@@ -528,7 +335,7 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
                 result = Term((m.shape._tuple[0], *args[:i], answer, *args[j:]))
                 if not (keeps_type(m.shape, result) and keeps_values(m.shape, result)):
                     continue
-            if not budgets.identities and _wraps(egraph, result, m.cid):
+            if not budgets.identities and wraps(egraph, result, m.cid):
                 budgets.wrapped += 1
                 continue
             new, to_key = egraph.insert(result)
@@ -544,24 +351,3 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
             )  # fmt: skip
             if len(egraph.memo) > budgets.max_nodes:
                 raise Stop("max_nodes")
-
-
-def _wraps(egraph: EGraph, result: Any, cid: int) -> bool:
-    """Whether ``result`` holds a term of class ``cid`` below its root: an answer that
-    only puts an identity around what it was found on (``x * 1``, ``--x``)."""
-    if type(result) is not Term:
-        return False
-    target = egraph.find(cid)
-    stack = list(result.op.operands(result.args))
-    while stack:
-        item = stack.pop()
-        if type(item) is Hole:
-            if egraph.find(item.cid) == target:
-                return True
-            continue
-        if type(item) is not Term:
-            continue
-        if egraph.lookup(item) == target:
-            return True
-        stack.extend(item.op.operands(item.args))
-    return False

@@ -1,0 +1,175 @@
+"""Views of e-classes: the terms relations are run on in the e-graph.
+
+A *view* of an e-class is one of its e-nodes as a term, its operand classes
+expanded into their e-nodes as many levels deep as the relation looks and shown as
+typed :class:`~relgraph.eqsat.egraph.Hole` symbols (or their constants) below that.  A
+rule (:func:`relgraph.rule`) knows how deep it looks and which Op it needs at each
+place (its *guide*), so only those e-nodes are expanded; a hand-written goal sees
+every e-node to its depth (2 unless the relation has a ``depth`` attribute).  An
+e-node shows at most ``MAX_VIEWS`` views, an operand class at most
+``MAX_ALTERNATIVES`` e-nodes; what was left out is counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import islice, product
+from math import prod
+from typing import Any
+
+from relgraph.eqsat.egraph import LEAF, EGraph, Key
+from relgraph.rewriting.patterns import PApp, PEach
+from relgraph.rewriting.relation import positions
+from relgraph.terms.term import Term
+
+__all__ = [
+    "DEFAULT_DEPTH", "MAX_ALTERNATIVES", "MAX_VIEWS", "MAX_WINDOW_ARITY", "ALL",
+    "pattern_guide", "Interned", "Views",
+]  # fmt: skip
+
+#: Depth of the views a hand-written goal sees, unless it says (``relation.depth``).
+DEFAULT_DEPTH = 2
+MAX_ALTERNATIVES = 8  # e-nodes shown for one operand class in one view
+MAX_VIEWS = 32  # views of one e-node per relation
+MAX_WINDOW_ARITY = 16  # runs of arguments are tried on sums of at most this many terms
+ALL = "all"  # the guide of a hand-written goal: every e-node, to its depth
+
+
+def pattern_guide(p: Any) -> dict:
+    """The Ops a pattern needs at each place: ``{op: children}``, ``children`` a tuple
+    of guides by position, or one guide for every operand (rest, commutative)."""
+    if not isinstance(p, PApp):
+        return {}
+    if p.rest is None and not p.commutative:
+        return {p.op: tuple(pattern_guide(a) for a in p.args)}
+    merged: dict = {}
+    parts = [*p.args, p.rest.template] if isinstance(p.rest, PEach) else list(p.args)
+    for part in parts:
+        _merge_guide(merged, pattern_guide(part))
+    return {p.op: merged}
+
+
+def _merge_guide(into: dict, other: dict) -> None:
+    for op, children in other.items():
+        mine = into.get(op)
+        if mine is None:
+            into[op] = children
+        elif (
+            isinstance(mine, tuple) and isinstance(children, tuple) and len(mine) == len(children)
+        ):
+            into[op] = tuple(_union(a, b) for a, b in zip(mine, children))
+        else:
+            into[op] = _union(_as_one(mine), _as_one(children))
+
+
+def _as_one(children: Any) -> dict:
+    if not isinstance(children, tuple):
+        return children
+    one: dict = {}
+    for g in children:
+        _merge_guide(one, g)
+    return one
+
+
+def _union(a: dict, b: dict) -> dict:
+    out = dict(a)
+    _merge_guide(out, b)
+    return out
+
+
+class Interned:
+    """The one Term object of each view and window seen in a saturation, and each
+    view's windows: the relations' memory of what they tried (``runner.seen``) then
+    compares terms by identity rather than walking them, and windows are cut once."""
+
+    def __init__(self) -> None:
+        self.terms: dict[Term, Term] = {}
+        self.windows: dict[Term, tuple] = {}
+        self.cut: set[Key] = set()  # e-nodes whose views were cut (see Budgets.views_cut)
+
+    def term(self, t: Term) -> Term:
+        return self.terms.setdefault(t, t)
+
+    def places(self, view: Term) -> tuple:
+        """``positions(view)``, each place interned."""
+        found = self.windows.get(view)
+        if found is None:
+            found = self.windows[view] = tuple((self.term(p), w) for p, w in positions(view))
+        return found
+
+
+class Views:
+    """Views of the e-classes of one graph, as it is in one search phase (``interned``
+    outlives it)."""
+
+    def __init__(self, egraph: EGraph, interned: Interned):
+        self.egraph = egraph
+        self.interned = interned
+        self.cache: dict[tuple[int, int, int], list] = {}
+        self.root_cache: dict[tuple[Key, int, int], list] = {}
+        self.crowded: set[int] = set()  # classes with more e-nodes than a view shows
+
+    def of_node(self, key: Key, guide: Any, depth: int) -> Iterator[Term]:
+        """Views of e-node ``key`` (its guide entry: ALL, a tuple or one guide)."""
+        children = key[1]
+        if isinstance(guide, tuple):
+            guides = guide if len(guide) == len(children) else ({},) * len(children)
+        else:
+            guides = (guide,) * len(children)
+        alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
+        op, params = key[0], key[2]
+        if any(c in self.crowded for c in children) or prod(map(len, alts)) > MAX_VIEWS:
+            self.interned.cut.add(key)
+        for combo in islice(product(*alts), MAX_VIEWS):
+            view = Term.of_ground((op, *combo, *params))
+            yield self.interned.term(view)
+
+    def alternatives(self, cid: int, guide: Any, depth: int) -> list:
+        """What a view shows for operand class ``cid``."""
+        g = self.egraph
+        if depth <= 0 or not guide:
+            return [g.hole(cid)]
+        ck = (cid, id(guide), depth)
+        found = self.cache.get(ck)
+        if found is not None:
+            return found
+        self.cache[ck] = [g.hole(cid)]  # a class inside itself is shown as a hole
+        out: list = []
+        canon = g.find(cid)
+        for key in g.nodes(cid):
+            if key[0] is not LEAF and canon in key[1]:
+                continue  # the class inside itself (x + 0): its hole shows as much
+            if key[0] is LEAF:
+                if guide is ALL:
+                    out.append(key[2])
+            elif guide is ALL:
+                out.extend(self.of_node(key, ALL, depth))
+            elif key[0] in guide:
+                out.extend(self.of_node(key, guide[key[0]], depth))
+            if len(out) >= MAX_ALTERNATIVES:
+                self.crowded.add(cid)
+                break
+        out = out[:MAX_ALTERNATIVES] or [g.hole(cid)]
+        self.cache[ck] = out
+        return out
+
+    def roots(self, cid: int, runner: Any) -> Iterator[tuple[Key, Term]]:
+        """The views of class ``cid`` a runner tries: each e-node it tracks."""
+        tracks, guide = runner.tracks, runner.guide
+        canon = self.egraph.find(cid)
+        for key in self.egraph.nodes(cid):
+            op = key[0]
+            if op is LEAF or (tracks is not None and op not in tracks) or canon in key[1]:
+                continue  # an e-node holding its own class (x + 0) is not searched
+            entry = ALL if guide is ALL else guide.get(op)
+            if entry is None:
+                continue
+            rk = (key, id(entry), runner.depth)
+            found = self.root_cache.get(rk)
+            if found is None:
+                found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
+                known = self.egraph.known
+                for view in found:
+                    known[view] = cid
+            for view in found:
+                yield key, view
