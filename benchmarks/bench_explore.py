@@ -9,7 +9,8 @@ medians of ``--repeat`` runs in one process, ratios are egglog's time / relgraph
 (above 1: relgraph is faster).  Memory is the peak of Python's heap during one
 relgraph run (tracemalloc; egglog's e-graph lives in Rust's heap, not measured).
 
-* gather 4, 64, 256: ``A @ v0 + ... + A @ vn``, to ``A @ (v0 + ... + vn)``.  relgraph:
+* gather 4, 64, 256: ``A @ v0 + ... + A @ vn``, to ``A @ (v0 + ... + vn)``, to saturation
+  (``schedule="saturate"``, as egglog runs them).  relgraph:
   the rule ``A @ add(xs) <-> add(A @ xs)`` both ways.  egglog: ``a @ (b + c) <-> a @ b
   + a @ c`` both ways (for 4 terms also associativity and commutativity of ``+``, as
   its binary sums need them to reach the gathered form).
@@ -76,7 +77,7 @@ def rg_gather(n):
     goal = A @ rg.add(*[rg.vector(f"v{i}") for i in range(n)])
 
     def run():
-        space = rg.explore(term, [DISTRIBUTE], timeout=None, progress=False)
+        space = rg.explore(term, [DISTRIBUTE], timeout=None, progress=False, schedule="saturate")
         assert space.saturated and space.best() == goal
         return f"{len(space)} e-nodes, saturated, best {brief(space.best(), 40)}"
 
@@ -136,7 +137,7 @@ def rg_chain(n):
     optimum = chain_optimum(mats)
 
     def run():
-        space = rg.explore(term, [ASSOC], timeout=None, progress=False)
+        space = rg.explore(term, [ASSOC], timeout=None, progress=False, schedule="saturate")
         cost = space.cost(space.best())
         assert space.saturated and abs(cost - optimum) < 1e-6 * optimum
         return f"{len(space)} e-nodes, cost {cost:,.0f} = optimum {optimum:,.0f}"

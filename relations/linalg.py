@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 from etuples import etuple
 from kanren import conde, conso, eq, heado, lall, tailo
-from kanren.assoccomm import assoc_flatten, flatten_assoc_args
+from kanren.assoccomm import assoc_flatten
 from unification import var, vars as lvars
 
 from relations.databases import canonicalize_db, linalg_db, register, specialize_db
@@ -28,8 +28,9 @@ from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, LINALG, SPECI
 from relgraph import ops
 from relgraph.logic.goals import is_number, is_scalar, pipeo, removeo, testo, variadico, zipo
 from relgraph.ops import add, dot, mul, sum, transpose
+from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
-from relgraph.terms.term import Term
+from relgraph.terms.lvars import lvar, rest
 from relgraph.terms.traverse import as_term, subterms
 
 __all__ = [
@@ -228,42 +229,34 @@ def sum_scale_anyo(in_lv, out_lv, c=None):
     )
 
 
-def _no_broadcast(*terms: Any) -> bool:
-    """Every summand of the ``dot``'s sum has the sum's ndim (no broadcasting)."""
-    for t in map(as_term, terms):
-        if t._tuple[0] is dot and type(t._tuple[2]) is Term and t._tuple[2]._tuple[0] is add:
-            total = typeof(t._tuple[2]).ndim
-            flat = flatten_assoc_args(lambda head: head is add, t._tuple[2]._tuple[1:])
-            return all(typeof(s).ndim == total for s in flat)
-    return True
+def _one_ndim(xs: tuple) -> bool:
+    """Every summand has the sum's ndim (none is broadcast)."""
+    return len({typeof(s).ndim for s in xs}) == 1
 
 
-@register(
+_A, _xs = lvar("A"), rest("xs")
+dot_distribute_sameo = rule(
+    _A @ add(_xs), add(_A @ _xs), name="dot_distributeo", when=lambda xs: _one_ndim(xs)
+)
+dot_distribute_sameo.__doc__ = """``A @ (x + y + ...) <-> A @ x + A @ y + ...`` where no summand
+is broadcast.
+
+Unsafe in ``fast_run``'s sense both ways: an infinite entry of ``A`` times a zero is
+NaN on one side only.  ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix adds
+``x`` to every row of ``B``, and ``A @ x + A @ B`` is another (well-typed) matrix: the
+documentation's relation does not hold there.  The databases hold this rule twin of
+:func:`dot_distributeo` (a pattern, which the e-graph matches directly); it takes a
+nested sum flat, as that goal does."""
+register(linalg_db, LINALG, EXPAND, name="dot_distributeo", position=1, tracks=(ops.dot,))(
+    dot_distribute_sameo
+)
+register(
     specialize_db,
     SPECIALIZE,
     FACTOR,
     UNSAFE,
     name="dot_factoro",
-    produces=(ops.dot,),
     position=8,
     tracks=(ops.add,),
     reverse=True,
-)
-@register(
-    linalg_db,
-    LINALG,
-    EXPAND,
-    name="dot_distributeo",
-    produces=(ops.add,),
-    position=1,
-    tracks=(ops.dot,),
-)
-def dot_distribute_sameo(in_lv, out_lv):
-    """``A @ (x + y + ...) <-> A @ x + A @ y + ...`` where no summand is broadcast.
-
-    Unsafe in ``fast_run``'s sense both ways: an infinite entry of ``A`` times a zero
-    is NaN on one side only.  ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix
-    adds ``x`` to every row of ``B``, and ``A @ x + A @ B`` is another (well-typed)
-    matrix: the documentation's relation does not hold there.
-    """
-    return lall(dot_distributeo(in_lv, out_lv), testo(_no_broadcast, in_lv))
+)(dot_distribute_sameo)

@@ -38,6 +38,7 @@ from unification.variable import Var
 from relgraph.rewriting.patterns import (
     PApp,
     PLit,
+    PRest,
     PVar,
     compile_pattern,
     quick_test,
@@ -118,7 +119,9 @@ class PatternRelation:
     tracks : frozenset of Op or None
         The head of ``lhs``, for the driver's index.
     windows : bool
-        False when ``lhs`` takes any number of arguments itself (a rest variable).
+        False when ``lhs`` takes any number of arguments itself (a free rest
+        variable, as in ``x + 0 + rest``); a rest whose every item must match a
+        pattern (``add(A @ xs)``) is also tried on runs of arguments.
     directions : tuple of str
         ``("forward", "backward")``, or ``("forward",)`` when ``rhs`` leaves a
         variable of ``lhs`` unknown.
@@ -145,7 +148,9 @@ class PatternRelation:
         """What the driver reads of the left-hand side: head, windows, depth, filter."""
         left = self.left
         self.tracks = frozenset([self.lhs._tuple[0]]) if isinstance(left, PApp) else None
-        self.windows = not (isinstance(left, PApp) and left.rest is not None)
+        # A free rest (``x + 0 + rest``) matches a sum of any length itself; a rest
+        # every item of which must match (``add(A @ xs)``) also matches its runs.
+        self.windows = not (isinstance(left, PApp) and isinstance(left.rest, PRest))
         self.depth = getattr(left, "depth", 0)
         self.quick = quick_test(left)
 
@@ -211,6 +216,7 @@ class PatternRelation:
         rel.__dict__.update(self.__dict__)
         rel.lhs, rel.rhs, rel.left, rel.right = self.rhs, self.lhs, self.right, self.left
         rel.__name__ = f"reverse({self.__name__})"
+        vars(rel)["__wrapped__"] = self  # as relgraph.reverse marks a reversed goal
         swap = {"forward": "backward", "backward": "forward"}
         rel.directions = tuple(d for d in BOTH if swap[d] in self.directions)
         rel._index()

@@ -106,8 +106,16 @@ def test_a_rule_registers_in_a_database_with_its_head():
     assert entry.tracks == frozenset([rg.log]) and entry.windows
     out = rg.rewrite(rg.exp(rg.log(rg.exp(a))), db.query(include=["simplify"]))
     assert out == rg.exp(a)
+    # A free rest matches a sum of any length itself: no runs of arguments.  A rest
+    # whose every item must match (gathering A @ xs) is tried on runs too, so that
+    # A @ x + A @ y + B @ z gathers its first two terms.
+    drop_zero = rg.rule(rg.add(X, 0, XS), rg.add(X, XS))
+    assert not as_rule(drop_zero).windows
     dist = rg.rule(Am @ rg.add(XS), rg.add(Am @ XS))
-    assert not as_rule(rg.reverse(dist)).windows  # it takes any number itself
+    assert as_rule(rg.reverse(dist)).windows
+    B_ = rg.matrix("B")
+    gathered = {rg.pprint(t) for t in rg.rewrites(M @ a + M @ b + B_ @ a, rg.reverse(dist))}
+    assert gathered == {"((M @ (a + b)) + (B @ a))"}
 
 
 def test_a_rule_explores_and_steps_like_a_hand_written_relation():

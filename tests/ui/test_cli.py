@@ -141,7 +141,7 @@ def test_explore_breadth_first(capsys):
     assert main(argv) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "(A @ (x + y + z + w))" and "explored 1000 terms" in lines[2]
-    assert lines[5].startswith("  1. ac_normalo (forward)")
+    assert lines[5].startswith("  1. dot_distributeo (backward)")
 
 
 def test_explore_budgets_and_directions(capsys):
