@@ -65,7 +65,11 @@ def identity_law(relation: Any, backward: Matcher) -> bool:
     symbol or only reorders a sum: an identity law or an AC normal form."""
     found = _IDENTITY_LAWS.get(relation)
     if found is None:
-        found = _IDENTITY_LAWS[relation] = _wraps_a_symbol(backward) or _only_reorders(backward)
+        found = _wraps_a_symbol(backward) or _only_reorders(backward)
+        try:
+            _IDENTITY_LAWS[relation] = found
+        except TypeError:  # not weakly referable (a builtin callable): probed each time
+            pass
     return found
 
 
