@@ -342,7 +342,7 @@ def explore_terms(
     >>> rg.pprint(space.best()), space.cost(space.best())
     ('(A @ (x + y + z + w))', 11.0)
     >>> [(step.relation, step.direction) for step in space.explain()]
-    [('ac_normalo', 'forward'), ('dot_distributeo', 'backward')]
+    [('dot_distributeo', 'backward')]
     """
     term = checked_term(term, "explore")
     if max_terms < 1 or (max_depth is not None and max_depth < 0):
