@@ -93,14 +93,10 @@ def transpose_lowo(in_lv, out_lv):
     )
 
 
-@register(linalg_db, LINALG, produces=(ops.dot,), position=4, tracks=(ops.transpose,))
-def transpose_doto(in_lv, out_lv):
-    """``(A @ B).T <-> B.T @ A.T``."""
-    A, B = lvars(2)
-    return lall(
-        eq(in_lv, etuple(transpose, etuple(dot, A, B))),
-        eq(out_lv, etuple(dot, etuple(transpose, B), etuple(transpose, A))),
-    )
+_P, _Q = lvar("A"), lvar("B")
+transpose_doto = rule((_P @ _Q).T, _Q.T @ _P.T, name="transpose_doto")
+transpose_doto.__doc__ = """``(A @ B).T <-> B.T @ A.T``."""
+register(linalg_db, LINALG, position=4, tracks=(ops.transpose,))(transpose_doto)
 
 
 def dot_assoco(in_lv, out_lv):
