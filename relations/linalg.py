@@ -30,7 +30,7 @@ from relgraph.logic.goals import is_number, is_scalar, pipeo, removeo, testo, va
 from relgraph.ops import add, dot, mul, sum, transpose
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
-from relgraph.terms.lvars import lvar, rest
+from relgraph.terms.lvars import lvar, rest as rest_lvar
 from relgraph.terms.traverse import as_term, subterms
 
 __all__ = [
@@ -230,7 +230,7 @@ def _one_ndim(xs: tuple) -> bool:
     return len({typeof(s).ndim for s in xs}) == 1
 
 
-_A, _xs = lvar("A"), rest("xs")
+_A, _xs = lvar("A"), rest_lvar("xs")
 dot_distribute_sameo = rule(
     _A @ add(_xs), add(_A @ _xs), name="dot_distributeo", when=lambda xs: _one_ndim(xs)
 )
