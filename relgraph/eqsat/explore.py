@@ -72,7 +72,8 @@ class RewriteSpace:
         self.stopped_by: str | None = None
         self.elapsed = 0.0
         #: E-nodes some of whose views a relation was not shown (a view shows at most
-        #: 8 e-nodes of an operand class, and an e-node has at most 32 views), and
+        #: ``MAX_ALTERNATIVES`` e-nodes of an operand class, and an e-node has at most
+        #: ``MAX_VIEWS`` views; :mod:`relgraph.eqsat.views`), and
         #: answers dropped because they only wrapped the term they were found on
         #: (``identities=False``).  What the space may be missing.
         self.views_cut = 0

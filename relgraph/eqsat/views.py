@@ -107,7 +107,8 @@ class Views:
         self.interned = interned
         self.cache: dict[tuple[int, int, int], list] = {}
         self.root_cache: dict[tuple[Key, int, int], list] = {}
-        self.crowded: set[int] = set()  # classes with more e-nodes than a view shows
+        # (class, guide, depth) whose alternatives were cut at MAX_ALTERNATIVES
+        self.crowded: set[tuple[int, int, int]] = set()
 
     def of_node(self, key: Key, guide: Any, depth: int) -> Iterator[Term]:
         """Views of e-node ``key`` (its guide entry: ALL, a tuple or one guide)."""
@@ -118,7 +119,8 @@ class Views:
             guides = (guide,) * len(children)
         alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
         op, params = key[0], key[2]
-        if any(c in self.crowded for c in children) or prod(map(len, alts)) > MAX_VIEWS:
+        crowded = any((c, id(g), depth - 1) in self.crowded for c, g in zip(children, guides))
+        if crowded or prod(map(len, alts)) > MAX_VIEWS:
             self.interned.cut.add(key)
         for combo in islice(product(*alts), MAX_VIEWS):
             view = Term.of_ground((op, *combo, *params))
@@ -136,7 +138,8 @@ class Views:
         self.cache[ck] = [g.hole(cid)]  # a class inside itself is shown as a hole
         out: list = []
         canon = g.find(cid)
-        for key in g.nodes(cid):
+        nodes = g.nodes(cid)
+        for i, key in enumerate(nodes):
             if key[0] is not LEAF and canon in key[1]:
                 continue  # the class inside itself (x + 0): its hole shows as much
             if key[0] is LEAF:
@@ -147,7 +150,8 @@ class Views:
             elif key[0] in guide:
                 out.extend(self.of_node(key, guide[key[0]], depth))
             if len(out) >= MAX_ALTERNATIVES:
-                self.crowded.add(cid)
+                if len(out) > MAX_ALTERNATIVES or i < len(nodes) - 1:
+                    self.crowded.add(ck)  # e-nodes left out (or not looked at)
                 break
         out = out[:MAX_ALTERNATIVES] or [g.hole(cid)]
         self.cache[ck] = out

@@ -29,6 +29,7 @@ import graphviz
 from relgraph.eqsat.bfs import Derivation, TermSpace
 from relgraph.eqsat.egraph import LEAF
 from relgraph.eqsat.explore import RewriteSpace
+from relgraph.eqsat.views import MAX_ALTERNATIVES, MAX_VIEWS
 from relgraph.frontend.jit import JitFunction, Specialization
 from relgraph.frontend.tracing import flatten
 from relgraph.rewriting.report import RewriteReport
@@ -275,7 +276,8 @@ def _egraph_html(space: RewriteSpace, limit: int) -> str:
     if space.views_cut:
         head += (
             f"<p>{space.views_cut} e-nodes had views the relations were not shown (at most "
-            "32 views of an e-node, 8 e-nodes of an operand class)</p>"
+            f"{MAX_VIEWS} views of an e-node, {MAX_ALTERNATIVES} e-nodes of an operand "
+            "class)</p>"
         )
     return head + _derivation_and_picture(space, limit, _applied_table)
 

@@ -187,8 +187,9 @@ def lane_sum(buf, n):
 
 def _lane_extreme(largest: bool):
     """``max(acc, *buf[:n])`` (or min) over eight lanes; NaN wins and stays, as in
-    numpy.  Exact, so the lanes give the result a single loop does, sooner (Numba
-    leaves LLVM's SLP vectoriser off, and a NaN-aware select does not vectorise)."""
+    numpy.  Exact, so the lanes give the result a single loop does; eight independent
+    chains of selects run sooner than one (they do not vectorise: Numba leaves LLVM's
+    SLP vectoriser off, and a NaN-aware select needs ``nnan`` for the loop one)."""
 
     name = "lane_max" if largest else "lane_min"
 

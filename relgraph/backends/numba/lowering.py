@@ -386,10 +386,10 @@ class _Generator:
                 v = mapping.format(v=f"{buf}[{k}]", **names)
                 self.lines.append(f"{indent}    {buf}[{k}] = {v}")
             acc = names["acc"]
-            if update == "{acc} += {v}":  # a sum: eight partial sums, which vectorise
+            if update == "{acc} += {v}":  # a sum: kernels.lane_sum, which vectorises
                 self.lines.append(f"{indent}{acc} += kernels.lane_sum({buf}, {length})")
                 continue
-            if update in _EXTREMES:  # max or min: eight lanes of selects, which vectorise
+            if update in _EXTREMES:  # max or min: kernels.lane_max / lane_min
                 self.lines.append(
                     f"{indent}{acc} = kernels.lane_{_EXTREMES[update]}({buf}, {length}, {acc})"
                 )
