@@ -23,6 +23,7 @@ __all__ = [
     "LoweringError",
     "PatternError",
     "DerivationError",
+    "GradientError",
 ]
 
 
@@ -130,3 +131,8 @@ class PatternError(RelgraphError, ValueError):
 
 class DerivationError(RelgraphError, RuntimeError):
     """No replayable derivation was found (the e-graph still holds the term)."""
+
+
+class GradientError(RelgraphError, TypeError):
+    """A gradient that cannot be built: it names the Op (or the argument) and why, as
+    an Op without a derivative, or a size the gradient needs but the types leave open."""

@@ -49,7 +49,7 @@ from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
 
-__all__ = ["jit", "JitFunction", "Specialization"]
+__all__ = ["jit", "JitFunction", "Specialization", "jit_query", "jit_rewriter"]
 
 
 def jit(
@@ -120,11 +120,9 @@ def jit(
             disk_cache=disk_cache,
             compile=compile,
         )
-    if compile not in TIERS:
-        raise ValueError(f"compile must be one of {TIERS}, got {compile!r}")
     return JitFunction(
         fn,
-        query=(tuple(sorted(include)), tuple(sorted(exclude)), tuple(sorted(require))),
+        query=jit_query(include, exclude, require),
         static_argnames=tuple(static_argnames),
         max_constant_bytes=max_constant_bytes,
         max_nodes=max_nodes,
@@ -184,24 +182,33 @@ class _Call:
 
 
 class JitFunction:
-    """A function compiled per signature by :func:`jit`; call it as the function."""
+    """A function compiled per signature by :func:`jit`; call it as the function.
+
+    ``derive(inputs, program)``, when given, makes another program of the rewritten
+    one (its gradient: :func:`relgraph.grad`), rewritten in turn and compiled instead.
+    """
 
     def __init__(
         self,
         fn: Callable[..., Any],
         *,
         query: tuple,
-        static_argnames: tuple[str, ...],
-        max_constant_bytes: int,
-        max_nodes: int,
-        disk_cache: bool,
+        static_argnames: Iterable[str] = (),
+        max_constant_bytes: int = MAX_CONSTANT_BYTES,
+        max_nodes: int = MAX_NODES,
+        disk_cache: bool = True,
         compile: str = "background",
+        derive: Callable[[tuple[Symbol, ...], Any], Any] | None = None,
     ):
         if not callable(fn):
             raise TypeError(f"rg.jit needs a function, got {fn!r}")
+        if compile not in TIERS:
+            raise ValueError(f"compile must be one of {TIERS}, got {compile!r}")
+        static_argnames = tuple(static_argnames)
         self.fn = fn
         self.query = query
-        self.rewriter = _rewriter(query)  # a bad query fails here, not at the first call
+        self.derive = derive
+        self.rewriter = jit_rewriter(query)  # a bad query fails here, not at the first call
         self.signature = inspect.signature(fn)
         unknown = set(static_argnames) - set(self.signature.parameters)
         if unknown:
@@ -332,6 +339,9 @@ class JitFunction:
         traced = outputs_of(call.invoke, [Traced(s) for s in symbols], self.max_constant_bytes)
         t1 = time.perf_counter()
         rewritten, report, from_disk = self._rewrite(traced)
+        if self.derive is not None:
+            rewritten, again, _ = self._rewrite(self.derive(tuple(symbols), rewritten))
+            report = _joined(tuple(r for r in (report, again) if r is not None))
         t2 = time.perf_counter()
         outputs = flatten(rewritten)
         single = not isinstance(rewritten, (tuple, list))
@@ -413,7 +423,16 @@ def _caller(spec: Specialization) -> Callable[..., Any]:
     return lambda *args: rebuild(spec.rewritten, iter(f(*args)))
 
 
-def _rewriter(query: tuple) -> Any:
+def jit_query(include: Iterable[str], exclude: Iterable[str], require: Iterable[str]) -> tuple:
+    """A query on the default library, in the form :class:`JitFunction` keeps."""
+    for name, tags in (("include", include), ("exclude", exclude), ("require", require)):
+        if isinstance(tags, str):
+            raise TypeError(f"{name} takes a list of tags, got the string {tags!r}")
+    return tuple(sorted(include)), tuple(sorted(exclude)), tuple(sorted(require))
+
+
+def jit_rewriter(query: tuple) -> Any:
+    """The rewriter of a :func:`jit_query` (None when it includes nothing)."""
     include, exclude, require = query
     if not include:
         return None

@@ -31,7 +31,10 @@ from relgraph.terms.printing import Bare
 from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
 
-__all__ = ["Op", "ALL_OPS", "PERFORM", "register_ops", "result_dtype", "dtype_key", "symbolic"]
+__all__ = [
+    "Op", "ALL_OPS", "PERFORM", "register_ops", "result_dtype", "dtype_key", "symbolic",
+    "pullback",
+]  # fmt: skip
 
 # Arguments that make a call build a term: a Constant too, which is a leaf of terms
 # (numpy would hand it back to Constant.__mul__ and recurse).
@@ -76,6 +79,13 @@ class Op:
     selects: bool = False
     #: Its name in scipy.special, whose ufunc numpy code may call on terms.
     scipy: str | None = None
+    #: How a cotangent flows back through a node (reverse-mode differentiation):
+    #: ``pullback(g, node)`` gives, per operand, the term of its cotangent (None where
+    #: none flows: a comparison, an integer); ``g`` has the node's shape and dtype.  An
+    #: elementwise Op's may have the node's (broadcast) shape: the caller sums it to
+    #: the operand's.  None: no derivative, and ``rg.grad`` says so.  Declared with
+    #: :func:`pullback` where the Op is defined.
+    pullback: Any = None
 
     @property
     def keywords(self) -> tuple[str, ...]:
@@ -223,6 +233,26 @@ def register_ops(*ops: Op) -> None:
         if ALL_OPS.setdefault(op.name, op) is not op:
             raise RegistrationError(f"two Ops are named {op.name!r}")
         register_operator(op.name)(op)
+
+
+def pullback(*ops: Op) -> Any:
+    """Declare the decorated ``fn(g, node)`` as the pullback of ``ops`` (see
+    :attr:`Op.pullback`).
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> x = rg.vector("x")
+    >>> rg.pprint(rg.exp.pullback(rg.vector("g"), rg.exp(x))[0])
+    '(g * exp(x))'
+    """
+
+    def declare(fn: Any) -> Any:
+        for op in ops:
+            op.pullback = fn
+        return fn
+
+    return declare
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -20,7 +21,11 @@ from kanren.assoccomm import associative, commutative
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.ops import exact as exact_ref, special
-from relgraph.ops.base import PERFORM, Op, dtype_key, register_ops, result_dtype
+from relgraph.ops.base import PERFORM, Op, dtype_key, pullback, register_ops, result_dtype
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.term import Term, memoized
+from relgraph.terms.traverse import subterms
 from relgraph.terms.types import TensorType, broadcast_shapes
 
 __all__ = [
@@ -28,7 +33,8 @@ __all__ = [
     "log1p", "expm1", "sqrt", "abs", "maximum", "minimum", "tanh", "sin", "cos", "sign", "square",
     "reciprocal", "log2", "log10", "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp",
     "logaddexp", "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_not", "where", "clip", "astype",
+    "logical_and", "logical_or", "logical_not", "where", "clip", "astype", "ExpandAs",
+    "expand_as", "array_leaves", "spread_times", "times",
 ]  # fmt: skip
 
 
@@ -149,6 +155,55 @@ class Cast(Op):
         return TensorType(dtype, t.ndim, t.shape)
 
 
+class ExpandAs(Elemwise):
+    """``expand_as(g, x)``: the values of ``g`` at ``x``'s shape, as
+    ``np.broadcast_to(g, x.shape)``: an axis of ``g`` of size 1 (or missing) repeats;
+    every other axis must equal ``x``'s exactly (a compiled function checks it before
+    its kernel runs).  Gradients spread a reduction's cotangent over its operand with
+    it, and check that a gradient has its argument's shape.
+
+    >>> import numpy as np, relgraph as rg
+    >>> rg.expand_as(np.float64(2.0), np.zeros((2, 3))).tolist()
+    [[2.0, 2.0, 2.0], [2.0, 2.0, 2.0]]
+    >>> rg.typeof(rg.expand_as(rg.scalar("g", "float32"), rg.matrix("x")))
+    TensorType(float32, shape=(?, ?))
+    """
+
+    def __init__(self) -> None:
+        super().__init__("expand_as", self.perform, 2, exact=lambda g, x: g)
+
+    def perform(self, *values: Any) -> Any:
+        g, x = values
+        if np.ndim(g) > np.ndim(x) or any(
+            a not in (1, b) for a, b in zip(np.shape(g)[::-1], np.shape(x)[::-1])
+        ):
+            raise TypeCheckError(f"expand_as: shape {np.shape(g)} does not fit {np.shape(x)}")
+        return np.array(np.broadcast_to(g, np.shape(x)))[()]
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        g, x = args
+        for k, d in enumerate(g):
+            if d != ("size", 1):  # the shape checker's fixed size 1
+                shapes.exact(d, x[k - len(g) + len(x)], node)
+        return x
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        g, x = types
+        if g.ndim > x.ndim:
+            raise TypeCheckError(
+                f"expand_as: {args[0]} has {g.ndim} axes, more than {args[1]} ({x.ndim})"
+            )
+        shape = list(x.shape)
+        for k, d in enumerate(g.shape):
+            j = k - g.ndim + x.ndim
+            if d is not None and d != 1:
+                if shape[j] not in (None, d):
+                    raise TypeCheckError(f"expand_as: axis {j} is {d} in {args[0]}, {shape[j]} "
+                                         f"in {args[1]}")  # fmt: skip
+                shape[j] = d
+        return TensorType(g.dtype, x.ndim, tuple(shape))
+
+
 # Exact references (rg.check) compute on mpmath numbers at 1000 digits.
 _ex = exact_ref
 
@@ -202,15 +257,192 @@ logical_not = Elemwise("logical_not", np.logical_not, 1, exact=lambda a: not a)
 where = Elemwise("where", np.where, 3, exact=lambda c, a, b: a if c else b, selects=True)
 clip = Elemwise("clip", np.clip, 3, exact=lambda a, lo, hi: builtins.min(builtins.max(a, lo), hi))
 astype = Cast()
+expand_as = ExpandAs()
 
 register_ops(
     add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum, minimum,
     tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil, sigmoid, softplus,
     log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal, equal, not_equal,
-    logical_and, logical_or, logical_not, where, clip, astype,
+    logical_and, logical_or, logical_not, where, clip, astype, expand_as,
 )  # fmt: skip
 
 # The facts kanren's assoc_flatten / eq_assoccomm consult.
 for _op in (add, mul):
     fact(associative, _op)
     fact(commutative, _op)
+
+
+# --- pullbacks: how a cotangent ``g`` flows back to the operands (rg.grad) -------------
+# ``y`` is the node itself: reusing it (exp's ``g * y``) shares the forward value.
+
+
+def array_leaves(t: Any) -> frozenset:
+    """The arrays (symbols and constants of ndim >= 1) an elementwise term broadcasts
+    together, so its shape is theirs broadcast; None if a non-elementwise Op is in it.
+    Two terms with the same array leaves have the same shape whatever the sizes.
+
+    >>> import relgraph as rg
+    >>> x, y = rg.vector("x"), rg.vector("y")
+    >>> array_leaves(2 * rg.exp(x)) == array_leaves(x * x), array_leaves(x + y) == {x}
+    (True, False)
+    """
+    if type(t) is not Term:
+        return frozenset([t]) if isinstance(t, (Symbol, Constant)) and t.type.ndim else frozenset()
+    if not t.op.elementwise:
+        return frozenset([t]) if typeof(t).ndim else frozenset()
+    if not (t._memo and _node_leaves in t._memo):
+        for node in subterms(t):  # children first: each step reads its operands' memos
+            _node_leaves(node)
+    return _node_leaves(t)
+
+
+@memoized
+def _node_leaves(node: Term) -> frozenset:
+    if not node.op.elementwise:
+        return frozenset([node]) if typeof(node).ndim else frozenset()
+    return frozenset().union(*(array_leaves(a) for a in node.op.operands(node.args)))
+
+
+def spread_times(g: Any, t: Any) -> Any:
+    """``g * t`` for a cotangent ``g``, where ``t`` has the node's shape: a cotangent
+    spread over the node (``expand_as(c, node)`` with ``c`` of size 1, a reduction's)
+    multiplies ``t`` as ``c`` when ``t`` surely has that node's shape."""
+    if type(g) is Term and g.op is expand_as:
+        c, node = g.args
+        if (
+            array_leaves(t) == array_leaves(node)
+            and all(d == 1 for d in typeof(c).shape)
+            and typeof(c).ndim <= typeof(t).ndim
+        ):
+            return times(c, t)
+    return times(g, t)
+
+
+def times(g: Any, t: Any) -> Any:
+    """``g * t``, or ``t`` where ``g`` is a number 1 (of size 1, no more axes than ``t``)."""
+    value = g.value if isinstance(g, Constant) else g
+    if not isinstance(value, (Term, Symbol)) and np.size(value) == 1 and np.all(value == 1):
+        if np.ndim(value) <= typeof(t).ndim:
+            return t
+    return g * t
+
+
+def _negated(g: Any) -> Any:
+    if type(g) is Term and g.op is expand_as and not isinstance(g.args[0], (Term, Symbol)):
+        return expand_as(-g.args[0], g.args[1])  # stays spread (a constant)
+    return -g
+
+
+@pullback(add)
+def _add_pullback(g: Any, y: Any) -> tuple:
+    return (g,) * len(y.args)
+
+
+@pullback(sub)
+def _sub_pullback(g: Any, y: Any) -> tuple:
+    return g, _negated(g)
+
+
+@pullback(mul)
+def _mul_pullback(g: Any, y: Any) -> tuple:
+    args = y.args
+    others = [args[:k] + args[k + 1 :] for k in range(len(args))]
+    return tuple(spread_times(g, rest[0] if len(rest) == 1 else mul(*rest)) for rest in others)
+
+
+@pullback(true_div)
+def _div_pullback(g: Any, y: Any) -> tuple:
+    _, b = y.args
+    return g / b, -(g * y) / b
+
+
+@pullback(pow)
+def _pow_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args
+    return g * b * pow(a, b - 1), g * y * log(a)
+
+
+@pullback(maximum, minimum)
+def _extremum_pullback(g: Any, y: Any) -> tuple:
+    """The larger (smaller) operand takes the cotangent; ties split it evenly, as JAX."""
+    a, b = y.args
+    wins = greater if y.op is maximum else less
+    tie = where(equal(a, b), 0.5 * g, 0.0)
+    return where(wins(a, b), g, tie), where(wins(b, a), g, tie)
+
+
+@pullback(where)
+def _where_pullback(g: Any, y: Any) -> tuple:
+    c, _, _ = y.args
+    return None, where(c, g, 0.0), where(c, 0.0, g)
+
+
+@pullback(clip)
+def _clip_pullback(g: Any, y: Any) -> tuple:
+    """As ``minimum(maximum(x, lo), hi)`` with ties going to ``x``: the cotangent
+    reaches ``x`` where ``lo <= x`` and ``max(x, lo) <= hi``."""
+    a, lo, hi = y.args
+    under = less_equal(maximum(a, lo), hi)
+    return (
+        where(logical_and(under, greater_equal(a, lo)), g, 0.0),
+        where(logical_and(under, less(a, lo)), g, 0.0),
+        where(under, 0.0, g),
+    )
+
+
+@pullback(astype)
+def _astype_pullback(g: Any, y: Any) -> tuple:
+    return (g,)  # the caller casts it to the operand's dtype
+
+
+@pullback(expand_as)
+def _expand_as_pullback(g: Any, y: Any) -> tuple:
+    return g, None  # the caller sums it over the axes ``g`` was repeated along
+
+
+@pullback(sign, floor, ceil, less, less_equal, greater, greater_equal, equal, not_equal,
+          logical_and, logical_or, logical_not)  # fmt: skip
+def _constant_pullback(g: Any, y: Any) -> tuple:
+    """Piecewise constant: no cotangent flows (zero almost everywhere), as in JAX."""
+    return (None,) * len(y.args)
+
+
+_SQRT_PI = math.sqrt(math.pi)
+_LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
+    # d y / d x of one-operand Ops, as terms of the operand ``x`` and the result ``y``.
+    neg: lambda x, y: -1,
+    exp: lambda x, y: y,
+    log: lambda x, y: reciprocal(x),
+    log1p: lambda x, y: reciprocal(1 + x),
+    expm1: lambda x, y: y + 1,
+    sqrt: lambda x, y: 0.5 / y,
+    abs: lambda x, y: sign(x),
+    tanh: lambda x, y: 1 - square(y),
+    sin: lambda x, y: cos(x),
+    cos: lambda x, y: -sin(x),
+    square: lambda x, y: 2 * x,
+    reciprocal: lambda x, y: -square(y),
+    log2: lambda x, y: reciprocal(x * math.log(2)),
+    log10: lambda x, y: reciprocal(x * math.log(10)),
+    exp2: lambda x, y: y * math.log(2),
+    sigmoid: lambda x, y: y * (1 - y),
+    softplus: lambda x, y: sigmoid(x),
+    log1mexp: lambda x, y: -reciprocal(expm1(-x)),
+    erf: lambda x, y: (2 / _SQRT_PI) * exp(-square(x)),
+}
+
+
+def _unary_pullback(g: Any, y: Any) -> tuple:
+    (x,) = y.args
+    if y.op is neg:
+        return (_negated(g),)
+    return (spread_times(g, _LOCAL[y.op](x, y)),)
+
+
+pullback(*_LOCAL)(_unary_pullback)
+
+
+@pullback(logaddexp)
+def _logaddexp_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args
+    return g * exp(a - y), g * exp(b - y)

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.ops.base import PERFORM, Op, register_ops
+from relgraph.ops.base import PERFORM, Op, pullback, register_ops
+from relgraph.ops.shape import expand_dims, transpose
 from relgraph.terms.infer import typeof
 from relgraph.terms.operators import register_operator
 from relgraph.terms.types import TensorType, broadcast_shapes
@@ -131,3 +132,30 @@ def product_op(a: Any, b: Any) -> Op:
 @register_operator("@")
 def _matmul_operator(a: Any, b: Any) -> Any:
     return product_op(a, b)(a, b)
+
+
+# --- pullbacks (rg.grad) ------------------------------------------------------------
+
+
+@pullback(dot)
+def _dot_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args
+    kind = (typeof(a).ndim, typeof(b).ndim)
+    if kind == (1, 1):
+        return g * b, g * a
+    if kind == (2, 1):
+        return expand_dims(g, 1) * expand_dims(b, 0), transpose(a) @ g
+    if kind == (1, 2):
+        return b @ g, expand_dims(a, 1) * expand_dims(g, 0)
+    return g @ transpose(b), transpose(a) @ g
+
+
+def _swapped(t: Any) -> Any:
+    n = typeof(t).ndim
+    return transpose(t, (*range(n - 2), n - 1, n - 2))
+
+
+@pullback(matmul)
+def _matmul_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args  # the caller sums the stacks' broadcast axes
+    return g @ _swapped(b), _swapped(a) @ g

@@ -13,9 +13,13 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from relgraph.exceptions import TypeCheckError
+from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops import exact as exact_ref, special
-from relgraph.ops.base import Op, register_ops, result_dtype
+from relgraph.ops.base import Op, pullback, register_ops, result_dtype
+from relgraph.ops.elemwise import astype, equal, exp, expand_as, times, where
+from relgraph.ops.shape import expand_dims
+from relgraph.terms.infer import typeof
+from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
 
 __all__ = ["Reduce", "reduced_dims", "sum", "max", "min", "prod", "mean", "logsumexp"]
@@ -97,3 +101,67 @@ prod = Reduce("prod", np.prod, mpmath.fprod)
 mean = Reduce("mean", np.mean, lambda xs: mpmath.fsum(xs) / len(xs) if xs else mpmath.nan)
 logsumexp = Reduce("logsumexp", special.logsumexp, exact_ref.log_add_exp)
 register_ops(sum, max, min, prod, mean, logsumexp)
+
+
+# --- pullbacks (rg.grad): the cotangent spread back over the reduced axes -------------
+
+
+def _kept(t: Any, y: Any) -> tuple[Any, Any, set[int]]:
+    """``t`` (shaped as the node ``y``) with the reduced axes put back as length 1,
+    the operand, and the reduced axes."""
+    op, x = y.op, y.args[0]
+    p = op.param_values(y.args)
+    axes = op.axes(p["axis"], typeof(x).ndim)
+    if type(t) is Term and t.op is expand_as and t.args[1] == y and typeof(t.args[0]).size == 1:
+        t = t.args[0]  # spread over the node: as much over the operand
+    if axes and not p["keepdims"] and typeof(t).ndim:
+        t = expand_dims(t, tuple(sorted(axes)))
+    return t, x, axes
+
+
+def _count(x: Any, axes: set[int], dtype: np.dtype) -> Any:
+    """How many elements each reduced slice has: a number where the type knows the
+    sizes, else counted (a sum of ones, fused with the rest)."""
+    sizes = [typeof(x).shape[k] for k in axes]
+    if None not in sizes:
+        return float(np.prod(sizes, dtype=np.float64))
+    one = np.ones((), dtype)[()]
+    return sum(expand_as(one, x), tuple(sorted(axes)), True)
+
+
+@pullback(sum)
+def _sum_pullback(g: Any, y: Any) -> tuple:
+    g, x, _ = _kept(g, y)
+    return (expand_as(g, x),)
+
+
+@pullback(mean)
+def _mean_pullback(g: Any, y: Any) -> tuple:
+    g, x, axes = _kept(g, y)
+    return (expand_as(g / _count(x, axes, typeof(y).dtype), x),)
+
+
+@pullback(max, min)
+def _extremum_pullback(g: Any, y: Any) -> tuple:
+    """The cotangent goes to the elements equal to the result, split evenly among
+    ties (as JAX); none to NaN."""
+    g, x, axes = _kept(g, y)
+    top, _, _ = _kept(y, y)
+    hit = equal(x, top)
+    ties = sum(astype(hit, typeof(y).dtype.name), tuple(sorted(axes)), True)
+    return (where(hit, g / ties, 0.0),)
+
+
+@pullback(logsumexp)
+def _logsumexp_pullback(g: Any, y: Any) -> tuple:
+    """The softmax of the operand times the cotangent."""
+    g, x, _ = _kept(g, y)
+    top, _, _ = _kept(y, y)
+    return (times(g, exp(x - top)),)
+
+
+@pullback(prod)
+def _prod_pullback(g: Any, y: Any) -> tuple:
+    raise GradientError(
+        f"prod has no gradient yet (in {y}): for positive values write exp(sum(log(x)))"
+    )

@@ -19,16 +19,18 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.exceptions import TypeCheckError
-from relgraph.ops.base import PERFORM, Op, register_ops
+from relgraph.exceptions import GradientError, TypeCheckError
+from relgraph.ops.base import PERFORM, Op, pullback, register_ops
 from relgraph.terms.infer import typeof
 from relgraph.terms.printing import Bare
+from relgraph.terms.term import brief
 from relgraph.terms.types import TensorType
 
 __all__ = [
     "Transpose", "Reshape", "ExpandDims", "Squeeze", "BroadcastTo", "GetItem", "Join",
     "transpose", "reshape", "expand_dims", "squeeze", "broadcast_to", "getitem",
-    "concatenate", "stack", "ShapeOp", "numpy_key", "entry_text",
+    "concatenate", "stack", "ShapeOp", "numpy_key", "entry_text", "ScatterAs", "scatter_as",
+    "ReshapeAs", "reshape_as",
 ]  # fmt: skip
 
 
@@ -146,6 +148,13 @@ class ExpandDims(ShapeOp):
     def out_shape(self, shape: tuple, p: dict) -> tuple:
         new, rest = self.new_axes(len(shape), p["axis"]), iter(shape)
         return tuple(1 if k in new else next(rest) for k in range(len(shape) + len(new)))
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        new = self.new_axes(len(args[0]), self.param_values(node.args)["axis"])
+        rest = iter(args[0])
+        return tuple(
+            ("size", 1) if k in new else next(rest) for k in range(len(args[0]) + len(new))
+        )
 
 
 class Squeeze(ShapeOp):
@@ -401,6 +410,67 @@ class Join(Op):
         return shapes.from_type(node)
 
 
+class ScatterAs(Op):
+    """``scatter_as(g, x, key)``: zeros of ``x``'s shape, in ``g``'s dtype, with ``g``
+    at ``[key]`` (integers and slices): how a cotangent flows back through ``x[key]``.
+
+    >>> import numpy as np, relgraph as rg
+    >>> rg.scatter_as(np.array([1.0, 2.0]), np.zeros(4), ((1, None, 2),)).tolist()
+    [0.0, 1.0, 0.0, 2.0]
+    """
+
+    name = "scatter_as"
+    nin = 2
+    params = (("key", ()),)
+    exact = PERFORM
+
+    def normalise(self, params: list) -> list:
+        key = _key(params[0])
+        if None in key or Ellipsis in key:
+            raise TypeCheckError(f"scatter_as: the key {key} may hold integers and slices only")
+        return [key]
+
+    def perform(self, g: Any, x: Any, key: tuple = ()) -> Any:
+        g = np.asarray(g)
+        out = np.zeros(np.shape(x), g.dtype)
+        out[numpy_key(key)] = g
+        return out
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        return args[1]
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        g, x = types[:2]
+        return TensorType(g.dtype, x.ndim, x.shape)
+
+
+class ReshapeAs(Op):
+    """``reshape_as(g, x)``: ``g``'s values in ``x``'s shape (the same number of
+    elements, C order): how a cotangent flows back through a reshape.
+
+    >>> import numpy as np, relgraph as rg
+    >>> rg.reshape_as(np.arange(4.0), np.zeros((2, 2))).tolist()
+    [[0.0, 1.0], [2.0, 3.0]]
+    """
+
+    name = "reshape_as"
+    nin = 2
+    moves_only = True
+    exact = PERFORM
+
+    def perform(self, g: Any, x: Any) -> Any:
+        return np.reshape(g, np.shape(x))
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        return args[1]
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        g, x = types
+        if g.size is not None and x.size is not None and g.size != x.size:
+            raise TypeCheckError(f"reshape_as: {g.shape} and {x.shape} differ in size")
+        return TensorType(g.dtype, x.ndim, x.shape)
+
+
 transpose = Transpose()
 reshape = Reshape()
 expand_dims = ExpandDims()
@@ -409,4 +479,79 @@ broadcast_to = BroadcastTo()
 getitem = GetItem()
 concatenate = Join("concatenate", np.concatenate, new_axis=False)
 stack = Join("stack", np.stack, new_axis=True)
-register_ops(transpose, reshape, expand_dims, squeeze, broadcast_to, getitem, concatenate, stack)
+scatter_as = ScatterAs()
+reshape_as = ReshapeAs()
+register_ops(
+    transpose, reshape, expand_dims, squeeze, broadcast_to, getitem, concatenate, stack,
+    scatter_as, reshape_as,
+)  # fmt: skip
+
+
+# --- pullbacks (rg.grad): the cotangent moved back where the values came from -------
+
+
+@pullback(transpose)
+def _transpose_pullback(g: Any, y: Any) -> tuple:
+    axes = y.op.param_values(y.args)["axes"]
+    return (transpose(g) if axes is None else transpose(g, tuple(np.argsort(axes).tolist())),)
+
+
+@pullback(reshape)
+def _reshape_pullback(g: Any, y: Any) -> tuple:
+    x = y.args[0]
+    shape = typeof(x).shape
+    return (reshape_as(g, x) if None in shape else reshape(g, shape),)
+
+
+@pullback(reshape_as)
+def _reshape_as_pullback(g: Any, y: Any) -> tuple:
+    return reshape_as(g, y.args[0]), None
+
+
+@pullback(expand_dims)
+def _expand_dims_pullback(g: Any, y: Any) -> tuple:
+    new = y.op.new_axes(typeof(y.args[0]).ndim, y.op.param_values(y.args)["axis"])
+    return (squeeze(g, tuple(sorted(new))),)
+
+
+@pullback(squeeze)
+def _squeeze_pullback(g: Any, y: Any) -> tuple:
+    drop = y.op.dropped(typeof(y.args[0]).shape, y.op.param_values(y.args)["axis"])
+    return (expand_dims(g, tuple(sorted(drop))) if drop else g,)
+
+
+@pullback(broadcast_to)
+def _broadcast_to_pullback(g: Any, y: Any) -> tuple:
+    return (g,)  # the caller sums it over the broadcast axes
+
+
+@pullback(getitem)
+def _getitem_pullback(g: Any, y: Any) -> tuple:
+    key, new, position = y.op.param_values(y.args)["key"], [], 0
+    for entry in key:
+        if entry is None:
+            new.append(position)
+        position += type(entry) is not int
+    g = squeeze(g, tuple(new)) if new else g
+    return (scatter_as(g, y.args[0], tuple(e for e in key if e is not None)),)
+
+
+@pullback(scatter_as)
+def _scatter_as_pullback(g: Any, y: Any) -> tuple:
+    return getitem(g, y.op.param_values(y.args)["key"]), None
+
+
+@pullback(concatenate, stack)
+def _join_pullback(g: Any, y: Any) -> tuple:
+    xs, axis = y.args[:-1], y.args[-1] % typeof(y).ndim
+    lead = ((None, None, None),) * axis
+    if y.op.new_axis:
+        return tuple(getitem(g, (*lead, k)) for k in range(len(xs)))
+    sizes = [typeof(x).shape[axis] for x in xs]
+    if None in sizes:
+        raise GradientError(
+            f"the gradient of {brief(y, 60)} needs the sizes of its arrays along axis "
+            f"{axis}, which their types leave open {sizes}: give the symbols shapes"
+        )
+    ends = np.cumsum([0, *sizes]).tolist()
+    return tuple(getitem(g, (*lead, (a, b, None))) for a, b in zip(ends, ends[1:]))

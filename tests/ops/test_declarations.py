@@ -99,10 +99,17 @@ def test_other_ops_have_a_numba_rule(op):
         "getitem": x[0],
         "concatenate": rg.concatenate([x, x]),
         "stack": rg.stack([x, x]),
+        "scatter_as": rg.scatter_as(x[0], x, (0,)),
+        "reshape_as": rg.reshape_as(rg.vector("g"), x),
     }
     node = examples[op.name] if op.name in examples else op(x)
     assert node.op is op
     assert "{0}" in array_code(op, node)
+
+
+@pytest.mark.parametrize("op", list(ALL_OPS.values()), ids=list(ALL_OPS))
+def test_every_op_declares_its_pullback(op):
+    assert callable(op.pullback), f"{op.name}: declare its pullback (rg.grad reads it)"
 
 
 def test_the_tables_are_read_from_the_declarations():

@@ -24,6 +24,8 @@ from relgraph.ops.shape import (
     GetItem,
     Join,
     Reshape,
+    ReshapeAs,
+    ScatterAs,
     Squeeze,
     Transpose,
     entry_text,
@@ -195,17 +197,34 @@ def _array_code_broadcastto(op: BroadcastTo, node: Any) -> str:
 
 @array_code.register
 def _array_code_getitem(op: GetItem, node: Any) -> str:
+    key = _index(op.param_values(node.args)["key"], "{0}")
+    return "{0}[" + key + "]" if key else "{0}"
+
+
+def _index(key: tuple, array: str) -> str:
+    """The code of a basic index into ``array``, integers bounds-checked."""
     parts, axis = [], 0
-    for entry in op.param_values(node.args)["key"]:
+    for entry in key:
         if entry is None:
             parts.append("None")
             continue
         if type(entry) is int:
-            parts.append(f"kernels.index({entry}, {{0}}.shape[{axis}])")
+            parts.append(f"kernels.index({entry}, {array}.shape[{axis}])")
         else:  # without a step Numba keeps a contiguous layout (its loops vectorise)
             parts.append(entry_text(entry))
         axis += 1
-    return "{0}[" + ", ".join(parts) + "]" if parts else "{0}"
+    return ", ".join(parts)
+
+
+@array_code.register
+def _array_code_reshape_as(op: ReshapeAs, node: Any) -> str:
+    return "np.ascontiguousarray({0}).reshape({1}.shape)"
+
+
+@array_code.register
+def _array_code_scatter_as(op: ScatterAs, node: Any) -> str:
+    key = _index(op.param_values(node.args)["key"], "{out}") or "..."
+    return "np.zeros({1}.shape, {dtype})\n{out}[" + key + "] = {0}"
 
 
 @array_code.register

@@ -170,3 +170,4 @@ _(ops.logical_not, "({0} == 0)")
 _(ops.where, "({1} if {0} else {2})")
 _(ops.clip, "np.minimum(np.maximum({0}, {1}), {2})")
 _(ops.astype, "np.{dtype}({0})", special=_cast)
+_(ops.expand_as, "{0}")  # the loop runs over x's shape; the value is g's

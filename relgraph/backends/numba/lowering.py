@@ -268,7 +268,9 @@ class _Generator:
         code = array_code(node.op, node)
         dtype = dtype_expr(typeof(node).dtype)
         operands = [self._value(a) for a in node.op.operands(node.args)]
-        self.lines.append(f"{self._name(node)} = {code.format(*operands, dtype=dtype)}")
+        name = self._name(node)  # a template may fill its result in more lines
+        first, *more = code.format(*operands, dtype=dtype, out=name).split("\n")
+        self.lines += [f"{name} = {first}", *more]
 
     # -- fused elementwise regions -------------------------------------------------
 

@@ -69,6 +69,11 @@ class _Shapes:
         """Dimensions ``a`` and ``b`` must be equal exactly (no broadcasting)."""
         self.equalities.append((a, b, node))
 
+    def exact(self, a, b, node) -> None:
+        """Dimension ``a`` must equal ``b`` itself: an argument's own size, even where
+        broadcasting joined it to others (``expand_as(g, x)`` has x's shape)."""
+        self.equalities.append((a, b, node, True))
+
     def from_type(self, node) -> tuple:
         """The dimensions the node's type knows; unknown ones stand for themselves."""
         return tuple(("size", d) if d is not None else ("node", id(node), k)
@@ -102,11 +107,18 @@ def shape_checks(inputs, outputs) -> tuple[list, list, list]:
         for root in members
         if sum(len(part) for part in described(root)) > 1
     ]
-    equalities = [
-        (described(sh.find(a)), described(sh.find(b)), node)
-        for a, b, node in sh.equalities
-        if sh.find(a) != sh.find(b)
-    ]
+
+    def own(d):
+        if d[0] == "in":
+            return ((d[1], d[2]),), set()
+        return ((), {d[1]}) if d[0] == "size" else described(sh.find(d))
+
+    # A dimension only a node's run knows (a slice of an unknown length) is not checked.
+    equalities = []
+    for a, b, node, *exact in sh.equalities:
+        pair = described(sh.find(a)), own(b) if exact else described(sh.find(b))
+        if (exact or sh.find(a) != sh.find(b)) and all(map(any, pair)) and pair[0] != pair[1]:
+            equalities.append((*pair, node))
     plans = []
     for out in outputs:
         axes = [described(sh.find(d)) for d in sh.shape_of(out, shapes)]
