@@ -64,13 +64,15 @@ from relgraph.ops import (
     where,
 )
 from relgraph.rewriting.relation import forward_only
+from relgraph.rewriting.rules import rule
 from relgraph.terms.leaves import Constant
+from relgraph.terms.lvars import lvar
 from relgraph.terms.term import Term
 
 __all__ = [
     "log1po", "expm1o", "logsumexpo", "logsumexp_shifto", "log_add_expo", "log_diff_expo",
     "log1mexpo", "softpluso", "log_sigmoido", "log1m_sigmoido", "sigmoido", "one_minus_sigmoido",
-    "log1p_expm1o", "sqrt_squareo", "log_divo",
+    "log1p_expm1o", "sqrt_squareo", "log_divo", "sigmoid_quotiento",
 ]  # fmt: skip
 
 
@@ -420,3 +422,17 @@ def log_divo(in_lv, out_lv):
     and near ``x = c`` the difference of two logs cancels where ``log(x / c)`` does not.
     """
     return computeo(_log_of_quotient, [in_lv], out_lv)
+
+
+# Forms that differentiating writes out (``d/dz softplus(z)``, the softmax of a
+# log-likelihood's gradient), written out by hand as often as not.
+_u = lvar("u")
+sigmoid_quotiento = rule(
+    exp(_u) / (1 + exp(_u)),
+    where(_u < math.inf, sigmoid(_u), _u - _u),
+    name="sigmoid_quotiento",
+)
+sigmoid_quotiento.__doc__ = """``exp(u) / (1 + exp(u)) -> sigmoid(u)``, and NaN (``u - u``) at
+``u = inf`` where the quotient is ``inf / inf``: no ``inf / inf`` for ``709 < u < inf``."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=11.5,
+         tracks=(ops.true_div,))(sigmoid_quotiento)  # fmt: skip

@@ -83,6 +83,11 @@ CASES = {
     "log1p_expm1o": (rg.log1p(rg.expm1(x)), x, True),
     "sigmoido": (1 / (1 + rg.exp(-x)), rg.sigmoid(x), True),
     "one_minus_sigmoido": (1 + -rg.sigmoid(x), rg.sigmoid(-x), True),
+    "sigmoid_quotiento": (
+        rg.exp(x) / (1 + rg.exp(x)),
+        rg.where(x < np.inf, rg.sigmoid(x), x - x),
+        True,
+    ),
     "expm1o": (rg.exp(x) + -1, rg.expm1(x), True),
     "sqrt_squareo": (rg.sqrt(x**2), abs(x), True),
     "exp_logo": (rg.exp(rg.log(x)), x, True),
