@@ -286,6 +286,16 @@ def _swapaxes(a, axis1, axis2):
     return ops.transpose(x, tuple(perm))
 
 
+def _like(build: Callable[..., Any]) -> Callable[..., Any]:
+    """``np.zeros_like`` and its kin; ``shape=`` (another shape) is refused by name."""
+
+    def like(a, dtype=None, order="K", subok=True, shape=None):
+        _check_defaults("zeros_like", {"shape": shape}, {"shape": None})
+        return build(term_of(a), dtype)
+
+    return like
+
+
 def _join(op: Any) -> Callable[..., Any]:
     def build(arrays, axis=0, out=None, **rest):
         _check_defaults(f"numpy.{op.name}", {"out": out, **rest}, _JOIN_DEFAULTS)
@@ -312,6 +322,10 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     ),
     np.concatenate: _join(ops.concatenate), np.stack: _join(ops.stack),
     np.dot: _dot, np.outer: _outer,
+    np.zeros_like: _like(ops.zeros_like), np.ones_like: _like(ops.ones_like),
+    np.empty_like: _like(ops.zeros_like),
+    np.full_like: lambda a, fill_value, dtype=None, **rest: _like(
+        lambda x, dtype: ops.full_like(x, fill_value, dtype))(a, dtype, **rest),
     # Not terms: what a traced value knows of its type (np.shape raises for a size
     # not known when tracing).
     np.ndim: lambda a: a.ndim, np.shape: lambda a: a.shape,

@@ -34,7 +34,9 @@ __all__ = [
     "reciprocal", "log2", "log10", "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp",
     "logaddexp", "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "logical_and", "logical_or", "logical_not", "where", "clip", "astype", "ExpandAs",
-    "expand_as", "array_leaves", "spread_times", "times",
+    "expand_as", "array_leaves", "spread_times", "times", "sinh", "cosh", "tan", "arcsin",
+    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
+    "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like",
 ]  # fmt: skip
 
 
@@ -258,18 +260,63 @@ where = Elemwise("where", np.where, 3, exact=lambda c, a, b: a if c else b, sele
 clip = Elemwise("clip", np.clip, 3, exact=lambda a, lo, hi: builtins.min(builtins.max(a, lo), hi))
 astype = Cast()
 expand_as = ExpandAs()
+sinh = Elemwise("sinh", np.sinh, 1, exact=mpmath.sinh, cost=4.0)
+cosh = Elemwise("cosh", np.cosh, 1, exact=mpmath.cosh, cost=4.0)
+tan = Elemwise("tan", np.tan, 1, exact=mpmath.tan, cost=4.0)
+arcsin = Elemwise("arcsin", np.arcsin, 1, exact=mpmath.asin, cost=4.0)
+arccos = Elemwise("arccos", np.arccos, 1, exact=mpmath.acos, cost=4.0)
+arctan = Elemwise("arctan", np.arctan, 1, exact=mpmath.atan, cost=4.0)
+arcsinh = Elemwise("arcsinh", np.arcsinh, 1, exact=mpmath.asinh, cost=4.0)
+arccosh = Elemwise("arccosh", np.arccosh, 1, exact=mpmath.acosh, cost=4.0)
+arctanh = Elemwise("arctanh", np.arctanh, 1, exact=mpmath.atanh, cost=4.0)
+arctan2 = Elemwise("arctan2", np.arctan2, 2, exact=_ex.atan2, cost=4.0)
+hypot = Elemwise("hypot", np.hypot, 2, exact=mpmath.hypot, cost=2.0)
+isnan = Elemwise("isnan", np.isnan, 1, exact=mpmath.isnan)
+isinf = Elemwise("isinf", np.isinf, 1, exact=mpmath.isinf)
+isfinite = Elemwise("isfinite", np.isfinite, 1, exact=mpmath.isfinite)
+ndtr = Elemwise("ndtr", special.ndtr, 1, exact=mpmath.ncdf, cost=4.0, scipy="ndtr")
+log_ndtr = Elemwise(
+    "log_ndtr", special.log_ndtr, 1, exact=exact_ref.log_ndtr, cost=4.0, scipy="log_ndtr"
+)
 
 register_ops(
     add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum, minimum,
     tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil, sigmoid, softplus,
     log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal, equal, not_equal,
-    logical_and, logical_or, logical_not, where, clip, astype, expand_as,
+    logical_and, logical_or, logical_not, where, clip, astype, expand_as, sinh, cosh, tan,
+    arcsin, arccos, arctan, arcsinh, arccosh, arctanh, arctan2, hypot, isnan, isinf, isfinite,
+    ndtr, log_ndtr,
 )  # fmt: skip
 
 # The facts kanren's assoc_flatten / eq_assoccomm consult.
 for _op in (add, mul):
     fact(associative, _op)
     fact(commutative, _op)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
+    """numpy's ``full_like``: ``fill_value`` (a number) at ``x``'s shape, in ``x``'s dtype
+    or ``dtype``; on a term, ``expand_as`` of the number (fused, nothing allocated
+    before the kernel).
+
+    >>> import relgraph as rg
+    >>> rg.pprint(rg.zeros_like(rg.vector("x"))), rg.ones_like(rg.vector("n", "int8"))
+    ('expand_as(0.0, x)', Term(expand_as(1, n)))
+    """
+    symbolic = isinstance(x, (Term, Symbol, Constant))
+    target = np.dtype(dtype or (typeof(x).dtype if symbolic else np.asarray(x).dtype))
+    value = np.asarray(fill_value).astype(target)[()]
+    return expand_as(value, x) if symbolic else np.full_like(x, value, dtype=target)
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Any:
+    """numpy's ``zeros_like`` (see :func:`full_like`)."""
+    return full_like(x, 0, dtype)
+
+
+def ones_like(x: Any, dtype: Any = None) -> Any:
+    """numpy's ``ones_like`` (see :func:`full_like`)."""
+    return full_like(x, 1, dtype)
 
 
 # --- pullbacks: how a cotangent ``g`` flows back to the operands (rg.grad) -------------
@@ -401,13 +448,14 @@ def _expand_as_pullback(g: Any, y: Any) -> tuple:
 
 
 @pullback(sign, floor, ceil, less, less_equal, greater, greater_equal, equal, not_equal,
-          logical_and, logical_or, logical_not)  # fmt: skip
+          logical_and, logical_or, logical_not, isnan, isinf, isfinite)  # fmt: skip
 def _constant_pullback(g: Any, y: Any) -> tuple:
     """Piecewise constant: no cotangent flows (zero almost everywhere), as in JAX."""
     return (None,) * len(y.args)
 
 
 _SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
 _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     # d y / d x of one-operand Ops, as terms of the operand ``x`` and the result ``y``.
     neg: lambda x, y: -1,
@@ -429,6 +477,17 @@ _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     softplus: lambda x, y: sigmoid(x),
     log1mexp: lambda x, y: -reciprocal(expm1(-x)),
     erf: lambda x, y: (2 / _SQRT_PI) * exp(-square(x)),
+    sinh: lambda x, y: cosh(x),
+    cosh: lambda x, y: sinh(x),
+    tan: lambda x, y: 1 + square(y),
+    arcsin: lambda x, y: reciprocal(sqrt((1 - x) * (1 + x))),
+    arccos: lambda x, y: -reciprocal(sqrt((1 - x) * (1 + x))),
+    arctan: lambda x, y: reciprocal(1 + square(x)),
+    arcsinh: lambda x, y: reciprocal(hypot(x, 1)),
+    arccosh: lambda x, y: reciprocal(sqrt((x - 1) * (x + 1))),
+    arctanh: lambda x, y: reciprocal((1 - x) * (1 + x)),
+    ndtr: lambda x, y: exp(-0.5 * square(x)) / _SQRT_2PI,
+    log_ndtr: lambda x, y: exp(-0.5 * square(x) - y) / _SQRT_2PI,
 }
 
 
@@ -446,3 +505,16 @@ pullback(*_LOCAL)(_unary_pullback)
 def _logaddexp_pullback(g: Any, y: Any) -> tuple:
     a, b = y.args
     return g * exp(a - y), g * exp(b - y)
+
+
+@pullback(arctan2)
+def _arctan2_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args  # arctan2(a, b): the angle of the point (b, a)
+    r2 = square(a) + square(b)
+    return g * b / r2, -(g * a) / r2
+
+
+@pullback(hypot)
+def _hypot_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args
+    return g * a / y, g * b / y

@@ -30,7 +30,10 @@ from relgraph.terms.evaluate import _leaf_value
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import subterms
 
-__all__ = ["exact_evaluate", "agrees", "div", "exp", "expm1", "power", "log_add_exp", "log1mexp"]
+__all__ = [
+    "exact_evaluate", "agrees", "div", "exp", "expm1", "power", "log_add_exp", "log1mexp",
+    "log_ndtr", "atan2",
+]  # fmt: skip
 
 DIGITS = 1000
 
@@ -179,7 +182,9 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
 NOISE = DIGITS // 2
 
 # Functions that approach a limit they never reach at a finite argument.
-_SATURATING = {"sigmoid": (0, 1), "tanh": (-1, 1), "erf": (-1, 1), "expm1": (-1,)}
+_SATURATING = {
+    "sigmoid": (0, 1), "tanh": (-1, 1), "erf": (-1, 1), "expm1": (-1,), "ndtr": (0, 1),
+}  # fmt: skip
 
 
 def _lost(name: str, args: tuple, out: Any) -> bool:
@@ -255,3 +260,25 @@ def _reduce(fn: Callable, x: np.ndarray, axis: Any, keepdims: bool) -> Any:
     if keepdims:
         out = out.reshape([1 if d in axes else x.shape[d] for d in range(x.ndim)])
     return out
+
+
+def log_ndtr(x: Any) -> Any:
+    """``log(ncdf(x))``; far in the lower tail (``x < -1e6``) its asymptotic series,
+    exact to far below float64's precision there."""
+    if x < -(10**6):
+        r = 1 / (x * x)
+        return (
+            -x * x / 2
+            - mpmath.log(-x)
+            - mpmath.log(2 * mpmath.pi) / 2
+            + mpmath.log(1 - r + 3 * r * r - 15 * r**3 + 105 * r**4)
+        )
+    return mpmath.log(mpmath.ncdf(x))
+
+
+def atan2(y: Any, x: Any) -> Any:
+    """The angle of the point ``(x, y)``; not resolved on the negative x axis, where
+    the sign of a zero ``y`` decides between pi and -pi and mpmath has no signed zero."""
+    if y == 0 and x < 0:
+        raise _Clamped
+    return mpmath.atan2(y, x)

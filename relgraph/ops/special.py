@@ -21,9 +21,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import erf as scipy_erf
+from scipy.special import erf as scipy_erf, log_ndtr as scipy_log_ndtr, ndtr as scipy_ndtr
 
-__all__ = ["sigmoid", "softplus", "log1mexp", "erf", "logsumexp"]
+__all__ = ["sigmoid", "softplus", "log1mexp", "erf", "logsumexp", "ndtr", "log_ndtr"]
 
 LN2 = 0.6931471805599453
 
@@ -60,6 +60,22 @@ def erf(x: Any) -> Any:
 
     x = _as_float(x)
     return scipy_erf(x).astype(x.dtype)[()]
+
+
+def ndtr(x: Any) -> Any:
+    """The standard normal distribution function (scipy's)."""
+    x = _as_float(x)
+    return scipy_ndtr(x).astype(x.dtype)[()]
+
+
+def log_ndtr(x: Any) -> Any:
+    """The log of :func:`ndtr`, accurate far into the lower tail (scipy's).
+
+    >>> float(log_ndtr(np.float64(-40.0)))
+    -804.6084420137538
+    """
+    x = _as_float(x)
+    return scipy_log_ndtr(x).astype(x.dtype)[()]
 
 
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:

@@ -28,6 +28,11 @@ VALUES = {
 # One program per Op, its operands inside the Op's domain and away from its kinks.
 SPECIAL = {
     "log1mexp": lambda: rg.log1mexp(-x),
+    "arcsin": lambda: rg.arcsin(x / 3),
+    "arccos": lambda: rg.arccos(x / 3),
+    "arctanh": lambda: rg.arctanh(x / 3),
+    "arccosh": lambda: rg.arccosh(x + 1),
+    "log_ndtr": lambda: rg.log_ndtr(-10 * x) + rg.log_ndtr(x),
     "where": lambda: rg.where(x > 1.2, x * y, y),
     "clip": lambda: rg.clip(x, 0.9, 1.6) * y,
     "astype": lambda: rg.astype(x * y, "float64") + rg.astype(x > 1, "float64"),

@@ -14,6 +14,7 @@ these compiled into it, under a file of its own that holds one signature.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,7 @@ __all__ = [
     "dot", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis", "prod_all",
     "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
     "index", "matmul", "broadcast_dim", "ipow", "lane_sum", "lane_max", "lane_min",
-    "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp",
+    "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453
@@ -76,6 +77,28 @@ def scalar_log1mexp(x):
     if x > -_LN2:
         return np.log(-np.expm1(x))
     return np.log1p(-np.exp(x))
+
+
+_SQRT_HALF = 0.7071067811865476
+_LOG_SQRT_2PI = 0.9189385332046728
+
+
+@njit(inline="always", error_model="numpy")
+def scalar_ndtr(x):
+    return 0.5 * math.erfc(-x * _SQRT_HALF)
+
+
+@njit(inline="always", error_model="numpy")
+def scalar_log_ndtr(x):
+    """log(ndtr(x)): log1p of the upper tail above -1, the log of the tail down to -20,
+    and below it the asymptotic series of Abramowitz and Stegun 26.2.12 (as scipy)."""
+    if x > -1.0:
+        return np.log1p(-0.5 * math.erfc(x * _SQRT_HALF))
+    if x > -20.0:
+        return np.log(0.5 * math.erfc(-x * _SQRT_HALF))
+    r = 1.0 / (x * x)
+    series = 1.0 - r * (1.0 - 3.0 * r * (1.0 - 5.0 * r * (1.0 - 7.0 * r * (1.0 - 9.0 * r))))
+    return -0.5 * x * x - np.log(-x) - _LOG_SQRT_2PI + np.log(series)
 
 
 @overload(ipow, inline="always")
