@@ -1,7 +1,7 @@
 """``rg.jit``: a numpy function traced, rewritten and compiled once per signature.
 
 The first call with a new signature (the dtype and ndim of each array argument, the
-values of static arguments) traces the function (:mod:`relgraph.frontend.tracing`),
+values of static arguments, and the sizes the code reads: ``n, d = X.shape``) traces the function (:mod:`relgraph.frontend.tracing`),
 rewrites the term with the default pipeline or the query given, and compiles it
 with :func:`relgraph.function`.  The rewritten term is kept in memory and on disk
 (:mod:`relgraph.rewriting.cache`), the kernel too (:mod:`relgraph.backends.numba.kernel_cache`), so
@@ -34,6 +34,7 @@ from relgraph.eqsat.cost import op_cost
 from relgraph.exceptions import TraceError
 from relgraph.frontend.tracing import (
     MAX_CONSTANT_BYTES,
+    SizeUnknown,
     Traced,
     flatten,
     name_of,
@@ -47,6 +48,7 @@ from relgraph.rewriting.report import RewriteReport
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
+from relgraph.terms.traverse import free_symbols
 from relgraph.terms.types import TensorType
 
 __all__ = ["jit", "JitFunction", "Specialization", "jit_query", "jit_rewriter"]
@@ -218,6 +220,8 @@ class JitFunction:
         self.disk_cache = disk_cache
         self.compile = compile
         self.specializations: dict[tuple, Specialization] = {}
+        # The arguments whose sizes the traced code reads, by signature.
+        self._sized: dict[tuple, tuple[int, ...]] = {}
         self.last: Specialization | None = None
         # The fast path's (specialization, how to call it) by the arguments' keys.
         self._runs: dict[tuple, tuple[Specialization, Callable[..., Any]]] = {}
@@ -248,7 +252,7 @@ class JitFunction:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if kwargs or self.static_argnames or any(map(is_weak, args)):
             call = self._bind(args, kwargs)
-            self.last = spec = self.specializations.get(call.key) or self._specialize(call)
+            self.last = spec = self._lookup(call)
             return _caller(spec)(*call.values)
         # The common case: positional arrays, keyed by (type, dtype, ndim) in C.
         try:
@@ -263,15 +267,28 @@ class JitFunction:
 
     def _runner(self, args: tuple) -> tuple[Specialization, Callable[..., Any]]:
         call = self._positional(args)
-        spec = self.specializations.get(call.key) or self._specialize(call)
-        return spec, _caller(spec)
+        spec = self._lookup(call)
+        if call.key not in self._sized:
+            return spec, _caller(spec)
+
+        def by_sizes(*args: Any) -> Any:  # the function reads sizes: they pick the kernel
+            self.last = found = self._lookup(self._positional(args))
+            return _caller(found)(*args)
+
+        return spec, by_sizes
+
+    def _lookup(self, call: _Call) -> Specialization:
+        """The specialization for a call: by its signature, and the sizes of the
+        arguments whose sizes the traced code read."""
+        key = _sized_key(call, self._sized.get(call.key, ()))
+        return self.specializations.get(key) or self._specialize(call)
 
     def specialize(self, *args: Any, **kwargs: Any) -> Specialization:
         """Trace, rewrite and compile for these arguments' signature, without running."""
         weak = any(map(is_weak, args))
         call = self._bind(args, kwargs) if kwargs or self.static_argnames or weak else None
         call = call or self._positional(args)
-        spec = self.specializations.get(call.key) or self._specialize(call)
+        spec = self._lookup(call)
         spec.function.wait(timeout=0)  # "background": the kernel starts compiling now
         return spec
 
@@ -328,15 +345,42 @@ class JitFunction:
 
     def _specialize(self, call: _Call) -> Specialization:
         with self._lock:
-            found = self.specializations.get(call.key)
+            key = _sized_key(call, self._sized.get(call.key, ()))
+            found = self.specializations.get(key)
             if found is None:
-                found = self.specializations[call.key] = self._build(call)
+                found = self._build(call)
+                self.specializations[found.signature] = found
             return found
+
+    def _trace(self, call: _Call) -> tuple[list[Symbol], Any]:
+        """The call's input symbols and the traced program.  Where the code reads a
+        size (``x.shape[1]``), the arguments that size depends on are typed with
+        their shapes, and the function traced again; later calls are specialised on
+        those sizes (and only those)."""
+        shaped: set[int] = set(self._sized.get(call.key, ()))
+        while True:
+            symbols = [
+                Symbol(n, _signature_type(v, i in shaped))
+                for i, (n, v) in enumerate(zip(call.names, call.values))
+            ]
+            try:
+                traced = outputs_of(
+                    call.invoke, [Traced(s) for s in symbols], self.max_constant_bytes
+                )
+                break
+            except SizeUnknown as exc:
+                depends = free_symbols([exc.term])
+                more = {i for i, s in enumerate(symbols) if s in depends} - shaped
+                if not more:
+                    raise
+                shaped |= more
+        if shaped:
+            self._sized[call.key] = tuple(sorted(shaped))
+        return symbols, traced
 
     def _build(self, call: _Call) -> Specialization:
         t0 = time.perf_counter()
-        symbols = [Symbol(n, _signature_type(v)) for n, v in zip(call.names, call.values)]
-        traced = outputs_of(call.invoke, [Traced(s) for s in symbols], self.max_constant_bytes)
+        symbols, traced = self._trace(call)
         t1 = time.perf_counter()
         rewritten, report, from_disk = self._rewrite(traced)
         if self.derive is not None:
@@ -357,7 +401,7 @@ class JitFunction:
         # "background": the call that follows runs numpy, then submits the kernel
         t3 = time.perf_counter()
         return Specialization(
-            signature=call.key,
+            signature=_sized_key(call, self._sized.get(call.key, ())),
             inputs=tuple(symbols),
             traced=traced,
             rewritten=rewritten,
@@ -455,9 +499,21 @@ def _loose_key(a: Any) -> tuple:
     return (type(a), *_key_of(a))
 
 
-def _signature_type(a: Any) -> TensorType:
+def _signature_type(a: Any, sized: bool = False) -> TensorType:
     dtype, ndim = _key_of(a)
-    return TensorType(dtype, ndim)
+    if not sized:
+        return TensorType(dtype, ndim)
+    shape = tuple(np.shape(a))
+    if not all(isinstance(d, (int, np.integer)) for d in shape):  # a dask array's nan
+        raise TraceError(f"the code reads the sizes of an argument whose shape {shape} is not known")
+    return TensorType(dtype, ndim, tuple(int(d) for d in shape))
+
+
+def _sized_key(call: _Call, positions: tuple[int, ...]) -> tuple:
+    """A call's signature, with the shapes of the arguments whose sizes are read."""
+    if not positions:
+        return call.key
+    return (*call.key, ("sizes", tuple(tuple(np.shape(call.values[i])) for i in positions)))
 
 
 def _joined(reports: tuple[RewriteReport, ...]) -> RewriteReport | None:

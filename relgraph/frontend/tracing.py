@@ -28,7 +28,10 @@ from relgraph.terms.operators import TermOps
 from relgraph.terms.printing import brief
 from relgraph.terms.types import TensorType
 
-__all__ = ["trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for", "flatten", "rebuild", "name_of"]
+__all__ = [
+    "trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for", "flatten", "rebuild", "name_of",
+    "SizeUnknown",
+]  # fmt: skip
 
 #: The largest closed-over array (in bytes) a traced function may bake into its term.
 MAX_CONSTANT_BYTES = 1 << 20
@@ -167,6 +170,16 @@ def _binary(ufunc: np.ufunc) -> tuple[Callable, Callable]:
     return (lambda a, b: ufunc(a, b)), (lambda a, b: ufunc(b, a))
 
 
+class SizeUnknown(TraceError):
+    """Traced code read a size (``x.shape[1]``, ``len(x)``, ``x.size``) that the term's
+    type leaves open; ``term`` is the term whose size it read.  ``rg.jit`` catches it
+    and traces again with the sizes of the arguments it depends on."""
+
+    def __init__(self, message: str, term: Any):
+        super().__init__(message)
+        self.term = term
+
+
 class Traced:
     """An array being traced: it computes nothing and records a term.
 
@@ -294,10 +307,11 @@ class Traced:
             raise TraceError(f"len() of the 0-d {self._text()}")
         n = typeof(self.term).shape[axis]
         if n is None:
-            raise TraceError(
+            raise SizeUnknown(
                 f"{what} of {self._text()}: the size of axis {axis} is not known when "
-                "tracing; give an example array or a type with a shape (rg.jit "
-                "specialises on dtype and ndim only)"
+                "tracing: trace with an example array (rg.trace(fn, np.zeros((3, 4)))) or "
+                "a symbol with a shape (rg.matrix('x', shape=(3, 4)))",
+                self.term,
             )
         return n
 

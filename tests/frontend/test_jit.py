@@ -209,7 +209,6 @@ def test_closed_over_arrays_are_constants_up_to_a_limit(rng):
     "fn, message",
     [
         (lambda x: x if x.sum() > 0 else -x, "the truth value of (sum(x) > 0) is not known"),
-        (lambda x: x.reshape(len(x), 1), "len() of x: the size of axis 0 is not known"),
         (lambda x: x[x > 0], "with an array index: only basic indexing"),
         (lambda x: np.asarray(x) + 1, "was converted to a numpy array"),
         (lambda x: float(x.sum()), "float() of sum(x)"),
@@ -222,6 +221,31 @@ def test_what_a_term_cannot_follow_is_a_clear_error(fn, message):
     with pytest.raises((rg.TraceError, rg.UnsupportedError)) as info:
         rg.jit(fn, compile="eager")(np.ones(3))
     assert message in str(info.value)
+
+
+def test_the_sizes_the_code_reads_specialise_the_function(rng):
+    def normalised(x, w):
+        n, d = x.shape
+        return (x @ w) / np.sqrt(d) - np.sum(w) / len(w) + n
+
+    f = rg.jit(normalised, compile="eager")
+    for shape in ((3, 4), (5, 4), (3, 4), (2, 6)):
+        x, w = rng.normal(size=shape), rng.normal(size=shape[1])
+        np.testing.assert_allclose(f(x, w), normalised(x, w), rtol=1e-13)
+    assert len(f.specializations) == 3  # one per distinct pair of shapes
+    assert rg.typeof(f.last.inputs[0]).shape == (2, 6)
+    g = rg.jit(lambda x, y: x * len(y), compile="eager")  # reads y's size, not x's
+    g(np.ones(3), np.ones(2)), g(np.ones(5), np.ones(2))
+    assert len(g.specializations) == 1
+    h = rg.jit(lambda x: np.exp(x) * 2)
+    h(np.ones(3)), h(np.ones(5))
+    assert len(h.specializations) == 1  # reads no size
+
+
+def test_a_size_the_trace_cannot_know_names_the_axis_and_the_remedy():
+    with pytest.raises(rg.TraceError, match=r"\.shape of M: the size of axis 0 .*np\.zeros"):
+        rg.trace(lambda M: M.shape[1] * M, rg.matrix("M"))
+    assert rg.pprint(rg.trace(lambda M: M.shape[1] * M, np.zeros((2, 3)))) == "(3 * M)"
 
 
 def test_writing_into_a_traced_array_is_an_error():
