@@ -1,12 +1,12 @@
 """``rg.jit``: a numpy function traced, rewritten and compiled once per signature.
 
 The first call with a new signature (the dtype and ndim of each array argument, the
-values of static arguments, and the sizes the code reads: ``n, d = X.shape``) traces the function (:mod:`relgraph.frontend.tracing`),
-rewrites the term with the default pipeline or the query given, and compiles it
-with :func:`relgraph.function`.  The rewritten term is kept in memory and on disk
-(:mod:`relgraph.rewriting.cache`), the kernel too (:mod:`relgraph.backends.numba.kernel_cache`), so
-a new process neither rewrites nor compiles again.  Later calls look the signature
-up and run the kernel.
+values of static arguments, the sizes the code reads: ``n, d = X.shape``) traces the
+function (:mod:`relgraph.frontend.tracing`), rewrites the term with the default
+pipeline or the query given, and compiles it with :func:`relgraph.function`.  The
+rewritten term is kept in memory and on disk (:mod:`relgraph.rewriting.cache`), the
+kernel too (:mod:`relgraph.backends.numba.kernel_cache`), so a new process neither
+rewrites nor compiles again.  Later calls look the signature up and run the kernel.
 """
 
 from __future__ import annotations
@@ -505,7 +505,9 @@ def _signature_type(a: Any, sized: bool = False) -> TensorType:
         return TensorType(dtype, ndim)
     shape = tuple(np.shape(a))
     if not all(isinstance(d, (int, np.integer)) for d in shape):  # a dask array's nan
-        raise TraceError(f"the code reads the sizes of an argument whose shape {shape} is not known")
+        raise TraceError(
+            f"the code reads the sizes of an argument whose shape {shape} is not known"
+        )
     return TensorType(dtype, ndim, tuple(int(d) for d in shape))
 
 

@@ -17,10 +17,10 @@ Examples
 '(exp(x) + sum(M, axis=1))'
 >>> rg.pprint(np.logaddexp.reduce(M, axis=1)), rg.pprint(np.maximum(x, 0.0))
 ('logsumexp(M, axis=1)', 'maximum(x, 0.0)')
->>> np.cumsum(x)
+>>> np.nansum(x)
 Traceback (most recent call last):
 ...
-relgraph.exceptions.UnsupportedError: numpy.cumsum is not supported on relgraph terms; ...
+relgraph.exceptions.UnsupportedError: numpy.nansum is not supported on relgraph terms; ...
 """
 
 from __future__ import annotations
@@ -286,6 +286,29 @@ def _swapaxes(a, axis1, axis2):
     return ops.transpose(x, tuple(perm))
 
 
+def _scan(op: Any) -> Callable[..., Any]:
+    def scan(a, axis=None, dtype=None, out=None):
+        _check_defaults(f"numpy.{op.name}", {"dtype": dtype, "out": out}, _UFUNC_DEFAULTS)
+        return op(term_of(a), axis)
+
+    return scan
+
+
+def _arg(op: Any) -> Callable[..., Any]:
+    def arg(a, axis=None, out=None, *, keepdims=False):
+        _check_defaults(f"numpy.{op.name}", {"out": out}, _UFUNC_DEFAULTS)
+        return op(term_of(a), axis, bool(keepdims))
+
+    return arg
+
+
+def _diff(a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    if prepend is not np._NoValue or append is not np._NoValue:
+        raise UnsupportedError("numpy.diff: prepend= and append= are not supported on terms "
+                               "(join them with np.concatenate first)")  # fmt: skip
+    return ops.diff(term_of(a), n, axis)
+
+
 def _like(build: Callable[..., Any]) -> Callable[..., Any]:
     """``np.zeros_like`` and its kin; ``shape=`` (another shape) is refused by name."""
 
@@ -322,6 +345,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     ),
     np.concatenate: _join(ops.concatenate), np.stack: _join(ops.stack),
     np.dot: _dot, np.outer: _outer,
+    np.cumsum: _scan(ops.cumsum), np.cumprod: _scan(ops.cumprod),
+    np.argmax: _arg(ops.argmax), np.argmin: _arg(ops.argmin), np.diff: _diff,
     np.zeros_like: _like(ops.zeros_like), np.ones_like: _like(ops.ones_like),
     np.empty_like: _like(ops.zeros_like),
     np.full_like: lambda a, fill_value, dtype=None, **rest: _like(

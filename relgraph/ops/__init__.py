@@ -81,7 +81,21 @@ from relgraph.ops.elemwise import (
     zeros_like,
 )  # fmt: skip
 from relgraph.ops.products import Dot, Matmul, dot, matmul, product_op
-from relgraph.ops.reductions import Reduce, logsumexp, max, mean, min, prod, sum
+from relgraph.ops.reductions import (
+    ArgReduce,
+    Reduce,
+    Scan,
+    argmax,
+    argmin,
+    cumprod,
+    cumsum,
+    logsumexp,
+    max,
+    mean,
+    min,
+    prod,
+    sum,
+)
 from relgraph.ops.shape import (
     BroadcastTo,
     ExpandDims,
@@ -94,6 +108,7 @@ from relgraph.ops.shape import (
     Transpose,
     broadcast_to,
     concatenate,
+    diff,
     expand_dims,
     getitem,
     reshape,
@@ -117,5 +132,6 @@ __all__ = [
     "sum", "max", "min", "prod", "mean", "logsumexp", "ExpandAs", "expand_as", "ScatterAs",
     "scatter_as", "ReshapeAs", "reshape_as", "sinh", "cosh", "tan", "arcsin", "arccos",
     "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
-    "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like",
+    "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like", "Scan",
+    "ArgReduce", "cumsum", "cumprod", "argmax", "argmin", "diff",
 ]  # fmt: skip

@@ -15,14 +15,17 @@ import numpy as np
 
 from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops import exact as exact_ref, special
-from relgraph.ops.base import Op, pullback, register_ops, result_dtype
+from relgraph.ops.base import PERFORM, Op, pullback, register_ops, result_dtype
 from relgraph.ops.elemwise import astype, equal, exp, expand_as, times, where
-from relgraph.ops.shape import expand_dims
+from relgraph.ops.shape import expand_dims, getitem, reshape, reshape_as
 from relgraph.terms.infer import typeof
 from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
 
-__all__ = ["Reduce", "reduced_dims", "sum", "max", "min", "prod", "mean", "logsumexp"]
+__all__ = [
+    "Reduce", "reduced_dims", "sum", "max", "min", "prod", "mean", "logsumexp", "Scan",
+    "cumsum", "cumprod", "ArgReduce", "argmax", "argmin",
+]  # fmt: skip
 
 
 class Reduce(Op):
@@ -103,6 +106,108 @@ logsumexp = Reduce("logsumexp", special.logsumexp, exact_ref.log_add_exp)
 register_ops(sum, max, min, prod, mean, logsumexp)
 
 
+def _int_axis(name: str, axis: Any) -> Any:
+    if isinstance(axis, np.integer):
+        return int(axis)
+    if axis is not None and (type(axis) is not int):
+        raise TypeCheckError(f"{name}: axis must be an integer or None, got {axis!r}")
+    return axis
+
+
+def _checked_axis(name: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise TypeCheckError(f"{name}: axis {axis} is invalid for ndim {ndim}")
+    return axis % ndim
+
+
+class Scan(Op):
+    """``cumsum(x, axis=None)`` and ``cumprod``: numpy's running sums (products)
+    along an axis, or along all elements flattened (``axis=None``), in numpy's dtype
+    (``cumsum`` of int8 is int64).
+
+    >>> import relgraph as rg
+    >>> rg.typeof(rg.cumsum(rg.matrix("M", shape=(2, 3)), axis=1))
+    TensorType(float64, shape=(2, 3))
+    >>> rg.cumsum([[1, 2], [3, 4]]).tolist()
+    [1, 3, 6, 10]
+    """
+
+    nin = 1
+    params = (("axis", None),)
+    exact = PERFORM  # numpy's running sums of mpmath numbers are exact
+
+    def __init__(self, name: str, fn: Any):
+        self.name, self.fn = name, fn
+
+    def normalise(self, params: list) -> list:
+        return [_int_axis(self.name, params[0])]
+
+    def perform(self, x: Any, axis: Any = None) -> Any:
+        return self.fn(x, axis=axis)
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        t, axis = types[0], self.param_values(args)["axis"]
+        if t.ndim == 0:
+            raise TypeCheckError(f"{self.name} of a 0-d value: give it an axis with expand_dims")
+        dtype = result_dtype(self.fn, (t.dtype,))
+        if axis is None:
+            return TensorType(dtype, 1, (t.size,))
+        _checked_axis(self.name, axis, t.ndim)
+        return TensorType(dtype, t.ndim, t.shape)
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        if self.param_values(node.args)["axis"] is None:
+            return shapes.from_type(node)
+        return args[0]
+
+
+class ArgReduce(Op):
+    """``argmax(x, axis=None, keepdims=False)`` and ``argmin``: numpy's index of the
+    first largest (smallest) element, NaN counting as the largest (smallest), of the
+    whole array flattened or along one axis; int64.
+
+    >>> import numpy as np, relgraph as rg
+    >>> rg.typeof(rg.argmax(rg.matrix("M"), axis=1))
+    TensorType(int64, shape=(?,))
+    >>> int(rg.argmin(np.array([3.0, np.nan, -1.0])))
+    1
+    """
+
+    nin = 1
+    params = (("axis", None), ("keepdims", False))
+    exact = PERFORM
+
+    def __init__(self, name: str, fn: Any):
+        self.name, self.fn = name, fn
+
+    def normalise(self, params: list) -> list:
+        return [_int_axis(self.name, params[0]), bool(params[1])]
+
+    def perform(self, x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        return np.asarray(self.fn(x, axis=axis, keepdims=keepdims), np.int64)[()]
+
+    def axes(self, axis: Any, ndim: int) -> set[int]:
+        """The reduced axes (all of them for None)."""
+        return set(range(ndim)) if axis is None else {_checked_axis(self.name, axis, ndim)}
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        t, p = types[0], self.param_values(args)
+        shape = reduced_dims(t.shape, self.axes(p["axis"], t.ndim), p["keepdims"], one=1)
+        return TensorType(np.dtype(np.int64), len(shape), shape)
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        p = self.param_values(node.args)
+        axes = self.axes(p["axis"], len(args[0]))
+        return reduced_dims(args[0], axes, p["keepdims"], one=("size", 1))
+
+
+cumsum = Scan("cumsum", np.cumsum)
+cumprod = Scan("cumprod", np.cumprod)
+argmax = ArgReduce("argmax", np.argmax)
+argmin = ArgReduce("argmin", np.argmin)
+register_ops(cumsum, cumprod, argmax, argmin)
+
+
 # --- pullbacks (rg.grad): the cotangent spread back over the reduced axes -------------
 
 
@@ -165,3 +270,28 @@ def _prod_pullback(g: Any, y: Any) -> tuple:
     raise GradientError(
         f"prod has no gradient yet (in {y}): for positive values write exp(sum(log(x)))"
     )
+
+
+@pullback(cumsum)
+def _cumsum_pullback(g: Any, y: Any) -> tuple:
+    """The running sums of the cotangent from the end: ``x[i]`` counts in every
+    ``y[j]`` with ``j >= i``."""
+    x, axis = y.args[0], y.op.param_values(y.args)["axis"]
+    k = 0 if axis is None else axis % typeof(x).ndim
+    flip = ((None, None, None),) * k + ((None, None, -1),)
+    back = getitem(cumsum(getitem(g, flip), k), flip)
+    if axis is not None:
+        return (back,)
+    shape = typeof(x).shape
+    return (reshape_as(back, x) if None in shape else reshape(back, shape),)
+
+
+@pullback(cumprod)
+def _cumprod_pullback(g: Any, y: Any) -> tuple:
+    raise GradientError(f"cumprod has no gradient yet (in {y}): for positive values write "
+                        "exp(cumsum(log(x)))")  # fmt: skip
+
+
+@pullback(argmax, argmin)
+def _index_pullback(g: Any, y: Any) -> tuple:
+    return (None,)  # an index: piecewise constant

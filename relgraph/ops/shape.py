@@ -21,16 +21,18 @@ import numpy as np
 
 from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops
+from relgraph.ops.elemwise import not_equal, sub
 from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.printing import Bare
-from relgraph.terms.term import brief
+from relgraph.terms.term import Term, brief
 from relgraph.terms.types import TensorType
 
 __all__ = [
     "Transpose", "Reshape", "ExpandDims", "Squeeze", "BroadcastTo", "GetItem", "Join",
     "transpose", "reshape", "expand_dims", "squeeze", "broadcast_to", "getitem",
     "concatenate", "stack", "ShapeOp", "numpy_key", "entry_text", "ScatterAs", "scatter_as",
-    "ReshapeAs", "reshape_as",
+    "ReshapeAs", "reshape_as", "diff",
 ]  # fmt: skip
 
 
@@ -485,6 +487,29 @@ register_ops(
     transpose, reshape, expand_dims, squeeze, broadcast_to, getitem, concatenate, stack,
     scatter_as, reshape_as,
 )  # fmt: skip
+
+
+def diff(x: Any, n: int = 1, axis: int = -1) -> Any:
+    """numpy's ``diff``: ``x[1:] - x[:-1]`` along ``axis``, ``n`` times (``!=`` for
+    booleans, as numpy), built of slices (fused, differentiable).
+
+    >>> import relgraph as rg
+    >>> rg.pprint(rg.diff(rg.vector("x")))
+    '(x[1:] - x[:-1])'
+    >>> rg.diff([1, 4, 9, 16], n=2).tolist()
+    [2, 2]
+    """
+    if not isinstance(x, (Term, Symbol, Constant)):
+        return np.diff(x, n=n, axis=axis)
+    ndim = typeof(x).ndim
+    if ndim == 0:
+        raise TypeCheckError("diff of a 0-d value: it needs an axis")
+    k = _axis(axis, ndim, "diff")
+    lead = ((None, None, None),) * k
+    for _ in range(n):
+        step = not_equal if typeof(x).dtype == np.bool_ else sub
+        x = step(getitem(x, (*lead, (1, None, None))), getitem(x, (*lead, (None, -1, None))))
+    return x
 
 
 # --- pullbacks (rg.grad): the cotangent moved back where the values came from -------

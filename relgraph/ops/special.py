@@ -72,7 +72,7 @@ def log_ndtr(x: Any) -> Any:
     """The log of :func:`ndtr`, accurate far into the lower tail (scipy's).
 
     >>> float(log_ndtr(np.float64(-40.0)))
-    -804.6084420137538
+    -804.6084420137539
     """
     x = _as_float(x)
     return scipy_log_ndtr(x).astype(x.dtype)[()]

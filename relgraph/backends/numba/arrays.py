@@ -17,7 +17,7 @@ import numpy as np
 from relgraph.exceptions import LoweringError
 from relgraph.ops.base import Op
 from relgraph.ops.products import Dot, Matmul
-from relgraph.ops.reductions import Reduce, reduced_dims
+from relgraph.ops.reductions import ArgReduce, Reduce, Scan, reduced_dims
 from relgraph.ops.shape import (
     BroadcastTo,
     ExpandDims,
@@ -158,6 +158,43 @@ def _row_loop_reduce(op: Reduce, node: Any) -> tuple[list[tuple], str, str | Non
     if dtype == np.float64 and op.name == "logsumexp":
         return _LOGSUMEXP_F64  # exp from relgraph.backends.numba.vecmath: the loop vectorises
     return _ROW_LOOPS[op.name]
+
+
+# --- running sums and products, indices of extremes ------------------------------------
+
+
+@array_code.register
+def _array_code_scan(op: Scan, node: Any) -> str:
+    """The scanned axis is moved last (a contiguous copy), scanned row by row, and
+    moved back; ``axis=None`` scans the flattened array."""
+    ndim, axis = typeof(node.args[0]).ndim, op.param_values(node.args)["axis"]
+    scan = f"kernels.{op.name}_last"
+    if axis is None:
+        return f"{scan}(np.ascontiguousarray({{0}}).reshape(({{0}}.size,)), {{dtype}})"
+    k = axis % ndim
+    if k == ndim - 1:
+        return f"{scan}(np.ascontiguousarray({{0}}), {{dtype}})"
+    order = tuple(j for j in range(ndim) if j != k) + (k,)
+    back = tuple(int(j) for j in np.argsort(order))
+    moved = f"np.ascontiguousarray(np.transpose({{0}}, {order!r}))"
+    return f"np.transpose({scan}({moved}, {{dtype}}), {back!r})"
+
+
+@array_code.register
+def _array_code_argreduce(op: ArgReduce, node: Any) -> str:
+    p = op.param_values(node.args)
+    if p["axis"] is None:
+        code = f"np.int64(np.{op.name}({{0}}))"
+    else:
+        code = (
+            f"np.{op.name}({{0}}, axis={p['axis'] % typeof(node.args[0]).ndim}).astype(np.int64)"
+        )
+    if p["keepdims"]:
+        x = typeof(node.args[0])
+        kept = reduced_dims([f"{{0}}.shape[{k}]" for k in range(x.ndim)],
+                            op.axes(p["axis"], x.ndim), True, one="1")  # fmt: skip
+        return f"kernels.keep_dims({code}, ({''.join(f'{d}, ' for d in kept)}))"
+    return code
 
 
 # --- shape Ops: numpy's views and copies, which Numba compiles --------------------------

@@ -28,6 +28,7 @@ __all__ = [
     "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
     "index", "matmul", "broadcast_dim", "ipow", "lane_sum", "lane_max", "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
+    "cumsum_last", "cumprod_last",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453
@@ -252,6 +253,38 @@ def index(i, n):
     if not -n <= i < n:
         raise IndexError("index out of bounds for an axis of this length")
     return i + n if i < 0 else i
+
+
+def _scan_last(times: bool) -> Any:
+    """A running sum (product) along the last axis of a C-contiguous array, in
+    ``dtype``, in order (as numpy: no reassociation)."""
+
+    name = "cumprod_last" if times else "cumsum_last"
+
+    def combine(acc, v):
+        return acc * v if times else acc + v
+
+    step = njit(inline="always")(_named(combine, f"{name}_step"))
+
+    def impl(a, dtype):
+        out = np.empty(a.shape, dtype)
+        n = a.shape[-1]
+        if a.size == 0:
+            return out
+        rows, outs = a.reshape((a.size // n, n)), out.reshape((a.size // n, n))
+        for i in range(rows.shape[0]):
+            acc = dtype(rows[i, 0])
+            outs[i, 0] = acc
+            for j in range(1, n):
+                acc = step(acc, dtype(rows[i, j]))
+                outs[i, j] = acc
+        return out
+
+    return njit(nogil=True, error_model="numpy")(_named(impl, name))
+
+
+cumsum_last = _scan_last(times=False)
+cumprod_last = _scan_last(times=True)
 
 
 def matmul(a, b, dtype):
