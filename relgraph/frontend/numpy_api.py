@@ -286,6 +286,10 @@ def _swapaxes(a, axis1, axis2):
     return ops.transpose(x, tuple(perm))
 
 
+def _unsupported_k() -> Any:
+    raise UnsupportedError("numpy.diag and numpy.trace take the main diagonal only (k=0)")
+
+
 def _scan(op: Any) -> Callable[..., Any]:
     def scan(a, axis=None, dtype=None, out=None):
         _check_defaults(f"numpy.{op.name}", {"dtype": dtype, "out": out}, _UFUNC_DEFAULTS)
@@ -345,6 +349,17 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     ),
     np.concatenate: _join(ops.concatenate), np.stack: _join(ops.stack),
     np.dot: _dot, np.outer: _outer,
+    np.linalg.cholesky: lambda a, upper=False: ops.cholesky(term_of(a)) if not upper else
+        ops.transpose(ops.cholesky(term_of(a))),
+    np.linalg.inv: lambda a: ops.inv(term_of(a)),
+    np.linalg.solve: lambda a, b: ops.solve(term_of(a), term_of(b)),
+    np.linalg.det: lambda a: ops.det(term_of(a)),
+    np.linalg.slogdet: lambda a: ops.slogdet(term_of(a)),
+    np.linalg.norm: lambda x, ord=None, axis=None, keepdims=False: ops.norm(
+        term_of(x), ord, _axis(axis), keepdims),
+    np.diag: lambda v, k=0: ops.diag(term_of(v)) if k == 0 else _unsupported_k(),
+    np.trace: lambda a, offset=0, axis1=0, axis2=1, dtype=None, out=None: ops.trace(term_of(a))
+        if (offset, axis1, axis2, dtype, out) == (0, 0, 1, None, None) else _unsupported_k(),
     np.cumsum: _scan(ops.cumsum), np.cumprod: _scan(ops.cumprod),
     np.argmax: _arg(ops.argmax), np.argmin: _arg(ops.argmin), np.diff: _diff,
     np.zeros_like: _like(ops.zeros_like), np.ones_like: _like(ops.ones_like),
@@ -379,7 +394,7 @@ def supported_names() -> list[str]:
     """
     names = [f"numpy.{u.__name__}" for u in (*UFUNCS, *_BOOLEAN)]
     names += [f"numpy.{u.__name__}.reduce" for u in REDUCERS]
-    names += [f"numpy.{f.__name__}" for f in FUNCTIONS]
+    names += [f"{f.__module__}.{f.__name__}" for f in FUNCTIONS]
     names += [f"scipy.special.{n}" for n in _SCIPY]
     return sorted(set(names))
 

@@ -209,6 +209,8 @@ class Traced:
 
     def __array_function__(self, func, types, args, kwargs):
         result = numpy_api.function_term(func, args, kwargs)
+        if isinstance(result, tuple):  # np.linalg.slogdet
+            return tuple(Traced(r) if isinstance(r, TermOps) else r for r in result)
         return Traced(result) if isinstance(result, TermOps) else result
 
     __add__, __radd__ = _binary(np.add)

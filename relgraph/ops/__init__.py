@@ -80,6 +80,20 @@ from relgraph.ops.elemwise import (
     where,
     zeros_like,
 )  # fmt: skip
+from relgraph.ops.linalg import (
+    Diag,
+    LinalgOp,
+    cholesky,
+    det,
+    det_sign,
+    diag,
+    inv,
+    logabsdet,
+    norm,
+    slogdet,
+    solve,
+    trace,
+)
 from relgraph.ops.products import Dot, Matmul, dot, matmul, product_op
 from relgraph.ops.reductions import (
     ArgReduce,
@@ -133,5 +147,6 @@ __all__ = [
     "scatter_as", "ReshapeAs", "reshape_as", "sinh", "cosh", "tan", "arcsin", "arccos",
     "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
     "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like", "Scan",
-    "ArgReduce", "cumsum", "cumprod", "argmax", "argmin", "diff",
+    "ArgReduce", "cumsum", "cumprod", "argmax", "argmin", "diff", "LinalgOp", "Diag", "cholesky",
+    "inv", "solve", "det", "slogdet", "logabsdet", "det_sign", "diag", "trace", "norm",
 ]  # fmt: skip

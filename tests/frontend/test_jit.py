@@ -375,3 +375,27 @@ def test_scipy_normal_distribution_functions_are_traced():
     f = rg.jit(lambda x: (ndtr(x), log_ndtr(x)), compile="eager")
     for got, expected in zip(f(x), (ndtr(x), log_ndtr(x))):
         np.testing.assert_allclose(got, expected, rtol=1e-13, equal_nan=True)
+
+
+def test_linear_algebra_gives_numpys_values_and_gradients(rng):
+    def gaussian_logpdf(x, mu, S):
+        d = x.shape[0]
+        sign, logdet = np.linalg.slogdet(S)
+        r = np.linalg.solve(S, x - mu)
+        return -0.5 * (d * np.log(2 * np.pi) + logdet + (x - mu) @ r)
+
+    def others(S, v):
+        L = np.linalg.cholesky(S)
+        return L @ v + np.linalg.inv(S) @ v * np.linalg.det(S), np.trace(S) + np.linalg.norm(v)
+
+    A = rng.normal(size=(4, 4))
+    S, x, mu = A @ A.T + 4 * np.eye(4), rng.normal(size=4), rng.normal(size=4)
+    np.testing.assert_allclose(rg.jit(gaussian_logpdf, compile="eager")(x, mu, S),
+                               gaussian_logpdf(x, mu, S), rtol=1e-13)  # fmt: skip
+    for got, want in zip(rg.jit(others, compile="eager")(S, x), others(S, x)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    dS = rg.grad(gaussian_logpdf, argnums=2, compile="eager")(x, mu, S)
+    inv, r = np.linalg.inv(S), np.linalg.solve(S, x - mu)
+    np.testing.assert_allclose(dS, -0.5 * (inv - np.outer(r, r)), rtol=1e-10)
+    with pytest.raises(np.linalg.LinAlgError):
+        rg.jit(others, compile="eager")(-S, x)

@@ -54,13 +54,20 @@ SPECIAL = {
     "min": lambda: rg.min(T, axis=(1, 2)),
     "mean": lambda: rg.mean(M, axis=0) + rg.mean(T),
     "sum": lambda: rg.sum(T, axis=1) * rg.sum(M * M),
+    "inv": lambda: rg.inv(N @ M + I3),
+    "solve": lambda: rg.solve(N @ M + I3, M[0]) + rg.sum(rg.solve(N @ M + I3, N)),
+    "det": lambda: rg.det(N @ M),
+    "logabsdet": lambda: rg.logabsdet(N @ M),
+    "det_sign": lambda: rg.det_sign(N @ M - 20 * I3),
+    "diag": lambda: rg.diag(N @ M) + rg.sum(rg.diag(x)),
     "cumsum": lambda: rg.cumsum(M, axis=0) * M + rg.sum(rg.cumsum(T, 1)) + rg.sum(rg.cumsum(N)),
 }
 EXTRA = {
     rg.vector("u", shape=2): RNG.uniform(0.5, 2, 2),
     rg.vector("v", shape=3): RNG.uniform(0.5, 2, 3),
 }
-WITHOUT = {"prod", "cumprod"}  # refused by name, below
+WITHOUT = {"prod", "cumprod", "cholesky"}  # refused by name, below
+I3 = rg.Constant(3 * np.eye(3))
 
 
 def _program(op):
@@ -180,6 +187,8 @@ def test_a_symbol_the_output_does_not_use_gets_zeros_of_its_shape():
 def test_what_has_no_gradient_is_named():
     with pytest.raises(rg.GradientError, match="prod has no gradient yet.*exp\\(sum\\(log"):
         rg.grad(rg.prod(x), x)
+    with pytest.raises(rg.GradientError, match="cholesky has no gradient yet"):
+        rg.grad(rg.sum(rg.cholesky(M)), M)
     with pytest.raises(rg.GradientError, match="cumprod has no gradient yet"):
         rg.grad(rg.sum(rg.cumprod(x)), x)
     with pytest.raises(rg.GradientError, match="concatenate.*sizes.*give the symbols shapes"):

@@ -16,6 +16,7 @@ from relgraph.ops.exact import exact_evaluate
 from relgraph.terms.operators import OPERATORS
 
 ELEMENTWISE = [op for op in ALL_OPS.values() if op.elementwise]
+LINALG = ("cholesky", "inv", "det", "logabsdet", "det_sign")
 # Ordinary points, special points and both signs; each Op gets its domain's part.
 POINTS = np.array([-3.5, -1.0, -0.25, -0.0, 0.0, 0.5, 1.0, 2.0, 7.0, np.inf, -np.inf, np.nan])
 
@@ -101,6 +102,9 @@ def test_other_ops_have_a_numba_rule(op):
         "stack": rg.stack([x, x]),
         "scatter_as": rg.scatter_as(x[0], x, (0,)),
         "reshape_as": rg.reshape_as(rg.vector("g"), x),
+        "solve": rg.solve(rg.matrix("S"), rg.vector("b")),
+        **{name: getattr(rg, name)(rg.matrix("S")) for name in LINALG},
+        "diag": rg.diag(rg.vector("d")),
     }
     node = examples[op.name] if op.name in examples else op(x)
     assert node.op is op

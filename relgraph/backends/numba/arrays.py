@@ -16,6 +16,7 @@ import numpy as np
 
 from relgraph.exceptions import LoweringError
 from relgraph.ops.base import Op
+from relgraph.ops.linalg import Diag, LinalgOp
 from relgraph.ops.products import Dot, Matmul
 from relgraph.ops.reductions import ArgReduce, Reduce, Scan, reduced_dims
 from relgraph.ops.shape import (
@@ -195,6 +196,29 @@ def _array_code_argreduce(op: ArgReduce, node: Any) -> str:
                             op.axes(p["axis"], x.ndim), True, one="1")  # fmt: skip
         return f"kernels.keep_dims({code}, ({''.join(f'{d}, ' for d in kept)}))"
     return code
+
+
+# --- linear algebra: Numba's np.linalg (LAPACK), on contiguous operands in the dtype ----
+
+_LINALG = {
+    "cholesky": "np.linalg.cholesky({a})", "inv": "np.linalg.inv({a})",
+    "solve": "np.linalg.solve({a}, {b})", "det": "np.linalg.det({a})",
+    "logabsdet": "np.linalg.slogdet({a})[1]", "det_sign": "np.linalg.slogdet({a})[0]",
+}  # fmt: skip
+
+
+@array_code.register
+def _array_code_linalg(op: LinalgOp, node: Any) -> str:
+    def cast(i: int) -> str:
+        return f"np.ascontiguousarray({{{i}}}).astype({{dtype}})"
+
+    b = cast(1) if op.nin == 2 else ""
+    return _LINALG[op.name].format(a=cast(0), b=b).replace("{{", "{").replace("}}", "}")
+
+
+@array_code.register
+def _array_code_diag(op: Diag, node: Any) -> str:
+    return "np.diag(np.ascontiguousarray({0}))"
 
 
 # --- shape Ops: numpy's views and copies, which Numba compiles --------------------------
