@@ -149,6 +149,8 @@ def _differentiate(
         output = _checked_output(f, rewriter, scalar=True)
         grads = _gradients(output, wrt, _one(output), rewriter)
         return (output, grads) if value else grads
+    if isinstance(f, JitFunction):
+        f = f.fn  # differentiate the numpy function it compiles
     if not callable(f):
         raise TypeError(f"rg.grad needs a term or a function, got {f!r:.80}")
     if wrt is not None:

@@ -286,6 +286,10 @@ def _swapaxes(a, axis1, axis2):
     return ops.transpose(x, tuple(perm))
 
 
+def _unsupported_mode() -> Any:
+    raise UnsupportedError("numpy.take: only out=None and mode='raise' are supported")
+
+
 def _unsupported_k() -> Any:
     raise UnsupportedError("numpy.diag and numpy.trace take the main diagonal only (k=0)")
 
@@ -360,6 +364,11 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.diag: lambda v, k=0: ops.diag(term_of(v)) if k == 0 else _unsupported_k(),
     np.trace: lambda a, offset=0, axis1=0, axis2=1, dtype=None, out=None: ops.trace(term_of(a))
         if (offset, axis1, axis2, dtype, out) == (0, 0, 1, None, None) else _unsupported_k(),
+    np.take: lambda a, indices, axis=None, out=None, mode="raise": ops.take(
+        term_of(a), term_of(indices), axis) if (out, mode) == (None, "raise") else
+        _unsupported_mode(),
+    np.take_along_axis: lambda arr, indices, axis: ops.take_along_axis(
+        term_of(arr), term_of(indices), axis),
     np.cumsum: _scan(ops.cumsum), np.cumprod: _scan(ops.cumprod),
     np.argmax: _arg(ops.argmax), np.argmin: _arg(ops.argmin), np.diff: _diff,
     np.zeros_like: _like(ops.zeros_like), np.ones_like: _like(ops.ones_like),

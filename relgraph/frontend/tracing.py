@@ -170,6 +170,51 @@ def _binary(ufunc: np.ufunc) -> tuple[Callable, Callable]:
     return (lambda a, b: ufunc(a, b)), (lambda a, b: ufunc(b, a))
 
 
+_ALL = slice(None)
+
+
+def _is_array(entry: Any) -> bool:
+    return isinstance(entry, (Traced, TermOps, np.ndarray, list))
+
+
+def _array_index(term: Any, entries: tuple, text: str) -> Any:
+    """``x[...]`` with integer arrays in the key: one axis indexed by an array
+    (``x[idx]``, ``x[:, idx]``) is ``take``; one element per row
+    (``x[np.arange(n), idx]``) is ``take_along_axis``."""
+    ndim = typeof(term).ndim
+    marks = [k for k, e in enumerate(entries) if e is None or e is Ellipsis]
+    if any(entries[k] is None for k in marks) or len(marks) > 1:
+        raise TraceError(f"{text}[...]: an array index with None is not supported")
+    if marks:
+        k = marks[0]
+        entries = entries[:k] + (_ALL,) * (ndim - len(entries) + 1) + entries[k + 1 :]
+    entries = entries + (_ALL,) * (ndim - len(entries))
+    arrays = [k for k, e in enumerate(entries) if _is_array(e)]
+    index = [numpy_api.term_of(entries[k]) for k in arrays]
+    if any(typeof(i).dtype == np.bool_ for i in index):
+        raise TraceError(
+            f"{text}[mask]: the result's shape depends on the values, which tracing does "
+            "not know: write np.where(mask, x, 0) (or a masked sum) instead"
+        )
+    rest = [e for k, e in enumerate(entries) if k not in arrays]
+    if len(arrays) == 1 and all(type(e) is slice and e == _ALL for e in rest):
+        return ops.take(term, index[0], arrays[0])
+    if arrays == [0, 1] and ndim == 2 and _counts_rows(index[0]) and typeof(index[1]).ndim == 1:
+        picked = ops.take_along_axis(term, ops.expand_dims(index[1], 1), 1)
+        return ops.getitem(picked, (_ALL, 0))
+    raise TraceError(
+        f"{text}[...]: this array index is not supported: index one axis with an array "
+        "(x[idx], x[:, idx]) or pick one element per row (x[np.arange(n), idx]); "
+        "np.take and np.take_along_axis say the rest"
+    )
+
+
+def _counts_rows(index: Any) -> bool:
+    """Whether an index is the constant ``0, 1, ..., n - 1`` (``np.arange(n)``)."""
+    value = getattr(index, "value", None)
+    return value is not None and value.ndim == 1 and np.array_equal(value, np.arange(len(value)))
+
+
 class SizeUnknown(TraceError):
     """Traced code read a size (``x.shape[1]``, ``len(x)``, ``x.size``) that the term's
     type leaves open; ``term`` is the term whose size it read.  ``rg.jit`` catches it
@@ -244,15 +289,10 @@ class Traced:
         return np.invert(self)
 
     def __getitem__(self, key):
-        if isinstance(key, (Traced, TermOps, np.ndarray, list)) or (
-            isinstance(key, tuple) and any(isinstance(k, (Traced, TermOps, np.ndarray, list))
-                                           for k in key)
-        ):  # fmt: skip
-            raise TraceError(
-                f"{self._text()}[...] with an array index: only basic indexing (integers, "
-                "slices, None and ...) is supported; for a mask use np.where"
-            )
-        return Traced(ops.getitem(self.term, key))
+        entries = key if isinstance(key, tuple) else (key,)
+        if not any(map(_is_array, entries)):
+            return Traced(ops.getitem(self.term, key))
+        return Traced(_array_index(self.term, entries, self._text()))
 
     def __setitem__(self, key, value):
         raise TraceError(

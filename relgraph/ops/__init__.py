@@ -80,6 +80,15 @@ from relgraph.ops.elemwise import (
     where,
     zeros_like,
 )  # fmt: skip
+from relgraph.ops.indexing import (
+    AddAt,
+    Take,
+    TakeAlong,
+    add_along_axis,
+    add_at,
+    take,
+    take_along_axis,
+)
 from relgraph.ops.linalg import (
     Diag,
     LinalgOp,
@@ -148,5 +157,6 @@ __all__ = [
     "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
     "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like", "Scan",
     "ArgReduce", "cumsum", "cumprod", "argmax", "argmin", "diff", "LinalgOp", "Diag", "cholesky",
-    "inv", "solve", "det", "slogdet", "logabsdet", "det_sign", "diag", "trace", "norm",
+    "inv", "solve", "det", "slogdet", "logabsdet", "det_sign", "diag", "trace", "norm", "Take",
+    "TakeAlong", "AddAt", "take", "take_along_axis", "add_at", "add_along_axis",
 ]  # fmt: skip

@@ -399,3 +399,34 @@ def test_linear_algebra_gives_numpys_values_and_gradients(rng):
     np.testing.assert_allclose(dS, -0.5 * (inv - np.outer(r, r)), rtol=1e-10)
     with pytest.raises(np.linalg.LinAlgError):
         rg.jit(others, compile="eager")(-S, x)
+
+
+def test_integer_array_indexing_as_numpy(rng):
+    def cross_entropy(z, labels):
+        n = z.shape[0]
+        logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+        return -np.mean(logp[np.arange(n), labels])
+
+    z, labels = rng.normal(size=(6, 5)), np.array([0, 4, 1, 1, -1, 2])
+    f = rg.jit(cross_entropy, compile="eager")
+    np.testing.assert_allclose(f(z, labels), cross_entropy(z, labels), rtol=1e-13)
+    big = 300 * z  # numpy: inf - inf; the rewrite made it logsumexp
+    from scipy.special import log_softmax, softmax
+
+    np.testing.assert_allclose(
+        f(big, labels), -np.mean(log_softmax(big, 1)[np.arange(6), labels]), rtol=1e-13
+    )
+    dz = rg.grad(cross_entropy, compile="eager")(big, labels)
+    np.testing.assert_allclose(dz, (softmax(big, 1) - np.eye(5)[labels]) / 6, atol=1e-15)
+
+    def gathers(x, i):
+        return x[i] * 2 + x[:, i].sum() + np.take(x, i)[:, None] + x[..., i][:, :1]
+
+    x, i = rng.normal(size=(3, 3)), np.array([0, 2, -1])
+    np.testing.assert_array_equal(rg.jit(gathers, compile="eager")(x, i), gathers(x, i))
+    with pytest.raises(IndexError):
+        rg.jit(gathers, compile="eager")(x, np.array([0, 3, 1]))
+    with pytest.raises(rg.TraceError, match=r"x\[mask\]: the result's shape depends"):
+        rg.jit(lambda x: x[x > 0])(x)
+    with pytest.raises(rg.TraceError, match="one element per row"):
+        rg.jit(lambda x, i: x[i, i])(x, i)

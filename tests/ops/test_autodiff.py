@@ -55,6 +55,10 @@ SPECIAL = {
     "mean": lambda: rg.mean(M, axis=0) + rg.mean(T),
     "sum": lambda: rg.sum(T, axis=1) * rg.sum(M * M),
     "inv": lambda: rg.inv(N @ M + I3),
+    "take": lambda: rg.take(M, COLUMNS, 1) + rg.sum(rg.take(T, PER_ROW)),
+    "take_along_axis": lambda: rg.take_along_axis(M, PER_ROW, 1) * x[:, None],
+    "add_at": lambda: rg.add_at(y[:2] * 2, x, TWICE) + rg.sum(rg.add_at(M[:, :2], M, TWICE, 1)),
+    "add_along_axis": lambda: rg.add_along_axis(M[:, :1] * M[:, 1:2], M, PER_ROW, 1),
     "solve": lambda: rg.solve(N @ M + I3, M[0]) + rg.sum(rg.solve(N @ M + I3, N)),
     "det": lambda: rg.det(N @ M),
     "logabsdet": lambda: rg.logabsdet(N @ M),
@@ -68,6 +72,9 @@ EXTRA = {
 }
 WITHOUT = {"prod", "cumprod", "cholesky"}  # refused by name, below
 I3 = rg.Constant(3 * np.eye(3))
+COLUMNS = rg.Constant(np.array([0, 2, -1]))
+PER_ROW = rg.Constant(np.array([[0], [2], [1], [-1]]))
+TWICE = rg.Constant(np.array([1, 1]))
 
 
 def _program(op):

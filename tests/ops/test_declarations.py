@@ -105,6 +105,10 @@ def test_other_ops_have_a_numba_rule(op):
         "solve": rg.solve(rg.matrix("S"), rg.vector("b")),
         **{name: getattr(rg, name)(rg.matrix("S")) for name in LINALG},
         "diag": rg.diag(rg.vector("d")),
+        "take": rg.take(x, rg.vector("i", "int64"), 1),
+        "take_along_axis": rg.take_along_axis(x, rg.tensor("j", "int64", ndim=3), 2),
+        "add_at": rg.add_at(x, x, rg.vector("i", "int64"), 0),
+        "add_along_axis": rg.add_along_axis(x, x, rg.tensor("j", "int64", ndim=3), 1),
     }
     node = examples[op.name] if op.name in examples else op(x)
     assert node.op is op

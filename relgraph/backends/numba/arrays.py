@@ -16,6 +16,7 @@ import numpy as np
 
 from relgraph.exceptions import LoweringError
 from relgraph.ops.base import Op
+from relgraph.ops.indexing import AddAt, Take, TakeAlong
 from relgraph.ops.linalg import Diag, LinalgOp
 from relgraph.ops.products import Dot, Matmul
 from relgraph.ops.reductions import ArgReduce, Reduce, Scan, reduced_dims
@@ -196,6 +197,90 @@ def _array_code_argreduce(op: ArgReduce, node: Any) -> str:
                             op.axes(p["axis"], x.ndim), True, one="1")  # fmt: skip
         return f"kernels.keep_dims({code}, ({''.join(f'{d}, ' for d in kept)}))"
     return code
+
+
+# --- integer-array indexing: the indexed axis moved first (last for the "along" forms) --
+
+
+def _tuple(items: list[str]) -> str:
+    return "(" + "".join(f"{i}, " for i in items) + ")"
+
+
+def _moved(array: str, perm: tuple[int, ...]) -> str:
+    if perm == tuple(range(len(perm))):
+        return f"np.ascontiguousarray({array})"
+    return f"np.ascontiguousarray(np.transpose({array}, {perm!r}))"
+
+
+def _product(dims: list[str]) -> str:
+    return " * ".join(["1", *dims])
+
+
+def _back(code: str, perm: tuple[int, ...]) -> str:
+    """``code`` (an array in the order ``perm`` of the result's axes) in that order."""
+    if perm == tuple(range(len(perm))):
+        return code
+    return f"np.transpose({code}, {tuple(int(j) for j in np.argsort(perm))!r})"
+
+
+@array_code.register
+def _array_code_take(op: Take, node: Any) -> str:
+    nx, ni = typeof(node.args[0]).ndim, typeof(node.args[1]).ndim
+    axis = op.param_values(node.args)["axis"]
+    flat_idx = "np.ascontiguousarray({1}).reshape(({1}.size,))"
+    idx_dims = [f"{{1}}.shape[{j}]" for j in range(ni)]
+    if axis is None:
+        rows = "np.ascontiguousarray({0}).reshape(({0}.size, 1))"
+        return f"kernels.take_rows({rows}, {flat_idx}).reshape({_tuple(idx_dims)})"
+    k = axis % nx
+    others = [j for j in range(nx) if j != k]
+    rest = [f"{{0}}.shape[{j}]" for j in others]
+    rows = f"{_moved('{0}', (k, *others))}.reshape(({{0}}.shape[{k}], {_product(rest)}))"
+    gathered = f"kernels.take_rows({rows}, {flat_idx}).reshape({_tuple(idx_dims + rest)})"
+    # the gathered axes are the index's (result axes k...) and then x's others
+    return _back(gathered, (*range(k, k + ni), *(j if j < k else j + ni for j in others)))
+
+
+@array_code.register
+def _array_code_add_at(op: AddAt, node: Any) -> str:
+    if op.along:
+        return _add_along(op, node)
+    nx, ni = typeof(node.args[1]).ndim, typeof(node.args[2]).ndim
+    axis = op.param_values(node.args)["axis"]
+    flat_idx = "np.ascontiguousarray({2}).reshape(({2}.size,))"
+    if axis is None:
+        rows = "np.ascontiguousarray({0}).reshape(({0}.size, 1))"
+        return f"kernels.add_rows({rows}, {flat_idx}, {{1}}.size).reshape({{1}}.shape)"
+    k = axis % nx
+    others = [j for j in range(nx) if j != k]
+    rest = [f"{{1}}.shape[{j}]" for j in others]
+    g_perm = (*range(k, k + ni), *range(k), *range(k + ni, nx - 1 + ni))
+    rows = f"{_moved('{0}', g_perm)}.reshape(({{2}}.size, {_product(rest)}))"
+    added = f"kernels.add_rows({rows}, {flat_idx}, {{1}}.shape[{k}])"
+    return _back(f"{added}.reshape({_tuple([f'{{1}}.shape[{k}]', *rest])})", (k, *others))
+
+
+@array_code.register
+def _array_code_take_along(op: TakeAlong, node: Any) -> str:
+    nx = typeof(node.args[0]).ndim
+    k = op.param_values(node.args)["axis"] % nx
+    perm = (*[j for j in range(nx) if j != k], k)
+    lead = [f"{{1}}.shape[{j}]" for j in perm[:-1]]
+    x = f"{_moved('{0}', perm)}.reshape(({_product(lead)}, {{0}}.shape[{k}]))"
+    idx = f"{_moved('{1}', perm)}.reshape(({_product(lead)}, {{1}}.shape[{k}]))"
+    out = f"kernels.take_along_rows({x}, {idx}).reshape({_tuple([*lead, f'{{1}}.shape[{k}]'])})"
+    return _back(out, perm)
+
+
+def _add_along(op: AddAt, node: Any) -> str:
+    nx = typeof(node.args[1]).ndim
+    k = op.param_values(node.args)["axis"] % nx
+    perm = (*[j for j in range(nx) if j != k], k)
+    lead = [f"{{2}}.shape[{j}]" for j in perm[:-1]]
+    g = f"{_moved('{0}', perm)}.reshape(({_product(lead)}, {{2}}.shape[{k}]))"
+    idx = f"{_moved('{2}', perm)}.reshape(({_product(lead)}, {{2}}.shape[{k}]))"
+    added = f"kernels.add_along_rows({g}, {idx}, {{1}}.shape[{k}])"
+    return _back(f"{added}.reshape({_tuple([*lead, f'{{1}}.shape[{k}]'])})", perm)
 
 
 # --- linear algebra: Numba's np.linalg (LAPACK), on contiguous operands in the dtype ----

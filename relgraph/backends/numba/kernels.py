@@ -28,7 +28,7 @@ __all__ = [
     "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
     "index", "matmul", "broadcast_dim", "ipow", "lane_sum", "lane_max", "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
-    "cumsum_last", "cumprod_last",
+    "cumsum_last", "cumprod_last", "take_rows", "add_rows", "take_along_rows", "add_along_rows",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453
@@ -285,6 +285,52 @@ def _scan_last(times: bool) -> Any:
 
 cumsum_last = _scan_last(times=False)
 cumprod_last = _scan_last(times=True)
+
+
+# Gathers and their scatter-adds, on 2-d views (the generated code moves the indexed
+# axis first, or last for the "along" forms); indices bounds-checked as numpy's.
+
+
+@njit(nogil=True, error_model="numpy")
+def take_rows(a, idx):
+    """The rows of ``a`` at ``idx`` (1-d)."""
+    n = a.shape[0]
+    out = np.empty((idx.size, a.shape[1]), a.dtype)
+    for i in range(idx.size):
+        out[i, :] = a[index(idx[i], n), :]
+    return out
+
+
+@njit(nogil=True, error_model="numpy")
+def add_rows(g, idx, n):
+    """Zeros of ``n`` rows with the rows of ``g`` added at ``idx``."""
+    out = np.zeros((n, g.shape[1]), g.dtype)
+    for i in range(idx.size):
+        out[index(idx[i], n), :] += g[i, :]
+    return out
+
+
+@njit(nogil=True, error_model="numpy")
+def take_along_rows(a, idx):
+    """``a[r, idx[r, c]]`` for every row ``r`` and column ``c`` of ``idx``."""
+    if idx.shape[0] != a.shape[0]:
+        raise ValueError("take_along_axis: the shapes of the array and the indices differ")
+    n = a.shape[1]
+    out = np.empty(idx.shape, a.dtype)
+    for r in range(idx.shape[0]):
+        for c in range(idx.shape[1]):
+            out[r, c] = a[r, index(idx[r, c], n)]
+    return out
+
+
+@njit(nogil=True, error_model="numpy")
+def add_along_rows(g, idx, n):
+    """Zeros of ``n`` columns with ``g[r, c]`` added at ``[r, idx[r, c]]``."""
+    out = np.zeros((g.shape[0], n), g.dtype)
+    for r in range(idx.shape[0]):
+        for c in range(idx.shape[1]):
+            out[r, index(idx[r, c], n)] += g[r, c]
+    return out
 
 
 def matmul(a, b, dtype):
