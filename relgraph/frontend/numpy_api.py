@@ -286,6 +286,17 @@ def _swapaxes(a, axis1, axis2):
     return ops.transpose(x, tuple(perm))
 
 
+def _einsum(subscripts, *operands, out=None, optimize=False, **rest):
+    if not isinstance(subscripts, str):
+        raise UnsupportedError("numpy.einsum: give the subscripts as a string ('ij,jk->ik')")
+    _check_defaults(
+        "numpy.einsum",
+        {"out": out, **rest},
+        {"out": None, "dtype": None, "order": "K", "casting": "safe"},
+    )
+    return ops.einsum(subscripts, *map(term_of, operands))
+
+
 def _unsupported_mode() -> Any:
     raise UnsupportedError("numpy.take: only out=None and mode='raise' are supported")
 
@@ -367,6 +378,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.take: lambda a, indices, axis=None, out=None, mode="raise": ops.take(
         term_of(a), term_of(indices), axis) if (out, mode) == (None, "raise") else
         _unsupported_mode(),
+    np.einsum: _einsum,
     np.take_along_axis: lambda arr, indices, axis: ops.take_along_axis(
         term_of(arr), term_of(indices), axis),
     np.cumsum: _scan(ops.cumsum), np.cumprod: _scan(ops.cumprod),

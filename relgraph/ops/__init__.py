@@ -103,7 +103,7 @@ from relgraph.ops.linalg import (
     solve,
     trace,
 )
-from relgraph.ops.products import Dot, Matmul, dot, matmul, product_op
+from relgraph.ops.products import Dot, Matmul, dot, einsum, matmul, product_op
 from relgraph.ops.reductions import (
     ArgReduce,
     Reduce,
@@ -158,5 +158,5 @@ __all__ = [
     "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like", "Scan",
     "ArgReduce", "cumsum", "cumprod", "argmax", "argmin", "diff", "LinalgOp", "Diag", "cholesky",
     "inv", "solve", "det", "slogdet", "logabsdet", "det_sign", "diag", "trace", "norm", "Take",
-    "TakeAlong", "AddAt", "take", "take_along_axis", "add_at", "add_along_axis",
+    "TakeAlong", "AddAt", "take", "take_along_axis", "add_at", "add_along_axis", "einsum",
 ]  # fmt: skip

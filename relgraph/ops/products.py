@@ -11,12 +11,16 @@ import numpy as np
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops
+from relgraph.ops.elemwise import mul
+from relgraph.ops.reductions import sum as sum_
 from relgraph.ops.shape import expand_dims, transpose
 from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.operators import register_operator
+from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType, broadcast_shapes
 
-__all__ = ["Dot", "Matmul", "dot", "matmul", "product_op"]
+__all__ = ["Dot", "Matmul", "dot", "matmul", "product_op", "einsum"]
 
 
 class _Product(Op):
@@ -132,6 +136,92 @@ def product_op(a: Any, b: Any) -> Op:
 @register_operator("@")
 def _matmul_operator(a: Any, b: Any) -> Any:
     return product_op(a, b)(a, b)
+
+
+def einsum(subscripts: str, *operands: Any) -> Any:
+    """numpy's ``einsum`` with explicit letters (no ``...``, no letter twice in one
+    operand): a matrix product where it is one (BLAS), else the operands' axes lined
+    up, multiplied elementwise and summed over the contracted letters (one fused
+    loop).
+
+    >>> import numpy as np, relgraph as rg
+    >>> A, B, x = rg.matrix("A"), rg.matrix("B"), rg.vector("x")
+    >>> rg.pprint(rg.einsum("ij,jk->ik", A, B)), rg.pprint(rg.einsum("ij,ij->i", A, B))
+    ('(A @ B)', 'sum(A * B, axis=1)')
+    >>> rg.pprint(rg.einsum("ij,i", A, x))
+    '(A.T @ x)'
+    >>> float(rg.einsum("i,i", np.arange(3.0), np.arange(3.0)))
+    5.0
+    """
+    if not any(isinstance(a, (Term, Symbol, Constant)) for a in operands):
+        return np.einsum(subscripts, *operands)
+    inputs, output = _parsed(subscripts, operands)
+    if len(operands) == 2:
+        product = _as_product(inputs, output, operands)
+        if product is not None:
+            return product
+    order = output + "".join(sorted(set("".join(inputs)) - set(output)))
+    lined = [_lined_up(a, letters, order) for a, letters in zip(operands, inputs)]
+    total = lined[0] if len(lined) == 1 else mul(*lined)
+    contracted = tuple(range(len(output), len(order)))
+    return sum_(total, contracted) if contracted else total
+
+
+def _parsed(subscripts: str, operands: Sequence[Any]) -> tuple[list[str], str]:
+    spec = subscripts.replace(" ", "")
+    if "." in spec:
+        raise TypeCheckError(f"einsum {subscripts!r}: '...' is not supported; name every axis")
+    left, arrow, output = spec.partition("->")
+    inputs = left.split(",")
+    if len(inputs) != len(operands):
+        raise TypeCheckError(
+            f"einsum {subscripts!r} names {len(inputs)} operands, {len(operands)} were given"
+        )
+    for letters, a in zip(inputs, operands):
+        if not letters.isalpha() and letters:
+            raise TypeCheckError(f"einsum {subscripts!r}: {letters!r} is not a list of letters")
+        if len(set(letters)) != len(letters):
+            raise TypeCheckError(f"einsum {subscripts!r}: a letter twice in {letters!r}")
+        if len(letters) != typeof(a).ndim:
+            raise TypeCheckError(
+                f"einsum {subscripts!r}: {letters!r} has {len(letters)} axes, the operand "
+                f"{typeof(a).ndim}"
+            )
+    every = "".join(inputs)
+    if not arrow:
+        output = "".join(sorted(c for c in set(every) if every.count(c) == 1))
+    if set(output) - set(every) or len(set(output)) != len(output):
+        raise TypeCheckError(f"einsum {subscripts!r}: the output {output!r} is not valid")
+    return inputs, output
+
+
+def _lined_up(a: Any, letters: str, order: str) -> Any:
+    """``a`` with its axes in ``order`` (those it has), and length-1 axes for the rest."""
+    mine = [c for c in order if c in letters]
+    perm = tuple(letters.index(c) for c in mine)
+    if perm != tuple(range(len(perm))):
+        a = transpose(a, perm)
+    missing = tuple(k for k, c in enumerate(order) if c not in letters)
+    return expand_dims(a, missing) if missing else a
+
+
+def _as_product(inputs: list[str], output: str, operands: Sequence[Any]) -> Any:
+    """The einsum as ``a @ b`` (operands transposed as needed), if it is one: one
+    contracted letter, each operand a vector or a matrix, no letter kept from both."""
+    (la, lb), (a, b) = inputs, operands
+    shared = set(la) & set(lb)
+    if len(shared) != 1 or shared & set(output) or not {len(la), len(lb)} <= {1, 2}:
+        return None
+    (k,) = shared
+    if set(la) | set(lb) != set(output) | shared:
+        return None  # another letter is summed over alone
+    if len(la) == 2 and la[1] != k:
+        a, la = transpose(a), la[::-1]
+    if len(lb) == 2 and lb[0] != k:
+        b, lb = transpose(b), lb[::-1]
+    out = la.replace(k, "") + lb.replace(k, "")
+    product = dot(a, b)
+    return product if out == output else transpose(product)
 
 
 # --- pullbacks (rg.grad) ------------------------------------------------------------

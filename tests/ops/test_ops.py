@@ -111,3 +111,35 @@ def test_integer_reductions_keep_numpys_dtypes(op, tmp_path, monkeypatch):
     got, expected = rg.function([n], op(n), compile="eager")(v), op.fn(v)
     assert got == expected and np.asarray(got).dtype == np.asarray(expected).dtype
     assert rg.typeof(op(n)).dtype == np.asarray(expected).dtype
+
+
+EINSUMS = [
+    ("ij,jk->ik", "AB"), ("ij,j->i", "Ay"), ("ij,i->j", "Ax"), ("i,i", "xx"), ("ij,ij->i", "AA"),
+    ("ij,kj->ik", "AA"), ("i,j->ij", "xy"), ("bij,jk->bik", "TB"), ("bij,ij->b", "TA"),
+    ("ij->ji", "A"), ("ij->", "A"), ("i,ij,j->", "xAy"), ("ij,jk", "AB"), ("bij->bj", "T"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("spec, names", EINSUMS)
+def test_einsum_gives_numpys_values(spec, names):
+    rng = np.random.default_rng(1)
+    symbols = {"A": rg.matrix("A"), "B": rg.matrix("B"), "x": rg.vector("x"),
+               "y": rg.vector("y"), "T": rg.tensor("T", ndim=3)}  # fmt: skip
+    shapes = {"A": (3, 4), "B": (4, 5), "x": (3,), "y": (4,), "T": (2, 3, 4)}
+    values = {k: rng.normal(size=shapes[k]) for k in symbols}
+    term = rg.einsum(spec, *(symbols[n] for n in names))
+    expected = np.einsum(spec, *(values[n] for n in names))
+    inputs = sorted(set(names))
+    compiled = rg.function([symbols[n] for n in inputs], term, compile="eager")
+    np.testing.assert_allclose(compiled(*(values[n] for n in inputs)), expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [("ii->i", "a letter twice"), ("ij,jk->il", "not valid"), ("i...", "'...' is not supported"),
+     ("ijk,jk", "has 3 axes")],
+)  # fmt: skip
+def test_einsum_refuses_what_it_cannot_do_by_name(spec, message):
+    A = rg.matrix("A")
+    with pytest.raises(rg.TypeCheckError, match=message):
+        rg.einsum(spec, *([A, A] if "," in spec else [A]))
