@@ -116,6 +116,7 @@ from relgraph.ops import (
     expm1 as expm1,
     floor as floor,
     full_like as full_like,
+    gammaln as gammaln,
     getitem as getitem,
     greater as greater,
     greater_equal as greater_equal,
@@ -176,6 +177,7 @@ from relgraph.ops import (
     transpose as transpose,
     true_div as true_div,
     where as where,
+    xlogy as xlogy,
     zeros_like as zeros_like,
 )
 from relgraph.rewriting.check import (
@@ -351,6 +353,7 @@ __all__ = [
     "forward_only",
     "full_like",
     "function",
+    "gammaln",
     "getitem",
     "grad",
     "greater",
@@ -437,5 +440,6 @@ __all__ = [
     "weighted",
     "where",
     "why",
+    "xlogy",
     "zeros_like",
 ]

@@ -114,7 +114,7 @@ def _constant(arr: np.ndarray) -> Constant:
 UFUNCS: dict[Any, Callable[..., Any]] = {
     getattr(op, "ufunc"): op  # noqa: B009 - Elemwise Ops have one, other Ops not
     for op in ops.ALL_OPS.values()
-    if isinstance(getattr(op, "ufunc", None), np.ufunc)
+    if isinstance(getattr(op, "ufunc", None), np.ufunc) and not op.scipy  # scipy's: _SCIPY
 }
 UFUNCS[np.positive] = lambda x: x
 UFUNCS[np.matmul] = lambda a, b: ops.product_op(a, b)(a, b)
@@ -286,6 +286,20 @@ def _swapaxes(a, axis1, axis2):
     return ops.transpose(x, tuple(perm))
 
 
+def _average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """numpy's ``average``: the mean, or with weights of ``a``'s shape ``sum(a * w) /
+    sum(w)``."""
+    if returned:
+        raise UnsupportedError("numpy.average: returned=True is not supported on terms")
+    a, axis = term_of(a), _axis(axis)
+    if weights is None:
+        return ops.mean(a, axis, keepdims)
+    w = term_of(weights)
+    if typeof(w).ndim != typeof(a).ndim:
+        raise UnsupportedError("numpy.average: the weights need the shape of the array")
+    return ops.sum(a * w, axis, keepdims) / ops.sum(w, axis, keepdims)
+
+
 def _einsum(subscripts, *operands, out=None, optimize=False, **rest):
     if not isinstance(subscripts, str):
         raise UnsupportedError("numpy.einsum: give the subscripts as a string ('ij,jk->ik')")
@@ -378,7 +392,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.take: lambda a, indices, axis=None, out=None, mode="raise": ops.take(
         term_of(a), term_of(indices), axis) if (out, mode) == (None, "raise") else
         _unsupported_mode(),
-    np.einsum: _einsum,
+    np.einsum: _einsum, np.average: _average,
     np.take_along_axis: lambda arr, indices, axis: ops.take_along_axis(
         term_of(arr), term_of(indices), axis),
     np.cumsum: _scan(ops.cumsum), np.cumprod: _scan(ops.cumprod),

@@ -39,6 +39,7 @@ from relgraph.ops.elemwise import (
     expm1,
     floor,
     full_like,
+    gammaln,
     greater,
     greater_equal,
     hypot,
@@ -78,6 +79,7 @@ from relgraph.ops.elemwise import (
     tanh,
     true_div,
     where,
+    xlogy,
     zeros_like,
 )  # fmt: skip
 from relgraph.ops.indexing import (
@@ -159,4 +161,5 @@ __all__ = [
     "ArgReduce", "cumsum", "cumprod", "argmax", "argmin", "diff", "LinalgOp", "Diag", "cholesky",
     "inv", "solve", "det", "slogdet", "logabsdet", "det_sign", "diag", "trace", "norm", "Take",
     "TakeAlong", "AddAt", "take", "take_along_axis", "add_at", "add_along_axis", "einsum",
+    "xlogy", "gammaln",
 ]  # fmt: skip

@@ -19,7 +19,7 @@ import numpy as np
 from kanren import fact
 from kanren.assoccomm import associative, commutative
 
-from relgraph.exceptions import TypeCheckError
+from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops import exact as exact_ref, special
 from relgraph.ops.base import PERFORM, Op, dtype_key, pullback, register_ops, result_dtype
 from relgraph.terms.infer import typeof
@@ -36,7 +36,7 @@ __all__ = [
     "logical_and", "logical_or", "logical_not", "where", "clip", "astype", "ExpandAs",
     "expand_as", "array_leaves", "spread_times", "times", "sinh", "cosh", "tan", "arcsin",
     "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
-    "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like",
+    "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "full_like", "zeros_like", "ones_like",
 ]  # fmt: skip
 
 
@@ -260,6 +260,9 @@ where = Elemwise("where", np.where, 3, exact=lambda c, a, b: a if c else b, sele
 clip = Elemwise("clip", np.clip, 3, exact=lambda a, lo, hi: builtins.min(builtins.max(a, lo), hi))
 astype = Cast()
 expand_as = ExpandAs()
+xlogy = Elemwise("xlogy", special.xlogy, 2, exact=exact_ref.xlogy, cost=4.0, scipy="xlogy")
+gammaln = Elemwise("gammaln", special.gammaln, 1, exact=exact_ref.gammaln, cost=8.0,
+                   scipy="gammaln")  # fmt: skip
 sinh = Elemwise("sinh", np.sinh, 1, exact=mpmath.sinh, cost=4.0)
 cosh = Elemwise("cosh", np.cosh, 1, exact=mpmath.cosh, cost=4.0)
 tan = Elemwise("tan", np.tan, 1, exact=mpmath.tan, cost=4.0)
@@ -285,7 +288,7 @@ register_ops(
     log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal, equal, not_equal,
     logical_and, logical_or, logical_not, where, clip, astype, expand_as, sinh, cosh, tan,
     arcsin, arccos, arctan, arcsinh, arccosh, arctanh, arctan2, hypot, isnan, isinf, isfinite,
-    ndtr, log_ndtr,
+    ndtr, log_ndtr, xlogy, gammaln,
 )  # fmt: skip
 
 # The facts kanren's assoc_flatten / eq_assoccomm consult.
@@ -518,3 +521,15 @@ def _arctan2_pullback(g: Any, y: Any) -> tuple:
 def _hypot_pullback(g: Any, y: Any) -> tuple:
     a, b = y.args
     return g * a / y, g * b / y
+
+
+@pullback(xlogy)
+def _xlogy_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args
+    return xlogy(g, b), g * a / b
+
+
+@pullback(gammaln)
+def _gammaln_pullback(g: Any, y: Any) -> tuple:
+    raise GradientError(f"gammaln has no gradient yet (in {y}): its derivative, digamma, "
+                        "is not an Op of relgraph yet")  # fmt: skip

@@ -32,7 +32,7 @@ from relgraph.terms.traverse import subterms
 
 __all__ = [
     "exact_evaluate", "agrees", "div", "exp", "expm1", "power", "log_add_exp", "log1mexp",
-    "log_ndtr", "atan2",
+    "log_ndtr", "atan2", "xlogy", "gammaln",
 ]  # fmt: skip
 
 DIGITS = 1000
@@ -282,3 +282,15 @@ def atan2(y: Any, x: Any) -> Any:
     if y == 0 and x < 0:
         raise _Clamped
     return mpmath.atan2(y, x)
+
+
+def xlogy(x: Any, y: Any) -> Any:
+    """``x * log(y)``, and 0 where ``x`` is 0."""
+    return mpmath.mpf(0) if x == 0 else x * mpmath.log(y)
+
+
+def gammaln(x: Any) -> Any:
+    """``log(abs(gamma(x)))``: infinite at the poles (0, -1, -2, ...)."""
+    if mpmath.isinf(x) or (x <= 0 and x == mpmath.floor(x)):
+        return -mpmath.inf if x == -mpmath.inf else mpmath.inf
+    return mpmath.log(abs(mpmath.gamma(x)))

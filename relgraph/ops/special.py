@@ -21,9 +21,17 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import erf as scipy_erf, log_ndtr as scipy_log_ndtr, ndtr as scipy_ndtr
+from scipy.special import (
+    erf as scipy_erf,
+    gammaln as scipy_gammaln,
+    log_ndtr as scipy_log_ndtr,
+    ndtr as scipy_ndtr,
+    xlogy as scipy_xlogy,
+)
 
-__all__ = ["sigmoid", "softplus", "log1mexp", "erf", "logsumexp", "ndtr", "log_ndtr"]
+__all__ = [
+    "sigmoid", "softplus", "log1mexp", "erf", "logsumexp", "ndtr", "log_ndtr", "xlogy", "gammaln",
+]  # fmt: skip
 
 LN2 = 0.6931471805599453
 
@@ -76,6 +84,12 @@ def log_ndtr(x: Any) -> Any:
     """
     x = _as_float(x)
     return scipy_log_ndtr(x).astype(x.dtype)[()]
+
+
+#: ``x * log(y)``, 0 where ``x`` is 0 (and ``y`` is not NaN): scipy's ufunc.
+xlogy = scipy_xlogy
+#: ``log(abs(gamma(x)))``: scipy's ufunc.
+gammaln = scipy_gammaln
 
 
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
