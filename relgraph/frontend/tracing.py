@@ -26,6 +26,7 @@ from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.operators import TermOps
 from relgraph.terms.printing import brief
+from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
 
 __all__ = [
@@ -209,6 +210,36 @@ def _array_index(term: Any, entries: tuple, text: str) -> Any:
     )
 
 
+def _computed(term: Any) -> bool:
+    """Whether a traced result is an array of its own in numpy (not a view)."""
+    return type(term) is Term and not term.op.moves_only
+
+
+def _written(term: Any, key: Any, value: Any, text: str) -> Any:
+    """``term`` with ``value`` written at ``key`` (numpy's casting to its dtype)."""
+    dtype = typeof(term).dtype
+    value = numpy_api.term_of(value)
+    if typeof(value).dtype != dtype:
+        value = ops.astype(value, dtype.name)
+    entries = key if isinstance(key, tuple) else (key,)
+    masks = [e for e in entries if _is_array(e)]
+    if masks:
+        mask = numpy_api.term_of(masks[0])
+        if len(entries) != 1 or typeof(mask).dtype != np.bool_ or typeof(value).ndim:
+            raise TraceError(
+                f"{text}[...] = ...: only x[mask] = number and basic indices (slices, "
+                "integers) can be written when tracing; use np.where for the rest"
+            )
+        return ops.where(mask, value, term)
+    part = ops.getitem(term, key)
+    stored = type(part) is Term and part.op is ops.getitem and len(part.args) > 1
+    where_key = part.args[1] if stored else ()
+    if None in where_key:
+        raise TraceError(f"{text}[...] = ...: a write with None in the index is not supported")
+    selected = ops.scatter_as(ops.expand_as(True, part), term, where_key)
+    return ops.where(selected, ops.scatter_as(ops.expand_as(value, part), term, where_key), term)
+
+
 def _counts_rows(index: Any) -> bool:
     """Whether an index is the constant ``0, 1, ..., n - 1`` (``np.arange(n)``)."""
     value = getattr(index, "value", None)
@@ -237,11 +268,15 @@ class Traced:
     'where(x == 0, 1.0, x)[1:]'
     """
 
-    __slots__ = ("term",)
+    __slots__ = ("term", "_owned", "_viewed")
     __hash__ = None  # type: ignore[assignment]  # == builds a term, as on arrays
 
-    def __init__(self, term: Any):
+    def __init__(self, term: Any, owned: bool | None = None):
         self.term = term
+        # Whether writing into it is numpy's meaning: an array the function made (not
+        # an argument, not a view of one), no view of which was taken before.
+        self._owned = _computed(term) if owned is None else owned
+        self._viewed = False
 
     def __term__(self) -> Any:
         return self.term
@@ -253,9 +288,15 @@ class Traced:
         return Traced(numpy_api.ufunc_term(ufunc, method, inputs, kwargs))
 
     def __array_function__(self, func, types, args, kwargs):
+        if func is np.copy:
+            return Traced(numpy_api.term_of(args[0]), owned=True)
         result = numpy_api.function_term(func, args, kwargs)
         if isinstance(result, tuple):  # np.linalg.slogdet
             return tuple(Traced(r) if isinstance(r, TermOps) else r for r in result)
+        if not _computed(result):  # a view (a transpose, a reshape) of its arguments
+            for a in args:
+                if isinstance(a, Traced):
+                    a._viewed = True
         return Traced(result) if isinstance(result, TermOps) else result
 
     __add__, __radd__ = _binary(np.add)
@@ -291,14 +332,24 @@ class Traced:
     def __getitem__(self, key):
         entries = key if isinstance(key, tuple) else (key,)
         if not any(map(_is_array, entries)):
+            self._viewed = True
             return Traced(ops.getitem(self.term, key))
         return Traced(_array_index(self.term, entries, self._text()))
 
     def __setitem__(self, key, value):
-        raise TraceError(
-            f"{self._text()}[...] = ...: a traced array cannot be written to; build the new "
-            "values instead, e.g. with np.where"
-        )
+        """``x[mask] = v`` and ``x[1:, 0] = v`` on an array the function made: the
+        traced value becomes ``np.where`` of the old and the new values."""
+        if not self._owned or self._viewed:
+            why = (
+                "a view of it was taken before the write, and numpy would change that view too"
+                if self._owned
+                else "it is an argument or a view of one, and numpy would change that array"
+            )
+            raise TraceError(
+                f"{self._text()}[...] = ...: {why}; write into a copy (x = x.copy()) or "
+                "build the new values with np.where"
+            )
+        self.term = _written(self.term, key, value, self._text())
 
     def __bool__(self):
         raise TraceError(
@@ -364,7 +415,7 @@ class Traced:
         return Traced(ops.astype(self.term, dtype))
 
     def copy(self):
-        return self
+        return Traced(self.term, owned=True)
 
     def flatten(self):
         return np.ravel(self)
