@@ -169,6 +169,13 @@ class _Builder:
         name = node.func.id if isinstance(node.func, ast.Name) else None
         op = FUNCTIONS.get(name) if name is not None and name not in self.env else None
         if op is None:
+            func = node.func
+            if isinstance(func, ast.Attribute) and func.attr in FUNCTIONS:
+                module = ast.unparse(func.value)
+                raise ParseError(
+                    f"{_where(node)}: {module}.{func.attr}: functions are named without a "
+                    f"module in expressions: write {func.attr}(...)"
+                )
             known = ", ".join(sorted(FUNCTIONS))
             raise ParseError(
                 f"{_where(node)}: {_describe(node.func)} is not a known function ({known})"

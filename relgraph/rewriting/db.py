@@ -137,6 +137,20 @@ class RelationDB:
                 total += self._takes(query, entry, labels)
         return total
 
+    def withheld(self, query: Query, within: frozenset[str] = frozenset()) -> dict[str, str]:
+        """The relations ``query`` names that an opt-in tag keeps out, by name, with
+        that tag (``div_selfo`` is ``unsafe``: selected only when a query names it)."""
+        found: dict[str, str] = {}
+        for entry, labels, names in self._visible(query, within):
+            if isinstance(entry.obj, RelationDB):
+                found.update(entry.obj.withheld(query.subquery.get(entry.name, query), names))
+            elif query.selects(labels, entry.tags | {entry.name}) and not self._takes(
+                query, entry, labels
+            ):
+                tags = (entry.tags | {entry.name}) & self.opt_in
+                found[entry.name] = sorted(tags - query.include - query.require)[0]
+        return found
+
     def _visible(self, query: Query, within: frozenset[str]):
         """(entry, labels, names) of the entries not excluded.  ``labels`` add to an
         entry's name and tags ``within``, the names of the databases holding it;
@@ -238,9 +252,15 @@ class RelationDB:
                 f"{self.name}: no entry has the tag(s) {unknown}; known: {sorted(known)}"
             )
         if not self.count(query):
+            withheld = self.withheld(query)
+            hint = "".join(
+                f"; {name} is tagged {tag!r}, which runs only when a query names it: add "
+                f"{tag!r} to include to opt in"
+                for name, tag in sorted(withheld.items())[:3]
+            )
             raise QueryError(
                 f"{self.name}: the query selects no relation (include={sorted(query.include)}, "
-                f"require={sorted(query.require)}, exclude={sorted(query.exclude)})"
+                f"require={sorted(query.require)}, exclude={sorted(query.exclude)}){hint}"
             )
         built = self._build(query, frozenset())
         built.query = query  # what selected it: part of its rewrite-cache key

@@ -25,7 +25,7 @@ from importlib.metadata import PackageNotFoundError, version
 import numpy as np
 
 from relgraph.backends.numba.function import function
-from relgraph.eqsat.cost import op_cost
+from relgraph.eqsat.cost import shape_cost
 from relgraph.eqsat.explore import explore
 from relgraph.exceptions import RelgraphError
 from relgraph.frontend.jit import jit
@@ -44,7 +44,7 @@ __all__ = ["main", "parse_symbols"]
 _KINDS = {"scalar": scalar, "vector": vector, "matrix": matrix}
 
 
-_SHAPE = re.compile(r"^\d+(x\d+)*$")
+_SHAPE = re.compile(r"^(\d+(x\d+)*|scalar)$")
 
 
 def parse_symbols(spec: str) -> dict[str, Symbol]:
@@ -63,6 +63,10 @@ def parse_symbols(spec: str) -> dict[str, Symbol]:
     """
     symbols: dict[str, Symbol] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, equals, number = item.partition("=")
+        if equals:  # a number: a numpy scalar input (not a constant of the program)
+            arrays[name.strip()] = _number(item, number.strip())
+            continue
         parts = item.split(":")
         if not 2 <= len(parts) <= 4 or parts[1] not in _KINDS:
             raise RelgraphError(
@@ -171,7 +175,8 @@ def _parser() -> argparse.ArgumentParser:
     jit.add_argument("target", help="FILE.py:FUNCTION, a function written with numpy")
     jit.add_argument(
         "--args", required=True, metavar="SPEC",
-        help='name:shape[:dtype] per parameter, comma-separated, e.g. "X:1000x8,w:8"',
+        help='name:shape[:dtype] (shape 1000x8, or scalar) or name=NUMBER per parameter, '
+        'comma-separated, e.g. "X:1000x8,w:8,eps=1e-5"',
     )  # fmt: skip
     jit.add_argument(
         "--scale", type=float, default=1.0,
@@ -313,7 +318,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         for step in report.applied:
             print(step)
     print(pprint(result))
-    cost, before = op_cost(result), op_cost(term)
+    cost, before = shape_cost(result), shape_cost(term)  # Op weights where sizes are open
     print(f"cost {cost:g} (input {before:g}); rewritten in {report.time:.3f} s")
     if args.profile:
         print(report)
@@ -336,6 +341,8 @@ def _jit(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     try:
         got = f(**data)  # the first result: numpy runs the rewritten program meanwhile
+    except RelgraphError:  # a trace or type error says what it is itself
+        raise
     except TypeError as exc:  # the names given do not fit the function's parameters
         raise RelgraphError(f"--args do not fit {args.target}: {exc}") from None
     first = time.perf_counter() - start
@@ -383,19 +390,31 @@ def _arrays(spec: str, scale: float) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
     arrays: dict[str, np.ndarray] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
+        name, equals, number = item.partition("=")
+        if equals:  # a number: a numpy scalar input (not a constant of the program)
+            arrays[name.strip()] = _number(item, number.strip())
+            continue
         parts = item.split(":")
         if not 2 <= len(parts) <= 3 or not _SHAPE.match(parts[1]) or parts[0] in arrays:
             raise RelgraphError(
                 f"bad --args item {item!r}: expected name:shape[:dtype], a shape like 1000x8, "
                 "each name once"
             )
-        shape = tuple(int(d) for d in parts[1].split("x"))
+        shape = () if parts[1] == "scalar" else tuple(int(d) for d in parts[1].split("x"))
         try:
             dtype = np.dtype(parts[2] if len(parts) == 3 else "float64")
         except TypeError:
             raise RelgraphError(f"bad --args item {item!r}: {parts[2]!r} is no dtype") from None
         arrays[parts[0]] = (rng.normal(0.0, scale, shape)).astype(dtype)
     return arrays
+
+
+def _number(item: str, text: str) -> np.generic:
+    try:
+        value = int(text) if re.fullmatch(r"[+-]?\d+", text) else float(text)
+    except ValueError:
+        raise RelgraphError(f"bad --args item {item!r}: {text!r} is not a number") from None
+    return np.int64(value) if isinstance(value, int) else np.float64(value)
 
 
 def _agreement(k: int, want: np.ndarray, got: np.ndarray) -> int:

@@ -269,3 +269,34 @@ def test_explore_takes_the_api_default_timeout(monkeypatch, capsys):
     monkeypatch.setattr(relgraph.ui.cli, "explore", spy)
     assert main([*EXPLORE, "--symbols", SEED]) == 0
     assert seen["timeout"] == "default"  # rg.explore's 5 s, not "no limit"
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["rewrite", "np.exp(x)", "--symbols", SEED], "np.exp: functions are named without a "
+         "module in expressions: write exp(...)"),
+        (["rewrite", "x / x", "--include", "div_selfo", "--symbols", "x:scalar"],
+         "div_selfo is tagged 'unsafe', which runs only when a query names it: add 'unsafe'"),
+        (["jit", f"{LOGISTIC}:log_likelihood", "--args", "X:5x3,w:3,y=abc"],
+         "bad --args item 'y=abc': 'abc' is not a number"),
+    ],
+)  # fmt: skip
+def test_cli_errors_say_what_is_wrong_and_how_to_fix_it(argv, message, capsys):
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_cost_counts_flops_where_the_shapes_are_given(capsys):
+    shaped = "A:matrix:100x100,B:matrix:100x100,v:vector:100"
+    assert main(["rewrite", "A @ B @ v", "--symbols", shaped]) == 0
+    result, cost = capsys.readouterr().out.splitlines()
+    assert result == "(A @ (B @ v))" and cost.startswith("cost 60400 (input 2.0602e+06)")
+
+
+def test_jit_takes_numbers_and_scalars(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    source = tmp_path / "scaled.py"
+    source.write_text("import numpy as np\n\ndef f(x, eps, s):\n    return x / (eps + s)\n")
+    assert main(["jit", f"{source}:f", "--args", "x:10,eps=1e-5,s:scalar"]) == 0
+    assert "(same)" in capsys.readouterr().out
