@@ -21,6 +21,7 @@ import time
 import unicodedata
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ __all__ = ["main", "parse_symbols"]
 _KINDS = {"scalar": scalar, "vector": vector, "matrix": matrix}
 
 
-_SHAPE = re.compile(r"^(\d+(x\d+)*|scalar)$")
+_SHAPE = re.compile(r"^\d+(x\d+)*$")
 
 
 def parse_symbols(spec: str) -> dict[str, Symbol]:
@@ -63,10 +64,6 @@ def parse_symbols(spec: str) -> dict[str, Symbol]:
     """
     symbols: dict[str, Symbol] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
-        name, equals, number = item.partition("=")
-        if equals:  # a number: a numpy scalar input (not a constant of the program)
-            arrays[name.strip()] = _number(item, number.strip())
-            continue
         parts = item.split(":")
         if not 2 <= len(parts) <= 4 or parts[1] not in _KINDS:
             raise RelgraphError(
@@ -386,16 +383,17 @@ def _load_function(target: str):
     return fn
 
 
-def _arrays(spec: str, scale: float) -> dict[str, np.ndarray]:
+def _arrays(spec: str, scale: float) -> dict[str, Any]:
     rng = np.random.default_rng(0)
-    arrays: dict[str, np.ndarray] = {}
+    arrays: dict[str, Any] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         name, equals, number = item.partition("=")
         if equals:  # a number: a numpy scalar input (not a constant of the program)
             arrays[name.strip()] = _number(item, number.strip())
             continue
         parts = item.split(":")
-        if not 2 <= len(parts) <= 3 or not _SHAPE.match(parts[1]) or parts[0] in arrays:
+        shaped = _SHAPE.match(parts[1]) or parts[1] == "scalar" if len(parts) > 1 else False
+        if not 2 <= len(parts) <= 3 or not shaped or parts[0] in arrays:
             raise RelgraphError(
                 f"bad --args item {item!r}: expected name:shape[:dtype], a shape like 1000x8, "
                 "each name once"
