@@ -8,10 +8,11 @@ The corpus (``benchmarks/corpus/functions.py``) holds functions from scikit-lear
 scipy, PyMC's log-densities, deep learning, finance and geometry code, each as its
 source writes it.  Per function: whether ``rg.jit`` runs it unchanged (or what it
 refuses, with its message), whether its values are numpy's (relative 1e-9 where numpy
-is finite), where numpy overflows to inf or NaN whether relgraph's value is right
-(checked against numpy in ``np.longdouble``), and the best time of ``--repeat`` calls
-of numpy, ``rg.jit`` and ``jax.jit`` (its ``jax.numpy`` twin: the module's source run
-again with ``np`` bound to ``jax.numpy``), as ratios (above 1: relgraph is faster).
+is finite, or 1e-13 of the largest value), where numpy overflows to inf or NaN whether
+relgraph's value is right (checked against numpy in ``np.longdouble``), and the best
+time of ``--repeat`` calls of numpy, ``rg.jit`` and ``jax.jit`` (its ``jax.numpy``
+twin: the module's source run again with ``np`` bound to ``jax.numpy``), as ratios
+(above 1: relgraph is faster).
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ def judge(fn, args, got, expected):
         finite = np.isfinite(e)
         if g.shape != e.shape:
             return f"shape {g.shape} != numpy's {e.shape}"
-        if not np.allclose(g[finite], e[finite], rtol=1e-9, atol=1e-300):
+        scale = float(np.max(np.abs(e[finite]), initial=1.0))  # rounding near 0 is absolute
+        if not np.allclose(g[finite], e[finite], rtol=1e-9, atol=1e-13 * scale):
             return "values differ from numpy's"
         if (
             finite.all()
