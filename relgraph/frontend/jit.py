@@ -43,7 +43,10 @@ from relgraph.frontend.tracing import (
     symbols_for,
 )
 from relgraph.rewriting import cache as rewrite_cache
+from relgraph.rewriting.db import RelationDB
+from relgraph.rewriting.driver import EquilibriumRewriter
 from relgraph.rewriting.library import default_library
+from relgraph.rewriting.sequence import SequenceRewriter
 from relgraph.rewriting.report import RewriteReport
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.printing import brief
@@ -65,6 +68,7 @@ def jit(
     max_nodes: int = MAX_NODES,
     disk_cache: bool = True,
     compile: str = "background",
+    relations: Iterable[Any] = (),
 ) -> Any:
     """Trace, rewrite and compile ``fn`` on its first call with each new signature.
 
@@ -95,6 +99,9 @@ def jit(
     compile : {"background", "eager", "never"}
         As :func:`relgraph.function`: by default the first calls of a signature run
         its rewritten program with numpy while its kernel compiles in the background.
+    relations : iterable
+        Your own relations (goal constructors, ``rg.rule`` rules), databases or
+        rewriters: they run after the query, which then runs again.
 
     Examples
     --------
@@ -121,10 +128,12 @@ def jit(
             max_nodes=max_nodes,
             disk_cache=disk_cache,
             compile=compile,
+            relations=relations,
         )
     return JitFunction(
         fn,
         query=jit_query(include, exclude, require),
+        relations=relations,
         static_argnames=tuple(static_argnames),
         max_constant_bytes=max_constant_bytes,
         max_nodes=max_nodes,
@@ -201,6 +210,7 @@ class JitFunction:
         disk_cache: bool = True,
         compile: str = "background",
         derive: Callable[[tuple[Symbol, ...], Any], Any] | None = None,
+        relations: Iterable[Any] = (),
     ):
         if not callable(fn):
             raise TypeError(f"rg.jit needs a function, got {fn!r}")
@@ -210,7 +220,8 @@ class JitFunction:
         self.fn = fn
         self.query = query
         self.derive = derive
-        self.rewriter = jit_rewriter(query)  # a bad query fails here, not at the first call
+        # a bad query or relation fails here, not at the first call
+        self.rewriter = jit_rewriter(query, relations)
         self.signature = inspect.signature(fn)
         unknown = set(static_argnames) - set(self.signature.parameters)
         if unknown:
@@ -475,12 +486,30 @@ def jit_query(include: Iterable[str], exclude: Iterable[str], require: Iterable[
     return tuple(sorted(include)), tuple(sorted(exclude)), tuple(sorted(require))
 
 
-def jit_rewriter(query: tuple) -> Any:
-    """The rewriter of a :func:`jit_query` (None when it includes nothing)."""
+def jit_rewriter(query: tuple, relations: Iterable[Any] = ()) -> Any:
+    """The rewriter of a :func:`jit_query` (None when it includes nothing and no
+    relations are given).  A user's ``relations`` (relations, rules, databases, or
+    rewriters such as a query's result) run after the query, and the query again
+    after them, so that what they make is simplified as any program is."""
     include, exclude, require = query
-    if not include:
-        return None
-    return default_library().db.query(include=include, exclude=exclude, require=require)
+    base = (
+        default_library().db.query(include=include, exclude=exclude, require=require)
+        if include
+        else None
+    )
+    relations = list(relations)
+    if not relations:
+        return base
+    mine = [r for r in relations if not hasattr(r, "apply") and not isinstance(r, RelationDB)]
+    steps: list[tuple[str, Any]] = [("yours", EquilibriumRewriter(mine))] if mine else []
+    for r in relations:
+        if isinstance(r, RelationDB):
+            steps.append((r.name, r.query(include=[r.name])))
+        elif hasattr(r, "apply"):
+            steps.append((getattr(r, "name", "rewriter"), r))
+    if base is not None:
+        steps = [("query", base), *steps, ("query again", base)]
+    return SequenceRewriter(steps, name="jit")
 
 
 def _key_of(a: Any) -> tuple:

@@ -455,3 +455,25 @@ def test_integer_array_indexing_as_numpy(rng):
         rg.jit(lambda x: x[x > 0])(x)
     with pytest.raises(rg.TraceError, match="one element per row"):
         rg.jit(lambda x, i: x[i, i])(x, i)
+
+
+def test_a_users_relations_join_the_query():
+    x = rg.lvar("x")
+    squared = rg.rule(rg.log(rg.exp(x) * rg.exp(x)), 2 * x, name="log_exp_squaredo")
+
+    def fn(z):
+        return np.log(np.exp(z) * np.exp(z))
+
+    z = np.array([1.0, 400.0])
+    mine = rg.jit(fn, relations=[squared], compile="eager")
+    assert mine(z).tolist() == [2.0, 800.0] and rg.pprint(mine.rewritten) == "(2 * z)"
+    with np.errstate(over="ignore"):
+        assert np.isinf(rg.jit(fn, compile="eager")(z)[1])  # the library alone has no such rule
+    db = rg.EquilibriumDB("mine")
+    db.register("log_exp_squaredo", squared, "mine", position=1)
+    assert (
+        rg.pprint(rg.jit(fn, relations=[db], include=(), compile="eager").specialize(z).rewritten)
+        == "(2 * z)"
+    )
+    with pytest.raises(TypeError, match="a relation must be a goal constructor"):
+        rg.jit(fn, relations=[42])
