@@ -46,8 +46,8 @@ from relgraph.rewriting import cache as rewrite_cache
 from relgraph.rewriting.db import RelationDB
 from relgraph.rewriting.driver import EquilibriumRewriter
 from relgraph.rewriting.library import default_library
-from relgraph.rewriting.sequence import SequenceRewriter
 from relgraph.rewriting.report import RewriteReport
+from relgraph.rewriting.sequence import SequenceRewriter
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
