@@ -36,7 +36,7 @@ __all__ = [
     "logical_and", "logical_or", "logical_not", "where", "clip", "astype", "ExpandAs",
     "expand_as", "array_leaves", "spread_times", "times", "sinh", "cosh", "tan", "arcsin",
     "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
-    "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "full_like", "zeros_like", "ones_like",
+    "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like", "zeros_like", "ones_like",
 ]  # fmt: skip
 
 
@@ -263,6 +263,8 @@ expand_as = ExpandAs()
 xlogy = Elemwise("xlogy", special.xlogy, 2, exact=exact_ref.xlogy, cost=4.0, scipy="xlogy")
 gammaln = Elemwise("gammaln", special.gammaln, 1, exact=exact_ref.gammaln, cost=8.0,
                    scipy="gammaln")  # fmt: skip
+erfc = Elemwise("erfc", special.erfc, 1, exact=mpmath.erfc, cost=4.0, scipy="erfc")
+erfcx = Elemwise("erfcx", special.erfcx, 1, exact=exact_ref.erfcx, cost=4.0, scipy="erfcx")
 sinh = Elemwise("sinh", np.sinh, 1, exact=mpmath.sinh, cost=4.0)
 cosh = Elemwise("cosh", np.cosh, 1, exact=mpmath.cosh, cost=4.0)
 tan = Elemwise("tan", np.tan, 1, exact=mpmath.tan, cost=4.0)
@@ -288,7 +290,7 @@ register_ops(
     log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal, equal, not_equal,
     logical_and, logical_or, logical_not, where, clip, astype, expand_as, sinh, cosh, tan,
     arcsin, arccos, arctan, arcsinh, arccosh, arctanh, arctan2, hypot, isnan, isinf, isfinite,
-    ndtr, log_ndtr, xlogy, gammaln,
+    ndtr, log_ndtr, xlogy, gammaln, erfc, erfcx,
 )  # fmt: skip
 
 # The facts kanren's assoc_flatten / eq_assoccomm consult.
@@ -491,6 +493,8 @@ _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     arctanh: lambda x, y: reciprocal((1 - x) * (1 + x)),
     ndtr: lambda x, y: exp(-0.5 * square(x)) / _SQRT_2PI,
     log_ndtr: lambda x, y: exp(-0.5 * square(x) - y) / _SQRT_2PI,
+    erfc: lambda x, y: (-2 / _SQRT_PI) * exp(-square(x)),
+    erfcx: lambda x, y: 2 * x * y - 2 / _SQRT_PI,
 }
 
 

@@ -32,7 +32,7 @@ from relgraph.terms.traverse import subterms
 
 __all__ = [
     "exact_evaluate", "agrees", "div", "exp", "expm1", "power", "log_add_exp", "log1mexp",
-    "log_ndtr", "atan2", "xlogy", "gammaln",
+    "log_ndtr", "atan2", "xlogy", "gammaln", "erfcx",
 ]  # fmt: skip
 
 DIGITS = 1000
@@ -294,3 +294,8 @@ def gammaln(x: Any) -> Any:
     if mpmath.isinf(x) or (x <= 0 and x == mpmath.floor(x)):
         return -mpmath.inf if x == -mpmath.inf else mpmath.inf
     return mpmath.log(abs(mpmath.gamma(x)))
+
+
+def erfcx(x: Any) -> Any:
+    """``exp(x * x) * erfc(x)``."""
+    return mpmath.exp(x * x) * mpmath.erfc(x)

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 from scipy.special import (
     erf as scipy_erf,
+    erfc as scipy_erfc,
+    erfcx as scipy_erfcx,
     gammaln as scipy_gammaln,
     log_ndtr as scipy_log_ndtr,
     ndtr as scipy_ndtr,
@@ -31,6 +33,7 @@ from scipy.special import (
 
 __all__ = [
     "sigmoid", "softplus", "log1mexp", "erf", "logsumexp", "ndtr", "log_ndtr", "xlogy", "gammaln",
+    "erfc", "erfcx",
 ]  # fmt: skip
 
 LN2 = 0.6931471805599453
@@ -90,6 +93,10 @@ def log_ndtr(x: Any) -> Any:
 xlogy = scipy_xlogy
 #: ``log(abs(gamma(x)))``: scipy's ufunc.
 gammaln = scipy_gammaln
+#: ``1 - erf(x)``, accurate where it is tiny: scipy's ufunc.
+erfc = scipy_erfc
+#: ``exp(x ** 2) * erfc(x)``, finite where both factors are not: scipy's ufunc.
+erfcx = scipy_erfcx
 
 
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:

@@ -188,4 +188,6 @@ _(ops.ndtr, "kernels.scalar_ndtr(np.float64({0}))")
 _(ops.log_ndtr, "kernels.scalar_log_ndtr(np.float64({0}))")
 _(ops.xlogy, "(0.0 if ({0} == 0 and {1} == {1}) else {0} * np.log({1}))")
 _(ops.gammaln, "(-np.inf if {0} == -np.inf else math.lgamma({0}))")
+_(ops.erfc, "math.erfc({0})")
+_(ops.erfcx, "kernels.scalar_erfcx(np.float64({0}))")
 _(ops.expand_as, "{0}")  # the loop runs over x's shape; the value is g's

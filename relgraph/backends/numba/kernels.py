@@ -28,7 +28,7 @@ __all__ = [
     "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
     "index", "matmul", "broadcast_dim", "ipow", "lane_sum", "lane_max", "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
-    "cumsum_last", "cumprod_last", "take_rows", "add_rows", "take_along_rows", "add_along_rows",
+    "scalar_erfcx", "cumsum_last", "cumprod_last", "take_rows", "add_rows", "take_along_rows", "add_along_rows",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453
@@ -100,6 +100,30 @@ def scalar_log_ndtr(x):
     r = 1.0 / (x * x)
     series = 1.0 - r * (1.0 - 3.0 * r * (1.0 - 5.0 * r * (1.0 - 7.0 * r * (1.0 - 9.0 * r))))
     return -0.5 * x * x - np.log(-x) - _LOG_SQRT_2PI + np.log(series)
+
+
+_INV_SQRT_PI = 0.5641895835477563
+
+
+@njit(inline="always", error_model="numpy")
+def scalar_erfcx(x):
+    """exp(x * x) * erfc(x): the product below 25 (exp(x * x) is finite), the
+    asymptotic series of erfc above (its terms shrink as 1 / x ** 2), inf below -26.7."""
+    if x < -26.7:
+        return np.inf  # 2 exp(x * x) - erfcx(-x) overflows; x = -inf too
+    if x < 25.0:
+        # exp(x * x) to within an ulp or two: x * x split exactly (Dekker) into a
+        # head whose exp is exact to rounding and a tail whose exp is 1 + tail
+        a = x * 134217729.0
+        head = a - (a - x)
+        tail = x - head
+        square_tail = 2.0 * head * tail + tail * tail
+        return np.exp(head * head) * np.exp(square_tail) * math.erfc(x)
+    r = 1.0 / (2.0 * x * x)
+    series = 1.0 - r * (
+        1.0 - 3.0 * r * (1.0 - 5.0 * r * (1.0 - 7.0 * r * (1.0 - 9.0 * r * (1.0 - 11.0 * r))))
+    )
+    return _INV_SQRT_PI / x * series
 
 
 @overload(ipow, inline="always")
