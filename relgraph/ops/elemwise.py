@@ -36,7 +36,8 @@ __all__ = [
     "logical_and", "logical_or", "logical_not", "where", "clip", "astype", "ExpandAs",
     "expand_as", "array_leaves", "spread_times", "times", "sinh", "cosh", "tan", "arcsin",
     "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
-    "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like", "zeros_like", "ones_like",
+    "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like", "zeros_like",
+    "ones_like",
 ]  # fmt: skip
 
 

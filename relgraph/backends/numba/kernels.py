@@ -28,7 +28,8 @@ __all__ = [
     "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
     "index", "matmul", "broadcast_dim", "ipow", "lane_sum", "lane_max", "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
-    "scalar_erfcx", "cumsum_last", "cumprod_last", "take_rows", "add_rows", "take_along_rows", "add_along_rows",
+    "scalar_erfcx", "cumsum_last", "cumprod_last", "take_rows", "add_rows", "take_along_rows",
+    "add_along_rows",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453
