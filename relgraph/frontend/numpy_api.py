@@ -29,7 +29,9 @@ import contextlib
 import contextvars
 import difflib
 import operator
+import os
 import sys
+import sysconfig
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -43,7 +45,7 @@ from relgraph.terms.operators import TermOps, register_operator
 
 __all__ = [
     "UFUNCS", "REDUCERS", "FUNCTIONS", "term_of", "ufunc_term", "function_term",
-    "supported_names", "constant_limit",
+    "supported_names", "constant_limit", "calling_library",
 ]  # fmt: skip
 
 # -- operands ---------------------------------------------------------------------
@@ -414,11 +416,45 @@ def function_term(func: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """The term ``func(*args, **kwargs)`` stands for (numpy's ``__array_function__``)."""
     build = FUNCTIONS.get(func)
     if build is None:
-        raise _unsupported(f"{func.__module__}.{func.__name__}")
+        error = _unsupported(f"{func.__module__}.{func.__name__}")
+        library = calling_library()
+        if library:  # the user never called it: say who did
+            raise UnsupportedError(
+                f"{library} called {func.__module__}.{func.__name__} on a traced value: "
+                "relgraph does not trace into that library's code; write the computation "
+                "with numpy functions or relgraph's Ops"
+            )
+        raise error
     return build(*args, **kwargs)
 
 
 # -- errors -----------------------------------------------------------------------
+
+
+_LIBRARIES = tuple(
+    os.path.normcase(os.path.realpath(p))
+    for p in {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+)
+_OURS = tuple(
+    os.path.normcase(os.path.realpath(os.path.dirname(m.__file__ or "")))
+    for m in (np, sys.modules["relgraph"])
+)
+
+
+def calling_library() -> str | None:
+    """The function of an installed library (not numpy, not relgraph) that the
+    traced code called and that is running now, as ``module.function`` (the one the
+    user called, not its helpers); None when the user's own code is."""
+    frame: Any = sys._getframe(1)
+    outermost = None
+    while frame is not None:
+        path = os.path.normcase(os.path.realpath(frame.f_code.co_filename))
+        if path.startswith(_LIBRARIES) and not path.startswith(_OURS):
+            outermost = f"{frame.f_globals.get('__name__', '?')}.{frame.f_code.co_name}"
+        elif not path.startswith(_OURS):
+            return outermost
+        frame = frame.f_back
+    return outermost
 
 
 def supported_names() -> list[str]:

@@ -364,6 +364,13 @@ class Traced:
         raise TraceError(f"iterating over {self._text()}: index it, or use a reduction")
 
     def __array__(self, dtype=None, copy=None):
+        library = numpy_api.calling_library()
+        if library:
+            raise TraceError(
+                f"{library} converted {self._text()} to a numpy array: relgraph does not "
+                "trace into that library's code; write the computation with numpy "
+                "functions (np.exp, np.sum, ...) or relgraph's Ops"
+            )
         raise TraceError(
             f"{self._text()} was converted to a numpy array (np.asarray, np.array, or a "
             "function relgraph does not trace): a traced value has no values yet"

@@ -213,6 +213,8 @@ def test_closed_over_arrays_are_constants_up_to_a_limit(rng):
         (lambda x: np.asarray(x) + 1, "was converted to a numpy array"),
         (lambda x: float(x.sum()), "float() of sum(x)"),
         (lambda x: np.nansum(x), "numpy.nansum is not supported on relgraph terms"),
+        (lambda x: scipy.special.softmax(x), "softmax converted x to a numpy array: relgraph"),
+        (lambda x: scipy.special.logsumexp(x), "logsumexp called numpy.result_type on a traced"),
         (lambda x: x // 2, "numpy.floor_divide is not supported"),
         (lambda x: "text", "returned a str"),
     ],
