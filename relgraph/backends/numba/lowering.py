@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba.arrays import array_code, row_loop
+from relgraph.backends.numba.arrays import array_code, parallel_code, row_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.exceptions import LoweringError
@@ -265,7 +265,9 @@ class _Generator:
         return repr(x)
 
     def _emit_array_op(self, node: Term) -> None:
-        code = array_code(node.op, node)
+        code = (parallel_code(node.op, node) if self.parallel else None) or array_code(
+            node.op, node
+        )
         dtype = dtype_expr(typeof(node).dtype)
         operands = [self._value(a) for a in node.op.operands(node.args)]
         name = self._name(node)  # a template may fill its result in more lines
