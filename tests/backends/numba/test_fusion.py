@@ -87,3 +87,20 @@ def test_large_inputs_run_the_rows_in_parallel(rng):
     expected /= expected.sum(1, keepdims=True)
     np.testing.assert_allclose(f(a), expected, rtol=1e-12)
     assert "prange(t" in lower([x], [softmax(x)], parallel=True).source
+
+
+@pytest.mark.parametrize("k", [1, 3, 16, 17])
+def test_parallel_kernel_skinny_products_agree_with_numpy(k):
+    """A matrix with a small side times a vector runs in the parallel kernel's own
+    loop (rows, or blocks of rows' partial sums for the transposed matrix); BLAS past
+    the limit."""
+    A, x = rg.matrix("A"), rg.vector("x")
+    outputs = [A @ x, A.T @ rg.tanh(A @ x), rg.transpose(A[:k]) @ x]
+    assert "prange(a0.shape[0])" in lower([A, x], outputs, parallel=True).source
+    rng = np.random.default_rng(k)
+    An, xn = rng.normal(size=(70_000, k)), rng.normal(size=k)
+    f = rg.function([A, x], outputs, compile="eager")
+    got = f(An, xn)  # 70,000 rows: the parallel kernel
+    want = [An @ xn, An.T @ np.tanh(An @ xn), An[:k].T @ xn]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-11)
