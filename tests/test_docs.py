@@ -25,7 +25,9 @@ def test_docs_build_without_warnings(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "WARNING" not in proc.stderr, proc.stderr[-4000:]
-    api = (tmp_path / "api" / "index.html").read_text()
-    assert "RewriteSpace" in api and "dot_distributeo" in api
+    exploring = (tmp_path / "api" / "exploring" / "index.html").read_text()
+    relations = (tmp_path / "api" / "relations" / "index.html").read_text()
+    assert "RewriteSpace" in exploring and "register" in relations
+    assert "value_and_grad" in (tmp_path / "api" / "gradients" / "index.html").read_text()
     notebook = (tmp_path / "notebooks" / "03-exploring" / "index.html").read_text()
     assert "ac_normalo" in notebook and "dot_distributeo" in notebook
