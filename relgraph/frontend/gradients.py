@@ -160,8 +160,7 @@ def _differentiate(
         raise TypeError(f"argnums must be a non-negative int or a tuple of them, got {argnums!r}")
     names = _positional_names(f, max(nums) + 1)
     derive = _deriver(f, [names[n] for n in nums], isinstance(argnums, int), value)
-    include, exclude, require = query
-    return JitFunction(f, **jit_options, query=jit_query(include, exclude, require), derive=derive)
+    return JitFunction(f, **jit_options, query=jit_query(*query), derive=derive)
 
 
 def _deriver(fn: Callable[..., Any], names: list[str], single: bool, value: bool) -> Any:
