@@ -59,7 +59,8 @@ def exact_evaluate(term: Any, inputs: Mapping[Any, Any]) -> np.ma.MaskedArray:
     [False, True]
     """
 
-    with mpmath.workdps(DIGITS):
+    # Special points are evaluated on purpose: numpy's warnings about them say nothing.
+    with mpmath.workdps(DIGITS), np.errstate(all="ignore"):
         values: dict[Term, Any] = {}
         for node in subterms(term):
             op, args = node._tuple[0], node._tuple[1:]
