@@ -330,9 +330,9 @@ def ones_like(x: Any, dtype: Any = None) -> Any:
 
 
 def array_leaves(t: Any) -> frozenset:
-    """The arrays (symbols and constants of ndim >= 1) an elementwise term broadcasts
-    together, so its shape is theirs broadcast; None if a non-elementwise Op is in it.
-    Two terms with the same array leaves have the same shape whatever the sizes.
+    """The arrays an elementwise term broadcasts together (symbols, constants and
+    non-elementwise subterms of ndim >= 1), so its shape is theirs broadcast: two terms
+    with the same array leaves have the same shape whatever the sizes.
 
     >>> import relgraph as rg
     >>> x, y = rg.vector("x"), rg.vector("y")
