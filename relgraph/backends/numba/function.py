@@ -163,7 +163,8 @@ class Function:
         self.has_scalars = any(d is not None for d in self.scalar_dtypes)
         self.expected = [
             (
-                s.type.dtype,
+                # a 0-d input's fast form is a numpy scalar of its dtype (np.float64(1.0))
+                s.type.dtype.type if s.type.ndim == 0 else s.type.dtype,
                 s.type.ndim,
                 s.type.ndim > 0 and s.type.shape.count(None) == s.type.ndim,
             )
@@ -270,6 +271,8 @@ class Function:
         values = list(args)
         for i, (dtype, ndim, free) in enumerate(self.expected):
             v = values[i]
+            if type(v) is dtype:  # a numpy scalar of a 0-d input's dtype
+                continue
             if not (free and type(v) is np.ndarray and v.dtype == dtype and v.ndim == ndim):
                 if any(hasattr(a, "__dask_graph__") for a in args):
                     return self._lazy_call(values, out)
