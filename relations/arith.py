@@ -51,9 +51,11 @@ from relgraph.logic.goals import (
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
 from relgraph.rewriting.relation import forward_only
+from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant
+from relgraph.terms.lvars import lvar
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import as_term
 
@@ -301,11 +303,10 @@ def pow_zeroo(in_lv, out_lv):
     return lall(eq(in_lv, etuple(pow, x, 0)), computeo(_one_like, [in_lv], out_lv))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=10, tracks=(ops.neg,))
-def neg_nego(in_lv, out_lv):
-    """``-(-x) -> x``."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(neg, etuple(neg, x))), eq(out_lv, x))
+_x = lvar("x")
+neg_nego = rule(neg(neg(_x)), _x, name="neg_nego")
+neg_nego.__doc__ = """``-(-x) -> x``."""
+register(canonicalize_db, CANONICALIZE, FAST_RUN, position=10, tracks=(ops.neg,))(neg_nego)
 
 
 @register(

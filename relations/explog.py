@@ -21,22 +21,21 @@ from relations.databases import register, specialize_db, stabilize_db
 from relations.tags import EXPAND, FAST_RUN, STABILIZE, UNSAFE
 from relgraph import ops
 from relgraph.ops import add, exp, log, mul
+from relgraph.rewriting.rules import rule
+from relgraph.terms.lvars import lvar
 
 __all__ = ["log_expo", "exp_logo", "exp_addo", "log_mulo"]
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=1, tracks=(ops.log,))
-def log_expo(in_lv, out_lv):
-    """``log(exp(x)) -> x``.  Exact, and stabler: ``exp(x)`` overflows for ``x > 709``."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(log, etuple(exp, x))), eq(out_lv, x))
+_x = lvar("x")
+log_expo = rule(log(exp(_x)), _x, name="log_expo")
+log_expo.__doc__ = """``log(exp(x)) -> x``.  Exact, and stabler: ``exp(x)`` overflows for
+``x > 709``."""
+register(stabilize_db, STABILIZE, FAST_RUN, position=1, tracks=(ops.log,))(log_expo)
 
-
-@register(stabilize_db, STABILIZE, UNSAFE, position=15, tracks=(ops.exp,))
-def exp_logo(in_lv, out_lv):
-    """``exp(log(x)) -> x``.  Unsafe: for ``x < 0`` the left side is NaN."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(exp, etuple(log, x))), eq(out_lv, x))
+exp_logo = rule(exp(log(_x)), _x, name="exp_logo")
+exp_logo.__doc__ = """``exp(log(x)) -> x``.  Unsafe: for ``x < 0`` the left side is NaN."""
+register(stabilize_db, STABILIZE, UNSAFE, position=15, tracks=(ops.exp,))(exp_logo)
 
 
 @register(specialize_db, EXPAND, produces=(ops.mul,), position=12, tracks=(ops.exp,))

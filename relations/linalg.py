@@ -74,11 +74,11 @@ def dot_distributeo(in_lv, out_lv):
     )
 
 
-@register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=28, tracks=(ops.transpose,))
-def transpose_transposeo(in_lv, out_lv):
-    """``(A.T).T -> A``."""
-    A = var()
-    return lall(eq(in_lv, etuple(transpose, etuple(transpose, A))), eq(out_lv, A))
+_T = lvar("A")
+transpose_transposeo = rule(transpose(transpose(_T)), _T, name="transpose_transposeo")
+transpose_transposeo.__doc__ = """``(A.T).T -> A``."""
+register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=28,
+         tracks=(ops.transpose,))(transpose_transposeo)  # fmt: skip
 
 
 @register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=29, tracks=(ops.transpose,))
