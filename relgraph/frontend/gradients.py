@@ -124,7 +124,7 @@ def vjp(
     >>> import numpy as np, relgraph as rg
     >>> A, x, v = rg.matrix("A"), rg.vector("x"), rg.vector("v")
     >>> rg.pprint(rg.vjp(rg.tanh(A @ x), x, v))  # expand_as: checks it has x's shape
-    'expand_as(A.T @ (v * (1 - square(tanh(A @ x)))), x)'
+    'expand_as(A.T @ (v * square(reciprocal(cosh(A @ x)))), x)'
     """
     rewriter = jit_rewriter(jit_query(include, exclude, require))
     output = _checked_output(term, rewriter)

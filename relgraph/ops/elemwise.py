@@ -471,7 +471,7 @@ _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     expm1: lambda x, y: y + 1,
     sqrt: lambda x, y: 0.5 / y,
     abs: lambda x, y: sign(x),
-    tanh: lambda x, y: 1 - square(y),
+    tanh: lambda x, y: square(reciprocal(cosh(x))),  # 1 - y * y is 0 once y rounds to 1
     sin: lambda x, y: cos(x),
     cos: lambda x, y: -sin(x),
     square: lambda x, y: 2 * x,
@@ -493,10 +493,25 @@ _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     arccosh: lambda x, y: reciprocal(sqrt((x - 1) * (x + 1))),
     arctanh: lambda x, y: reciprocal((1 - x) * (1 + x)),
     ndtr: lambda x, y: exp(-0.5 * square(x)) / _SQRT_2PI,
-    log_ndtr: lambda x, y: exp(-0.5 * square(x) - y) / _SQRT_2PI,
+    log_ndtr: lambda x, y: _log_ndtr_slope(x, y),
     erfc: lambda x, y: (-2 / _SQRT_PI) * exp(-square(x)),
-    erfcx: lambda x, y: 2 * x * y - 2 / _SQRT_PI,
+    erfcx: lambda x, y: _erfcx_slope(x, y),
 }
+
+
+def _log_ndtr_slope(x: Any, y: Any) -> Any:
+    """pdf(x) / ndtr(x): through erfcx below 0 (the Mills ratio, no cancellation of
+    -x * x / 2 against log_ndtr), directly above."""
+    low = math.sqrt(2 / math.pi) / erfcx(-x * math.sqrt(0.5))
+    return where(less(x, 0.0), low, exp(-0.5 * square(x) - y) / _SQRT_2PI)
+
+
+def _erfcx_slope(x: Any, y: Any) -> Any:
+    """2 x erfcx(x) - 2 / sqrt(pi), from the asymptotic series above 25, where the
+    two terms cancel."""
+    r = 0.5 * reciprocal(square(x))
+    far = (-2 / _SQRT_PI) * r * (1 - 3 * r * (1 - 5 * r * (1 - 7 * r)))
+    return where(less(x, 25.0), 2 * x * y - 2 / _SQRT_PI, far)
 
 
 def _unary_pullback(g: Any, y: Any) -> tuple:
