@@ -21,7 +21,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -33,19 +32,11 @@ import relgraph as rg  # noqa: E402
 CORPUS = Path(__file__).parent / "corpus"
 sys.path.insert(0, str(CORPUS))
 import functions as corpus  # noqa: E402
+from bench_jit import best  # noqa: E402  (the best of repeated calls, as bench_jit times)
 
 
 def leaves(out):
     return [np.asarray(o) for o in (out if isinstance(out, tuple) else (out,))]
-
-
-def best(fn, args, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def jax_twins():

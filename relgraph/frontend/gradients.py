@@ -25,7 +25,7 @@ import numpy as np
 
 from relgraph.exceptions import GradientError
 from relgraph.frontend.jit import JitFunction, jit_query, jit_rewriter
-from relgraph.frontend.tracing import name_of
+from relgraph.frontend.tracing import name_of, positional_names
 from relgraph.ops.autodiff import differentiable, vjp_terms
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
@@ -187,13 +187,7 @@ def _deriver(fn: Callable[..., Any], names: list[str], single: bool, value: bool
 
 
 def _positional_names(fn: Callable[..., Any], n: int) -> list[str]:
-    params = list(inspect.signature(fn).parameters.values())
-    names: list[str] = []
-    for p in params:
-        if p.kind is p.VAR_POSITIONAL:
-            names += [f"{p.name}{i}" for i in range(n - len(names))]
-        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-            names.append(p.name)
+    names = positional_names(list(inspect.signature(fn).parameters.values()), n)
     if len(names) < n:
         raise TypeError(f"argnums: {name_of(fn)} has {len(names)} positional parameters")
     return names

@@ -31,7 +31,7 @@ from relgraph.terms.types import TensorType
 
 __all__ = [
     "trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for", "flatten", "rebuild", "name_of",
-    "SizeUnknown",
+    "SizeUnknown", "positional_names",
 ]  # fmt: skip
 
 #: The largest closed-over array (in bytes) a traced function may bake into its term.
@@ -106,17 +106,23 @@ def symbols_for(fn: Callable[..., Any], types: tuple) -> list[Symbol]:
     return symbols
 
 
-def _parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
-    try:
-        params = list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return [f"x{i}" for i in range(n)]
+def positional_names(params: list[inspect.Parameter], n: int) -> list[str]:
+    """The names of up to ``n`` positional arguments (``*args`` as ``args0``, ``args1``...)."""
     names: list[str] = []
     for p in params:
         if p.kind is p.VAR_POSITIONAL:
             names += [f"{p.name}{i}" for i in range(n - len(names))]
         elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             names.append(p.name)
+    return names
+
+
+def _parameter_names(fn: Callable[..., Any], n: int) -> list[str]:
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return [f"x{i}" for i in range(n)]
+    names = positional_names(params, n)
     if len(names) < n:
         raise TraceError(f"{name_of(fn)} takes {len(names)} positional arguments, given {n}")
     required = [p.name for p in params[n:] if p.default is p.empty and p.kind != p.VAR_KEYWORD]

@@ -304,25 +304,31 @@ def _array_code_add_at(op: AddAt, node: Any) -> str:
 
 @array_code.register
 def _array_code_take_along(op: TakeAlong, node: Any) -> str:
-    nx = typeof(node.args[0]).ndim
-    k = op.param_values(node.args)["axis"] % nx
-    perm = (*[j for j in range(nx) if j != k], k)
-    lead = [f"{{1}}.shape[{j}]" for j in perm[:-1]]
-    x = f"{_moved('{0}', perm)}.reshape(({_product(lead)}, {{0}}.shape[{k}]))"
-    idx = f"{_moved('{1}', perm)}.reshape(({_product(lead)}, {{1}}.shape[{k}]))"
-    out = f"kernels.take_along_rows({x}, {idx}).reshape({_tuple([*lead, f'{{1}}.shape[{k}]'])})"
-    return _back(out, perm)
+    """Rows of ``{0}`` (its own length along the axis) and of the indices ``{1}``."""
+    k = op.param_values(node.args)["axis"] % typeof(node.args[0]).ndim
+    call = "kernels.take_along_rows({}, {})"
+    return _along(k, typeof(node.args[0]).ndim, ("{0}", "{0}"), "{1}", "{1}", call)
 
 
 def _add_along(op: AddAt, node: Any) -> str:
-    nx = typeof(node.args[1]).ndim
-    k = op.param_values(node.args)["axis"] % nx
-    perm = (*[j for j in range(nx) if j != k], k)
-    lead = [f"{{2}}.shape[{j}]" for j in perm[:-1]]
-    g = f"{_moved('{0}', perm)}.reshape(({_product(lead)}, {{2}}.shape[{k}]))"
-    idx = f"{_moved('{2}', perm)}.reshape(({_product(lead)}, {{2}}.shape[{k}]))"
-    added = f"kernels.add_along_rows({g}, {idx}, {{1}}.shape[{k}])"
-    return _back(f"{added}.reshape({_tuple([*lead, f'{{1}}.shape[{k}]'])})", perm)
+    """Rows of the cotangent ``{0}`` (shaped as the indices ``{2}``) into ``{1}``'s."""
+    k = op.param_values(node.args)["axis"] % typeof(node.args[1]).ndim
+    call = "kernels.add_along_rows({}, {}, {{1}}.shape[" + str(k) + "])"
+    return _along(k, typeof(node.args[1]).ndim, ("{0}", "{2}"), "{2}", "{1}", call)
+
+
+def _along(k: int, ndim: int, values: tuple, indices: str, result: str, call: str) -> str:
+    """``call`` on ``values[0]`` and ``indices`` with axis ``k`` moved last, as rows (a
+    row of values as long as ``values[1]``'s axis ``k``); its rows back in shape, with
+    ``result``'s length along ``k``, and axis ``k`` back in place."""
+    perm = (*[j for j in range(ndim) if j != k], k)
+    lead = [f"{indices}.shape[{j}]" for j in perm[:-1]]
+
+    def rows(array: str, length: str) -> str:
+        return f"{_moved(array, perm)}.reshape(({_product(lead)}, {length}.shape[{k}]))"
+
+    out = call.format(rows(*values), rows(indices, indices))
+    return _back(f"{out}.reshape({_tuple([*lead, f'{result}.shape[{k}]'])})", perm)
 
 
 # --- linear algebra: Numba's np.linalg (LAPACK), on contiguous operands in the dtype ----
@@ -340,7 +346,7 @@ def _array_code_linalg(op: LinalgOp, node: Any) -> str:
         return f"np.ascontiguousarray({{{i}}}).astype({{dtype}})"
 
     b = cast(1) if op.nin == 2 else ""
-    return _LINALG[op.name].format(a=cast(0), b=b).replace("{{", "{").replace("}}", "}")
+    return _LINALG[op.name].format(a=cast(0), b=b)
 
 
 @array_code.register
