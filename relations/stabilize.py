@@ -21,6 +21,7 @@ import math
 from functools import reduce
 from typing import Any
 
+import numpy as np
 from cons import cons
 from etuples import etuple
 from kanren import conde, eq, lall
@@ -45,12 +46,15 @@ from relgraph.ops import (
     equal,
     exp,
     expm1,
+    less,
     log,
     log1mexp,
     log1p,
+    log_ndtr,
     logaddexp,
     logsumexp,
     max as max_,
+    ndtr,
     neg,
     pow,
     reciprocal,
@@ -72,7 +76,8 @@ from relgraph.terms.term import Term
 __all__ = [
     "log1po", "expm1o", "logsumexpo", "logsumexp_shifto", "log_add_expo", "log_diff_expo",
     "log1mexpo", "softpluso", "log_sigmoido", "log1m_sigmoido", "sigmoido", "one_minus_sigmoido",
-    "log1p_expm1o", "sqrt_squareo", "log_divo", "sigmoid_quotiento",
+    "log1p_expm1o", "sqrt_squareo", "log_divo", "sigmoid_quotiento", "log_softmaxo",
+    "log_softmax_allo", "one_minus_ndtro", "log_ndtro", "log_deto",
 ]  # fmt: skip
 
 
@@ -370,13 +375,26 @@ def sigmoido(in_lv, out_lv):
 )
 def one_minus_sigmoido(in_lv, out_lv):
     """``1 - sigmoid(x) -> sigmoid(-x)`` (``1 + -sigmoid(x)`` after canonicalize)."""
+    return _reflected(sigmoid, in_lv, out_lv)
+
+
+def _reflected(f: Any, in_lv: Any, out_lv: Any) -> Any:
+    """``1 - f(x) -> f(-x)``, for ``f`` with ``f(x) + f(-x) = 1``."""
     x, minus_x = lvars(2)
     return pipeo(
         in_lv,
-        commo(add, 1, etuple(neg, etuple(sigmoid, x)), in_lv),
+        commo(add, 1, etuple(neg, etuple(f, x)), in_lv),
         nego(x, minus_x),
-        eq(out_lv, etuple(sigmoid, minus_x)),
+        eq(out_lv, etuple(f, minus_x)),
     )
+
+
+@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.ndtr,), position=6.5,
+          tracks=(ops.add,))  # fmt: skip
+def one_minus_ndtro(in_lv, out_lv):
+    """``1 - ndtr(x) -> ndtr(-x)``: the normal survival function, with no cancellation
+    (``1 - ndtr(9)`` is 0, ``ndtr(-9)`` is 1.1e-19)."""
+    return _reflected(ndtr, in_lv, out_lv)
 
 
 @register(stabilize_db, STABILIZE, FAST_RUN, position=10, tracks=(ops.log1p,))
@@ -436,3 +454,61 @@ sigmoid_quotiento.__doc__ = """``exp(u) / (1 + exp(u)) -> sigmoid(u)``, and NaN 
 ``u = inf`` where the quotient is ``inf / inf``: no ``inf / inf`` for ``709 < u < inf``."""
 register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=11.5,
          tracks=(ops.true_div,))(sigmoid_quotiento)  # fmt: skip
+
+
+# The log of a softmax, as written from its definition.
+def stable_log_softmax(z: Any, *params: Any) -> Term:
+    """``z - logsumexp(z)`` without its cancellation: with ``m = max(z)``, ``d = z - m``,
+    ``d - log1p(r)``, where ``r`` sums ``exp(d)`` over all but one of the maxima
+    (no ``1 + r`` rounded before the log, and ``d`` and ``-log1p(r)`` never cancel).
+    Where ``m`` is infinite or NaN it is ``d``: ``-inf`` below a ``+inf``, NaN otherwise,
+    as the quotient gives."""
+    m = Term((max_, z, *params))
+    d = Term((sub, z, m))
+    e, top = Term((exp, d)), Term((equal, z, m))
+    others = Term((sum, Term((where, top, 0, e)), *params))
+    ties = Term((sub, Term((sum, Term((where, top, e, 0)), *params)), 1))
+    finite = Term((less, Term((abs, m)), math.inf))
+    return Term((where, finite, Term((sub, d, Term((log1p, Term((add, others, ties)))))), d))
+
+
+_z, _axis = lvar("z", dtype=np.floating), lvar("axis")
+log_softmaxo = forward_only(
+    rule(
+        log(exp(_z) / sum(exp(_z), axis=_axis, keepdims=True)),
+        stable_log_softmax(_z, _axis, True),
+        name="log_softmaxo",
+    )
+)
+log_softmaxo.__doc__ = """``log(exp(z) / sum(exp(z), axis, keepdims=True))``, the log of a softmax,
+``-> (z - m) - log1p(r)``: ``m = max(z, axis, keepdims=True)`` and ``r`` the sum of
+``exp(z - m)`` over all but one maximum.  No overflow, and exact to a few ulps where
+``z - logsumexp(z)`` cancels (``[36, 0]``: -2.3e-16, not 0).  Forward only: where
+``exp`` overflows the quotient is NaN and the stable form is not."""
+log_softmax_allo = forward_only(
+    rule(log(exp(_z) / sum(exp(_z))), stable_log_softmax(_z), name="log_softmax_allo")
+)
+log_softmax_allo.__doc__ = """``log(exp(z) / sum(exp(z)))`` over all axes, as
+:data:`log_softmaxo`."""
+for _rule, _position in ((log_softmaxo, 1.5), (log_softmax_allo, 1.6)):
+    register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=_position,
+             tracks=(ops.log,))(_rule)  # fmt: skip
+
+_x = lvar("x", dtype=np.floating)
+log_ndtro = rule(log(ndtr(_x)), log_ndtr(_x), name="log_ndtro")
+log_ndtro.__doc__ = """``log(ndtr(x)) -> log_ndtr(x)``: finite where ``ndtr`` underflows
+(``log(ndtr(-40))`` is -inf, ``log_ndtr(-40)`` is -804.6)."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.log_ndtr,), position=6.6,
+         tracks=(ops.log,))(log_ndtro)  # fmt: skip
+
+_A = lvar("A", dtype=np.floating)
+log_deto = rule(
+    log(ops.det(_A)),
+    where(less(ops.det_sign(_A), 0), math.nan, ops.logabsdet(_A)),
+    name="log_deto",
+)
+log_deto.__doc__ = """``log(det(A)) -> logabsdet(A)`` (NaN where the determinant is negative,
+as the log of it is): no overflow of the determinant (``det`` of ``10 * I`` of size 400
+is inf, its log 921.0)."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=6.7,
+         tracks=(ops.log,))(log_deto)  # fmt: skip

@@ -8,6 +8,7 @@ import numpy as np
 
 import relgraph as rg
 from relations import canonicalize_db, linalg_db, specialize_db, stabilize_db
+from relations.stabilize import stable_log_softmax
 
 x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
 i, j = rg.vector("i", "int64"), rg.vector("j", "int64")
@@ -107,6 +108,30 @@ CASES = {
     "dot_scaleo": ((2 * A) @ x, 2 * (A @ x), True),
     "transpose_doto": ((A @ B).T, B.T @ A.T, True),
     "sum_doto": (rg.sum(A @ x), rg.sum(A, 0) @ x, True),
+    "log_softmaxo": (
+        rg.log(rg.exp(A) / rg.sum(rg.exp(A), axis=1, keepdims=True)),
+        stable_log_softmax(A, 1, True),
+        False,
+    ),
+    "log_softmax_allo": (rg.log(rg.exp(x) / rg.sum(rg.exp(x))), stable_log_softmax(x), False),
+    "one_minus_ndtro": (1 + -rg.ndtr(x), rg.ndtr(-x), True),
+    "log_ndtro": (rg.log(rg.ndtr(x)), rg.log_ndtr(x), True),
+    "inv_solveo": (rg.inv(A) @ x, rg.solve(A, x), True),
+    "log_deto": (
+        rg.log(rg.det(A)),
+        rg.where(rg.less(rg.ops.det_sign(A), 0), math.nan, rg.ops.logabsdet(A)),
+        True,
+    ),
+    "solve_choleskyo": (
+        rg.solve(rg.cholesky(A @ A.T), x),  # A @ A.T: positive definite
+        rg.solve_triangular(rg.cholesky(A @ A.T), x, lower=True),
+        True,
+    ),
+    "solve_cholesky_To": (
+        rg.solve(rg.cholesky(A @ A.T).T, x),
+        rg.solve_triangular(rg.cholesky(A @ A.T).T, x),
+        True,
+    ),
 }
 DATABASES = (canonicalize_db, stabilize_db, specialize_db, linalg_db)
 RULES = {e.name: (db, e) for db in DATABASES for e in db.entries()}

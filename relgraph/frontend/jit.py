@@ -32,6 +32,7 @@ from relgraph.backends.numba.function import (
 from relgraph.backends.numba.scalars import is_weak
 from relgraph.eqsat.cost import op_cost
 from relgraph.exceptions import TraceError
+from relgraph.frontend.scipy_api import with_twins
 from relgraph.frontend.tracing import (
     MAX_CONSTANT_BYTES,
     SizeUnknown,
@@ -350,7 +351,7 @@ class JitFunction:
                 elif not is_weak(value):
                     arguments[name] = next(it)
             call = inspect.BoundArguments(self.signature, arguments)
-            return self.fn(*call.args, **call.kwargs)
+            return with_twins(self.fn)(*call.args, **call.kwargs)
 
         return _Call(key, tuple(values), tuple(names), invoke)
 

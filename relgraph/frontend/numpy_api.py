@@ -45,7 +45,7 @@ from relgraph.terms.operators import TermOps, register_operator
 
 __all__ = [
     "UFUNCS", "REDUCERS", "FUNCTIONS", "term_of", "ufunc_term", "function_term",
-    "supported_names", "constant_limit", "calling_library",
+    "supported_names", "constant_limit", "calling_library", "TRACEABLE",
 ]  # fmt: skip
 
 # -- operands ---------------------------------------------------------------------
@@ -457,6 +457,10 @@ def calling_library() -> str | None:
     return outermost
 
 
+# Callables other front-end modules make traceable (scipy_api's twins), by full name.
+TRACEABLE: set[str] = set()
+
+
 def supported_names() -> list[str]:
     """Every numpy (and scipy.special) callable that builds terms, by full name.
 
@@ -467,7 +471,7 @@ def supported_names() -> list[str]:
     names += [f"numpy.{u.__name__}.reduce" for u in REDUCERS]
     names += [f"{f.__module__}.{f.__name__}" for f in FUNCTIONS]
     names += [f"scipy.special.{n}" for n in _SCIPY]
-    return sorted(set(names))
+    return sorted({*names, *TRACEABLE})
 
 
 def _unsupported(name: str) -> UnsupportedError:

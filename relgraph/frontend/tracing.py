@@ -22,6 +22,7 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
 from relgraph.frontend import numpy_api
+from relgraph.frontend.scipy_api import with_twins
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.operators import TermOps
@@ -76,7 +77,7 @@ def outputs_of(fn: Callable[..., Any], args: list, max_constant_bytes: int) -> A
     """``fn(*args)`` with every traced value in its result (nested tuples and lists
     kept) replaced by its term."""
     with numpy_api.constant_limit(max_constant_bytes):
-        result = fn(*args)
+        result = with_twins(fn)(*args)
         return _terms(result, fn)
 
 

@@ -105,6 +105,9 @@ from relgraph.ops.linalg import (
     norm,
     slogdet,
     solve,
+    solve_lower,
+    solve_triangular,
+    solve_upper,
     trace,
 )
 from relgraph.ops.products import Dot, Matmul, dot, einsum, matmul, product_op
@@ -161,7 +164,8 @@ __all__ = [
     "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
     "isfinite", "ndtr", "log_ndtr", "full_like", "zeros_like", "ones_like", "Scan",
     "ArgReduce", "cumsum", "cumprod", "argmax", "argmin", "diff", "LinalgOp", "Diag", "cholesky",
-    "inv", "solve", "det", "slogdet", "logabsdet", "det_sign", "diag", "trace", "norm", "Take",
+    "inv", "solve", "solve_lower", "solve_upper", "solve_triangular", "det", "slogdet",
+    "logabsdet", "det_sign", "diag", "trace", "norm", "Take",
     "TakeAlong", "AddAt", "take", "take_along_axis", "add_at", "add_along_axis", "einsum",
     "xlogy", "gammaln", "erfc", "erfcx",
 ]  # fmt: skip

@@ -167,7 +167,7 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
             out = fn(*args)
         except (ZeroDivisionError, ValueError):
             return mpmath.nan
-        except _Clamped:
+        except (_Clamped, OverflowError):  # OverflowError: mpmath's erfc at 1e308
             return UNRESOLVED
         if isinstance(out, mpmath.mpc):
             return mpmath.nan  # sqrt or log of a negative number

@@ -25,6 +25,7 @@ from typing import Any
 
 import mpmath
 import numpy as np
+import scipy.linalg
 
 from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops
@@ -38,7 +39,8 @@ from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
 
 __all__ = [
-    "LinalgOp", "cholesky", "inv", "solve", "det", "slogdet", "logabsdet", "det_sign", "diag",
+    "LinalgOp", "cholesky", "inv", "solve", "solve_lower", "solve_upper", "solve_triangular",
+    "det", "slogdet", "logabsdet", "det_sign", "diag",
     "trace", "norm",
 ]  # fmt: skip
 
@@ -84,14 +86,14 @@ class LinalgOp(Op):
         a = types[0]
         _square(a, self.name, args[0])
         dtype = linalg_dtype(a, self.name)
-        if self.name == "solve":
-            b = types[1]
+        if self.nin == 2:  # a solve
+            b, name = types[1], self.name
             if b.ndim not in (1, 2):
-                raise TypeCheckError(f"solve: the right-hand side {args[1]} has ndim {b.ndim}")
+                raise TypeCheckError(f"{name}: the right-hand side {args[1]} has ndim {b.ndim}")
             n, k = a.shape[0], b.shape[0]
             if n is not None and k is not None and n != k:
-                raise TypeCheckError(f"solve: {args[0]} is {n} x {n}, {args[1]} has {k} rows")
-            return TensorType(np.promote_types(dtype, linalg_dtype(b, "solve")), b.ndim, b.shape)
+                raise TypeCheckError(f"{name}: {args[0]} is {n} x {n}, {args[1]} has {k} rows")
+            return TensorType(np.promote_types(dtype, linalg_dtype(b, name)), b.ndim, b.shape)
         if self.name in ("det", "logabsdet", "det_sign"):
             return TensorType(dtype, 0, ())
         return TensorType(dtype, 2, a.shape)
@@ -99,7 +101,7 @@ class LinalgOp(Op):
     def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
         a = args[0]
         shapes.equal(a[0], a[1], node)
-        if self.name == "solve":
+        if self.nin == 2:
             shapes.equal(a[0], args[1][0], node)
             return args[1]
         return () if self.name in ("det", "logabsdet", "det_sign") else a
@@ -117,6 +119,20 @@ solve = LinalgOp(
     "solve", 2, np.linalg.solve,
     lambda a, b: _objects(mpmath.lu_solve(_mp(a), _mp(b))).reshape(np.shape(b)), cost=60.0,
 )  # fmt: skip
+
+
+def _triangular(lower: bool) -> LinalgOp:
+    side = np.tril if lower else np.triu
+    return LinalgOp(
+        "solve_lower" if lower else "solve_upper", 2,
+        lambda a, b: scipy.linalg.solve_triangular(a, b, lower=lower, check_finite=False),
+        lambda a, b: _objects(mpmath.lu_solve(_mp(side(a)), _mp(b))).reshape(np.shape(b)),
+        cost=20.0,
+    )  # fmt: skip
+
+
+# scipy.linalg.solve_triangular: the triangle of ``a`` on the side named, the rest unread.
+solve_lower, solve_upper = _triangular(lower=True), _triangular(lower=False)
 det = LinalgOp("det", 1, np.linalg.det, lambda a: mpmath.det(_mp(a)), cost=30.0)
 logabsdet = LinalgOp("logabsdet", 1, lambda a: np.linalg.slogdet(a)[1],
                      lambda a: _exact_slogdet(a)[1], cost=30.0)  # fmt: skip
@@ -157,12 +173,23 @@ class Diag(Op):
 
 
 diag = Diag()
-register_ops(cholesky, inv, solve, det, logabsdet, det_sign, diag)
+register_ops(cholesky, inv, solve, solve_lower, solve_upper, det, logabsdet, det_sign, diag)
 
 
 def slogdet(a: Any) -> tuple[Any, Any]:
     """numpy's ``slogdet``: ``(sign, log(abs(det)))`` of a square matrix, two terms."""
     return det_sign(a), logabsdet(a)
+
+
+def solve_triangular(a: Any, b: Any, lower: bool = False) -> Any:
+    """scipy.linalg's ``solve_triangular(a, b, lower=lower)``: ``solve_lower`` or
+    ``solve_upper``, which read only that triangle of ``a``.
+
+    >>> import relgraph as rg
+    >>> rg.pprint(rg.solve_triangular(rg.matrix("L"), rg.vector("b"), lower=True))
+    'solve_lower(L, b)'
+    """
+    return (solve_lower if lower else solve_upper)(a, b)
 
 
 def trace(a: Any) -> Any:
@@ -221,3 +248,8 @@ def _diag_pullback(g: Any, y: Any) -> tuple:
 @pullback(cholesky)
 def _cholesky_pullback(g: Any, y: Any) -> tuple:
     raise GradientError(f"cholesky has no gradient yet (in {y})")
+
+
+@pullback(solve_lower, solve_upper)
+def _triangular_pullback(g: Any, y: Any) -> tuple:
+    raise GradientError(f"{y._tuple[0].name} has no gradient yet (in {y}): use np.linalg.solve")

@@ -161,9 +161,11 @@ class PatternRelation:
         def rule_goal(S):
             a_rf, b_rf = reify(a, S), reify(b, S)
             if _ground(a_rf):
-                yield from self._solve(self.left, self.right, a_rf, b, S)
+                if "forward" in self.directions:
+                    yield from self._solve(self.left, self.right, a_rf, b, S)
             elif _ground(b_rf):
-                yield from self._solve(self.right, self.left, b_rf, a, S)
+                if "backward" in self.directions:  # not for a rule marked forward_only
+                    yield from self._solve(self.right, self.left, b_rf, a, S)
             else:
                 yield from self._most_general(a, b, S)
 

@@ -70,7 +70,7 @@ EXTRA = {
     rg.vector("u", shape=2): RNG.uniform(0.5, 2, 2),
     rg.vector("v", shape=3): RNG.uniform(0.5, 2, 3),
 }
-WITHOUT = {"prod", "cumprod", "cholesky", "gammaln"}  # refused by name, below
+WITHOUT = {"prod", "cumprod", "cholesky", "gammaln", "solve_lower", "solve_upper"}  # refused
 I3 = rg.Constant(3 * np.eye(3))
 COLUMNS = rg.Constant(np.array([0, 2, -1]))
 PER_ROW = rg.Constant(np.array([[0], [2], [1], [-1]]))
@@ -196,6 +196,8 @@ def test_what_has_no_gradient_is_named():
         rg.grad(rg.prod(x), x)
     with pytest.raises(rg.GradientError, match="cholesky has no gradient yet"):
         rg.grad(rg.sum(rg.cholesky(M)), M)
+    with pytest.raises(rg.GradientError, match="solve_lower has no gradient yet.*linalg.solve"):
+        rg.grad(rg.sum(rg.solve_triangular(M, x, lower=True)), x)
     with pytest.raises(rg.GradientError, match="cumprod has no gradient yet"):
         rg.grad(rg.sum(rg.cumprod(x)), x)
     with pytest.raises(rg.GradientError, match="concatenate.*sizes.*give the symbols shapes"):

@@ -49,6 +49,7 @@ _HELPERS = hashlib.sha256(
         Path(str(getattr(importlib.util.find_spec(m), "origin", ""))).read_bytes()
         for m in (
             "relgraph.backends.numba.kernels",
+            "relgraph.backends.numba.linalg_kernels",
             "relgraph.backends.numba.vecmath",
             "relgraph.backends.numba.lowering",
         )

@@ -223,7 +223,7 @@ class _Generator:
                 "import math",
                 "import numpy as np",
                 "from numba import njit, prange",
-                "from relgraph.backends.numba import kernels, vecmath",
+                "from relgraph.backends.numba import kernels, linalg_kernels, vecmath",
                 *self.globals,
                 "",
                 "",
