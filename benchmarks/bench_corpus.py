@@ -40,16 +40,19 @@ def leaves(out):
 
 
 def jax_twins():
-    """The corpus's functions with ``np`` and ``special`` bound to JAX's."""
+    """The corpus's functions with ``np``, ``special``, ``norm`` and ``linalg`` bound to
+    JAX's."""
     import jax  # lazy: a peer, in the bench extra
     import jax.numpy as jnp
+    import jax.scipy.linalg as jlinalg
     import jax.scipy.special as jspecial
+    import jax.scipy.stats.norm as jnorm
 
     jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_platforms", "cpu")
     namespace = {"__name__": "corpus_jax"}
     exec(compile((CORPUS / "functions.py").read_text(), "functions.py", "exec"), namespace)
-    namespace.update(np=jnp, special=jspecial)
+    namespace.update(np=jnp, special=jspecial, norm=jnorm, linalg=jlinalg)
     return jax, namespace
 
 

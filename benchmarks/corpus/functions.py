@@ -1,13 +1,15 @@
 """Numerical functions as they are written in real code, each with where it comes from.
 
-Each is plain numpy (``np``) and ``scipy.special`` (``special``) code, unchanged from the
-way its source writes it (variable names shortened); ``INPUTS`` gives each one's
+Each is plain numpy (``np``) and scipy (``special``, ``norm``, ``linalg``) code, unchanged
+from the way its source writes it (variable names shortened); ``INPUTS`` gives each one's
 arguments for ``n`` rows.  ``bench_corpus.py`` runs them under numpy, ``rg.jit`` and
 ``jax.jit`` (this module's source executed again with ``np`` bound to ``jax.numpy``).
 """
 
 import numpy as np
+import scipy.linalg as linalg
 import scipy.special as special
+from scipy.stats import norm
 
 # --- scikit-learn ---------------------------------------------------------------------
 
@@ -190,6 +192,38 @@ def mvn_logpdf(x, mean, cov):
     return -0.5 * (d * np.log(2 * np.pi) + logdet + maha)
 
 
+def multinomial_loss(w, X, Y):
+    """sklearn.linear_model._logistic._multinomial_loss (as of 1.0): logsumexp from scipy."""
+    p = X @ w
+    p = p - special.logsumexp(p, axis=1)[:, None]
+    return -(Y * p).sum()
+
+
+def gaussian_nll(y, mu, sigma):
+    """A Gaussian negative log-likelihood through scipy.stats (statsmodels' and many
+    notebooks' way)."""
+    return -norm.logpdf(y, loc=mu, scale=sigma).sum()
+
+
+def probit_loglike(params, X, y):
+    """statsmodels.discrete.discrete_model.Probit.loglike (its cdf is norm.cdf)."""
+    q = 2 * y - 1
+    return np.sum(np.log(np.clip(norm.cdf(q * np.dot(X, params)), 1e-300, 1)))
+
+
+def gp_posterior_mean(K, y, K_trans):
+    """sklearn.gaussian_process.GaussianProcessRegressor: fit's Cholesky solve, predict's
+    mean."""
+    L = linalg.cholesky(K, lower=True)
+    alpha = linalg.cho_solve((L, True), y)
+    return K_trans @ alpha
+
+
+def attention_weights(scores):
+    """Attention weights with scipy.special.softmax over the keys."""
+    return special.softmax(scores, axis=-1)
+
+
 # --- deep learning -----------------------------------------------------------------------
 
 
@@ -301,6 +335,11 @@ def _rows(rng, n, d=8):
     return rng.normal(size=(n, d))
 
 
+def _spd(rng, d):
+    a = rng.normal(size=(d, d))
+    return a @ a.T + d * np.eye(d)
+
+
 def _pos(rng, *shape):
     return rng.uniform(0.5, 2.0, shape)
 
@@ -344,6 +383,15 @@ INPUTS = {
         _pos(r, 4),
     ),  # fmt: skip
     mvn_logpdf: lambda r, n: (r.normal(size=8), np.zeros(8), np.eye(8) * 2.0),
+    multinomial_loss: lambda r, n: (
+        r.normal(size=(8, 4)),
+        _rows(r, n // 8),
+        np.eye(4)[r.integers(0, 4, n // 8)],
+    ),  # fmt: skip
+    gaussian_nll: lambda r, n: (r.normal(size=n), np.float64(0.5), np.float64(2.0)),
+    probit_loglike: lambda r, n: (r.normal(size=8), _rows(r, n // 8), r.integers(0, 2, n // 8)),
+    gp_posterior_mean: lambda r, n: (_spd(r, 200), r.normal(size=200), _rows(r, n // 200, 200)),
+    attention_weights: lambda r, n: (r.normal(0, 30, (n // 64, 64)),),
     gelu: lambda r, n: (r.normal(size=n),),
     layer_norm: lambda r, n: (r.normal(size=(n // 100, 100)), np.float64(1e-5)),
     mlp: lambda r, n: (

@@ -59,6 +59,11 @@ def _on_terms(op: Any, *args: Any) -> Any:
     return traced(op(*(numpy_api.term_of(a) for a in args)))
 
 
+def _is(value: Any, number: float) -> bool:
+    """Whether ``value`` is that number (not a traced value, not an array)."""
+    return isinstance(value, (int, float, np.number)) and value == number
+
+
 def _refuse(name: str, what: str, instead: str) -> UnsupportedError:
     return UnsupportedError(
         f"{' '.join((name, what)).strip()} is not supported when traced: {instead}"
@@ -127,8 +132,15 @@ class _Normal:
             raise TypeError(f"scipy.stats.norm.{method}: unexpected {sorted(kwargs)}")
         if not _traced(x, loc, scale):
             return None
-        x = x.astype(np.float64) if _traced(x) else np.float64(x)  # scipy computes in float64
-        return (x - loc) / scale, scale
+        x = (
+            np.float64(x)
+            if not _traced(x)
+            else x
+            if x.dtype == np.float64
+            else x.astype(np.float64)
+        )  # scipy computes in float64
+        z = x if _is(loc, 0) else x - loc
+        return (z if _is(scale, 1) else z / scale), scale
 
 
 def _norm_method(name: str, formula: Callable[[Any, Any], Any]) -> Callable[..., Any]:

@@ -349,7 +349,7 @@ def _array_code_linalg(op: LinalgOp, node: Any) -> str:
         vector = typeof(node.args[1]).ndim == 1
         b = f"{cast(1)}.reshape((-1, 1))" if vector else cast(1)  # astype copies
         call = f"linalg_kernels.solve_triangular({cast(0)}, {b}, {op.name == 'solve_lower'})"
-        return f"{call}[:, 0]" if vector else call
+        return f"{call}.ravel()" if vector else call  # n x 1, C order: a view
     b = cast(1) if op.nin == 2 else ""
     return _LINALG[op.name].format(a=cast(0), b=b)
 
