@@ -102,8 +102,10 @@ def test_other_ops_have_a_numba_rule(op):
         "stack": rg.stack([x, x]),
         "scatter_as": rg.scatter_as(x[0], x, (0,)),
         "reshape_as": rg.reshape_as(rg.vector("g"), x),
-        **{n: getattr(rg, n)(rg.matrix("S"), rg.vector("b"))
-           for n in ("solve", "solve_lower", "solve_upper")},  # fmt: skip
+        **{
+            n: getattr(rg, n)(rg.matrix("S"), rg.vector("b"))
+            for n in ("solve", "solve_lower", "solve_upper")
+        },  # fmt: skip
         **{name: getattr(rg, name)(rg.matrix("S")) for name in LINALG},
         "diag": rg.diag(rg.vector("d")),
         "take": rg.take(x, rg.vector("i", "int64"), 1),

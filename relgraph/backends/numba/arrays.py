@@ -35,7 +35,7 @@ from relgraph.ops.shape import (
 from relgraph.terms.infer import typeof
 from relgraph.terms.term import brief
 
-__all__ = ["array_code", "row_loop", "parallel_code", "SKINNY"]
+__all__ = ["kept_twin", "array_code", "row_loop", "parallel_code", "SKINNY"]
 
 
 @functools.singledispatch
@@ -144,10 +144,26 @@ def _reduced_code(op: Reduce, ndim: int, axis: Any) -> str:
     def size(group: list[int]) -> str:
         return " * ".join(f"{{0}}.shape[{k}]" for k in group)
 
+    shape = "(" + "".join(f"{{0}}.shape[{k}], " for k in kept) + ")"
+    if axes == list(range(len(axes))):  # leading axes: a matrix's columns, no copy
+        matrix = f"np.ascontiguousarray({{0}}).reshape(({size(axes)}, {size(kept)}))"
+        return f"kernels.{op.name}_axis({matrix}, 0, {{dtype}}).reshape({shape})"
     moved = f"np.ascontiguousarray(np.transpose({{0}}, {tuple(kept + axes)!r}))"
     matrix = f"{moved}.reshape(({size(kept)}, {size(axes)}))"
-    shape = "(" + "".join(f"{{0}}.shape[{k}], " for k in kept) + ")"
     return f"kernels.{op.name}_axis({matrix}, 1, {{dtype}}).reshape({shape})"
+
+
+def kept_twin(node: Any) -> tuple[Any, str] | None:
+    """For a reduction with ``keepdims=True``, the same reduction without it and the
+    code that reshapes that one's value into this one (so a program that needs both,
+    as ``x - x.mean(0)`` and ``x.var(0)`` do, reduces once); None otherwise."""
+    op = node.op
+    if not isinstance(op, Reduce) or not op.param_values(node.args)["keepdims"]:
+        return None
+    p = op.param_values(node.args)
+    twin = op(node.args[0], axis=p["axis"], keepdims=False)
+    shape = "".join(f"{d}, " for d in _kept_shape(op, node))
+    return twin, f"kernels.keep_dims({{twin}}, ({shape}))"
 
 
 def _kept_shape(op: Reduce, node: Any) -> tuple[str, ...]:

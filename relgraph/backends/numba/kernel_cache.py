@@ -50,6 +50,7 @@ _HELPERS = hashlib.sha256(
         for m in (
             "relgraph.backends.numba.kernels",
             "relgraph.backends.numba.linalg_kernels",
+            "relgraph.backends.numba.reduce_kernels",
             "relgraph.backends.numba.vecmath",
             "relgraph.backends.numba.lowering",
         )

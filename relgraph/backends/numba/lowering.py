@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba.arrays import array_code, parallel_code, row_loop
+from relgraph.backends.numba.arrays import array_code, kept_twin, parallel_code, row_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.exceptions import LoweringError
@@ -140,6 +140,7 @@ class _Generator:
         self.inlined = set(vectorised[:INLINED_MAX])
         for n in [n for n in self.row_loops if n.args[0] in self.materialised]:
             del self.row_loops[n]  # its operand is an array anyway
+        self.arrays_ops = {n for n in self.nodes if not n.op.elementwise} - set(self.row_loops)
 
     # -- which elementwise nodes get arrays -----------------------------------------
 
@@ -195,7 +196,7 @@ class _Generator:
                 self._emit_region(node)
             elif node in self.row_loops:
                 self._emit_row_loop(node, *self.row_loops[node])
-            elif not node.op.elementwise:
+            elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an
         # input or a constant: it is returned as an array of its own.
@@ -265,9 +266,15 @@ class _Generator:
         return repr(x)
 
     def _emit_array_op(self, node: Term) -> None:
-        code = (parallel_code(node.op, node) if self.parallel else None) or array_code(
-            node.op, node
-        )
+        kept = kept_twin(node)
+        if kept is not None and kept[0] in self.arrays_ops:  # the program reduces both ways
+            if kept[0] not in self.names:
+                self._emit_array_op(kept[0])
+            code = kept[1].replace("{twin}", self.names[kept[0]])
+        else:
+            code = (parallel_code(node.op, node) if self.parallel else None) or array_code(
+                node.op, node
+            )
         dtype = dtype_expr(typeof(node).dtype)
         operands = [self._value(a) for a in node.op.operands(node.args)]
         name = self._name(node)  # a template may fill its result in more lines
