@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from relgraph.backends.numba import buffers
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
@@ -440,7 +441,7 @@ class Function:
         plan = self._shape_of[j]
         if plan is None:
             return np.empty((0,) * ndim, dtype)
-        return np.empty(planned_shape(plan, shapes), dtype)
+        return buffers.empty(planned_shape(plan, shapes), dtype)  # no fresh pages
 
     def _no_buffer(self) -> list:
         return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]

@@ -260,7 +260,7 @@ def _finals(
             if probe is None:
                 return None
         r = np.asarray(probe[k])
-        finals[k] = np.empty((rows, *r.shape[1:]), r.dtype)
+        finals[k] = buffers.empty((rows, *r.shape[1:]), r.dtype)
     return finals
 
 

