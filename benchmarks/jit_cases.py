@@ -19,6 +19,13 @@ def functions(xp, erf):
         s = xp.sum(tmp, axis=1, keepdims=True)
         return xp.log(s) + a_max
 
+    def logsumexp_columns(a):  # the same over axis 0 (an n x 256 array)
+        a_max = xp.max(a, axis=0, keepdims=True)
+        return xp.log(xp.sum(xp.exp(a - a_max), axis=0, keepdims=True)) + a_max
+
+    def standardize(x):  # scikit-learn's StandardScaler: column means and deviations
+        return (x - xp.mean(x, axis=0)) / xp.std(x, axis=0)
+
     def softmax(x):
         e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
         return e / xp.sum(e, axis=1, keepdims=True)
@@ -51,6 +58,8 @@ def functions(xp, erf):
 
     return {
         "logsumexp rows": logsumexp,
+        "logsumexp columns": logsumexp_columns,
+        "standardize columns": standardize,
         "softmax rows": softmax,
         "log-softmax rows": log_softmax,
         "gelu (tanh)": gelu,
@@ -66,6 +75,8 @@ def inputs(n: int, rng: np.random.Generator) -> dict[str, tuple]:
     m = rng.normal(size=(rows, n // rows))
     return {
         "logsumexp rows": (m * 10,),
+        "logsumexp columns": (rng.normal(size=(n // 256, 256)) * 10,),
+        "standardize columns": (rng.normal(size=(n // 8, 8)),),
         "softmax rows": (m * 10,),
         "log-softmax rows": (m * 10,),
         "gelu (tanh)": (rng.normal(size=n),),

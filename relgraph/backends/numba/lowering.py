@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba.arrays import array_code, kept_twin, parallel_code, row_loop
+from relgraph.backends.numba.columns import ColumnLoops, column_fold
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.exceptions import LoweringError
@@ -98,7 +99,10 @@ def _broadcast_dim(name: str, sizes: list[str]) -> str:
     return f"{name} = kernels.broadcast_dim(({', '.join(sizes)}))"
 
 
-class _Generator:
+class _Generator(ColumnLoops):
+    BROADCAST = BROADCAST
+    broadcast_dim = staticmethod(_broadcast_dim)
+
     def __init__(
         self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool, broadcast: bool
     ):
@@ -135,12 +139,15 @@ class _Generator:
             spec = row_loop(n.op, n) if fusable else None
             if spec is not None:
                 self.row_loops[n] = spec
+        self.column_loops = {n: f for n in self.nodes if (f := column_fold(n)) is not None}
         self.materialised = self._materialised()
         vectorised = [n for n in self.nodes if _inlines(n)]
         self.inlined = set(vectorised[:INLINED_MAX])
-        for n in [n for n in self.row_loops if n.args[0] in self.materialised]:
-            del self.row_loops[n]  # its operand is an array anyway
-        self.arrays_ops = {n for n in self.nodes if not n.op.elementwise} - set(self.row_loops)
+        for loops in (self.row_loops, self.column_loops):
+            for n in [n for n in loops if n.args[0] in self.materialised]:
+                del loops[n]  # its operand is an array anyway
+        self.arrays_ops = {n for n in self.nodes if not n.op.elementwise} - {
+            *self.row_loops, *self.column_loops}  # fmt: skip
 
     # -- which elementwise nodes get arrays -----------------------------------------
 
@@ -152,7 +159,7 @@ class _Generator:
                 if type(a) is Term:
                     consumers.setdefault(a, []).append(n)
         outs = {o for o in self.outputs if type(o) is Term}
-        computes = elementwise | set(self.row_loops)  # consumers that compute it inline
+        computes = elementwise | set(self.row_loops) | set(self.column_loops)  # inline
         chosen = {
             n
             for n in elementwise
@@ -196,6 +203,8 @@ class _Generator:
                 self._emit_region(node)
             elif node in self.row_loops:
                 self._emit_row_loop(node, *self.row_loops[node])
+            elif node in self.column_loops:
+                self._emit_column_loop(node, *self.column_loops[node])
             elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an

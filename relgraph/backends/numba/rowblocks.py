@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from relgraph.backends.numba import buffers as pool
 from relgraph.ops import special
 from relgraph.ops.products import Dot, Matmul
 from relgraph.ops.reductions import Reduce
@@ -260,7 +261,7 @@ def _finals(
             if probe is None:
                 return None
         r = np.asarray(probe[k])
-        finals[k] = buffers.empty((rows, *r.shape[1:]), r.dtype)
+        finals[k] = pool.empty((rows, *r.shape[1:]), r.dtype)
     return finals
 
 

@@ -1,0 +1,118 @@
+"""Reductions along every axis, compiled, against numpy: layouts (C, Fortran,
+strided, transposed), keepdims, dtypes, NaN and infinities, empty and size-1 axes."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import relgraph as rg
+
+KINDS = ["sum", "max", "min", "prod", "mean", "logsumexp"]
+
+
+def layouts(rng, shape):
+    base = rng.normal(size=shape) * 3
+    base.flat[::7] = np.nan
+    base.flat[3::11] = np.inf
+    base.flat[5::13] = -np.inf
+    return {
+        "C": base,
+        "F": np.asfortranarray(base),
+        "strided": np.repeat(base, 2, axis=-1)[..., ::2],
+        "transposed": np.ascontiguousarray(np.swapaxes(base, 0, -1)).swapaxes(0, -1),
+    }
+
+
+def agree(term, symbol, value):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy's mean of an empty axis
+        try:
+            want = rg.evaluate(term, {symbol: value})
+        except ValueError:
+            with pytest.raises(ValueError):
+                rg.function([symbol], term, compile="eager")(value)
+            return
+        got = rg.function([symbol], term, compile="eager")(value)
+    assert np.shape(got) == np.shape(want)
+    np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("axis", [0, 1, None])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_matrices(kind, axis, keepdims, rng):
+    M = rg.matrix("M")
+    term = getattr(rg, kind)(M, axis=axis, keepdims=keepdims)
+    for shape in ((9, 5), (1, 5), (9, 1), (0, 5), (5, 0)):
+        for value in layouts(rng, shape).values():
+            agree(term, M, value)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("axis", [(0,), (0, 1), (1, 2), (0, 2), (2,)])
+def test_three_axes(kind, axis, rng):
+    T = rg.tensor("T", ndim=3)
+    for keepdims in (False, True):
+        term = getattr(rg, kind)(T, axis=axis, keepdims=keepdims)
+        for value in layouts(rng, (4, 3, 5)).values():
+            agree(term, T, value)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "uint16", "float32", "bool"])
+def test_dtypes_accumulate_as_numpy(dtype, rng):
+    M = rg.matrix("M", dtype)
+    value = (rng.normal(size=(300, 7)) * 100).astype(dtype)
+    for kind in ("sum", "max", "min", "prod", "mean"):
+        term = getattr(rg, kind)(M, axis=0)
+        want = rg.evaluate(term, {M: value})
+        got = rg.function([M], term, compile="eager")(value)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-12)
+
+
+def test_both_keepdims_forms_reduce_once(rng):
+    X = rg.matrix("X")
+    scaled = (X - rg.mean(X, 0)) / rg.sqrt(rg.mean((X - rg.mean(X, 0, True)) ** 2, 0))
+    f = rg.function([X], scaled, compile="eager")
+    value = rng.normal(size=(200, 8))
+    np.testing.assert_allclose(f(value), (value - value.mean(0)) / value.std(0), rtol=1e-12)
+    assert f.source.count("kernels.mean_axis(a0, 0") == 1
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod", "mean"])
+@pytest.mark.parametrize("rows", [0, 1, 7, 40_000])  # 40,000 x 3: the parallel kernel
+def test_a_region_reduced_along_axis_0_is_one_pass(kind, rows, rng):
+    X, v = rg.matrix("X"), rg.vector("v")
+    region = rg.exp(X * 0.01) - v if kind != "prod" else 1.0 + X * 1e-6
+    for keepdims in (False, True):
+        term = getattr(rg, kind)(region, axis=0, keepdims=keepdims)
+        f = rg.function([X, v], term, compile="eager")
+        assert f"{kind}_axis" not in f.source  # folded in the loop, no array for the region
+        x = rng.normal(size=(rows, 3)) * 10
+        if rows > 2:
+            x[1, 0], x[2, 1] = np.nan, np.inf
+        for vv in (rng.normal(size=3), rng.normal(size=1)):  # v broadcast too
+            agree_with(f, term, {X: x, v: vv})
+
+
+def agree_with(f, term, values):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        try:
+            want = rg.evaluate(term, values)
+        except ValueError:
+            with pytest.raises(ValueError):
+                f(*values.values())
+            return
+        got = f(*values.values())
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-11, equal_nan=True)
+
+
+def test_integer_regions_fold_in_the_result_dtype(rng):
+    X = rg.matrix("X", "int8")
+    term = rg.sum(X * 3, axis=0)  # int8 products wrap; the sum is int64, as numpy
+    x = rng.integers(-128, 127, size=(5000, 4)).astype(np.int8)
+    got = rg.function([X], term, compile="eager")(x)
+    np.testing.assert_array_equal(got, np.sum(x * np.int8(3), axis=0))
