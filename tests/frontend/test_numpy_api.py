@@ -4,7 +4,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.special
+import scipy.stats
 
 import relgraph as rg
 from relgraph.frontend.numpy_api import supported_names
@@ -119,7 +121,10 @@ def test_every_supported_name_is_a_callable():
         module, _, attr = name.rpartition(".")
         if attr == "reduce":
             module, _, attr = module.rpartition(".")
-        obj = {"numpy": np, "numpy.linalg": np.linalg, "scipy.special": scipy.special}[module]
+        obj = {
+            "numpy": np, "numpy.linalg": np.linalg, "scipy.special": scipy.special,
+            "scipy.linalg": scipy.linalg, "scipy.stats.norm": scipy.stats.norm,
+        }[module]  # fmt: skip
         assert callable(getattr(obj, attr)), name
 
 

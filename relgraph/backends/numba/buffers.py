@@ -74,12 +74,12 @@ def _take(size: int) -> Any:
             _held -= len(blocks.pop(0))
             if not blocks:
                 del _free[old]
-        blocks = _free.get(size)
-        if not blocks:
+        same = _free.get(size)
+        if not same:
             return None
         _held -= size
-        block = blocks.pop()
-        if not blocks:
+        block = same.pop()
+        if not same:
             del _free[size]
         else:
             _free.move_to_end(size)

@@ -10,7 +10,7 @@ pairwise summation: equal to rounding).
 
 Sums, means and products fold any dtype, in the result's dtype as numpy accumulates;
 max and min fold floats (NaN wins, as in numpy; an empty axis raises numpy's
-ValueError).  :class:`ColumnLoops` is a part of the lowering's generator.
+ValueError).  :func:`emit_column_loop` writes the loop with the lowering's generator.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from relgraph.ops.reductions import Reduce
 from relgraph.terms.infer import typeof
 from relgraph.terms.term import Term
 
-__all__ = ["column_fold", "ColumnLoops", "BLOCK_ELEMENTS"]
+__all__ = ["column_fold", "emit_column_loop", "BLOCK_ELEMENTS"]
 
 BLOCK_ELEMENTS = 1 << 16  # elements per block of rows folded by one thread
 
@@ -53,50 +53,48 @@ def column_fold(node: Any) -> tuple[str, str] | None:
     return _FOLDS[op.name]
 
 
-class ColumnLoops:
-    """The generator's column loops (see the module's documentation)."""
+def emit_column_loop(g: Any, node: Term, initial: str, fold: str) -> None:
+    """Append to ``g`` (the lowering's generator) the loop computing ``node``."""
+    x = node.args[0]
+    out, lines = g._name(node), g.lines
+    dtype = dtype_expr(typeof(node).dtype)
+    n, rows, size = f"{out}_n", f"{out}_rows", f"{out}_r"
+    b, i, j, acc, part = (f"{out}_{s}" for s in ("b", "i", "j", "acc", "part"))
+    region = g._region(x, g.materialised)
+    leaves = g._leaves(region)
+    lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
+    lines.append(g.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
+    generic, fast, same = g._loads(leaves, [i, j], n, "")
+    if node.op.name in ("max", "min"):  # outside the prange loop: a raise makes it serial
+        reduction = "maximum" if node.op.name == "max" else "minimum"
+        lines.append(f"if {rows} == 0: raise ValueError('zero-size array to reduction "
+                     f"operation {reduction} which has no identity')")  # fmt: skip
+    lines.append(f"{size} = max(1, {BLOCK_ELEMENTS} // max({n}, 1))")
+    lines.append(f"{part} = np.empty((max(1, ({rows} + {size} - 1) // {size}), {n}), {dtype})")
+    lines.append(f"for {b} in {'prange' if g.parallel else 'range'}({part}.shape[0]):")
+    lines.append(f"    {acc} = np.full({n}, {initial}, {dtype})")
+    lines.append(f"    for {i} in range({b} * {size}, min({b} * {size} + {size}, {rows})):")
+    prefix = f"{out}_e_"
 
-    def _emit_column_loop(self, node: Term, initial: str, fold: str) -> None:
-        x = node.args[0]
-        out, lines = self._name(node), self.lines
-        dtype = dtype_expr(typeof(node).dtype)
-        n, rows, size = f"{out}_n", f"{out}_rows", f"{out}_r"
-        b, i, j, acc, part = (f"{out}_{s}" for s in ("b", "i", "j", "acc", "part"))
-        region = self._region(x, self.materialised)
-        leaves = self._leaves(region)
-        lines.append(self.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
-        lines.append(self.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
-        generic, fast, same = self._loads(leaves, [i, j], n, "")
-        if node.op.name in ("max", "min"):  # outside the prange loop: a raise makes it serial
-            reduction = "maximum" if node.op.name == "max" else "minimum"
-            lines.append(f"if {rows} == 0: raise ValueError('zero-size array to reduction "
-                         f"operation {reduction} which has no identity')")  # fmt: skip
-        lines.append(f"{size} = max(1, {BLOCK_ELEMENTS} // max({n}, 1))")
-        lines.append(f"{part} = np.empty((max(1, ({rows} + {size} - 1) // {size}), {n}), {dtype})")
-        lines.append(f"for {b} in {'prange' if self.parallel else 'range'}({part}.shape[0]):")
-        lines.append(f"    {acc} = np.full({n}, {initial}, {dtype})")
-        lines.append(f"    for {i} in range({b} * {size}, min({b} * {size} + {size}, {rows})):")
-        prefix = f"{out}_e_"
+    def fold_row(load: dict[str, str]) -> None:
+        lines.append(f"            for {j} in range({n}):")
+        lines.extend(f"                {line}" for line in g._body(region, load, prefix))
+        value = f"{dtype}({g._local(x, prefix)})"
+        lines.append(f"                {acc}[{j}] = {fold.format(a=f'{acc}[{j}]', v=value)}")
 
-        def fold_row(load: dict[str, str]) -> None:
-            lines.append(f"            for {j} in range({n}):")
-            lines.extend(f"                {line}" for line in self._body(region, load, prefix))
-            value = f"{dtype}({self._local(x, prefix)})"
-            lines.append(f"                {acc}[{j}] = {fold.format(a=f'{acc}[{j}]', v=value)}")
-
-        lines.append(f"        if {same}:")
-        fold_row(fast)
-        lines.append("        else:")
-        if self.broadcast:
-            fold_row(generic)
-        else:  # rows that broadcast along their last axis: the general kernel's
-            lines.append(f"            raise ValueError({self.BROADCAST!r})")
-        lines.append(f"    {part}[{b}] = {acc}")
-        lines.append(f"{out} = {part}[0].copy()")
-        lines.append(f"for {b} in range(1, {part}.shape[0]):")
-        lines.append(f"    for {j} in range({n}):")
-        lines.append(f"        {out}[{j}] = {fold.format(a=f'{out}[{j}]', v=f'{part}[{b}, {j}]')}")
-        if node.op.name == "mean":
-            lines.append(f"{out} = {out} / {dtype}({rows})")
-        if self.op_keeps_dims(node):
-            lines.append(f"{out} = {out}.reshape((1, {n}))")
+    lines.append(f"        if {same}:")
+    fold_row(fast)
+    lines.append("        else:")
+    if g.broadcast:
+        fold_row(generic)
+    else:  # rows that broadcast along their last axis: the general kernel's
+        lines.append(f"            raise ValueError({g.BROADCAST!r})")
+    lines.append(f"    {part}[{b}] = {acc}")
+    lines.append(f"{out} = {part}[0].copy()")
+    lines.append(f"for {b} in range(1, {part}.shape[0]):")
+    lines.append(f"    for {j} in range({n}):")
+    lines.append(f"        {out}[{j}] = {fold.format(a=f'{out}[{j}]', v=f'{part}[{b}, {j}]')}")
+    if node.op.name == "mean":
+        lines.append(f"{out} = {out} / {dtype}({rows})")
+    if g.op_keeps_dims(node):
+        lines.append(f"{out} = {out}.reshape((1, {n}))")

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba.arrays import array_code, kept_twin, parallel_code, row_loop
-from relgraph.backends.numba.columns import ColumnLoops, column_fold
+from relgraph.backends.numba.columns import column_fold, emit_column_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.exceptions import LoweringError
@@ -99,8 +99,8 @@ def _broadcast_dim(name: str, sizes: list[str]) -> str:
     return f"{name} = kernels.broadcast_dim(({', '.join(sizes)}))"
 
 
-class _Generator(ColumnLoops):
-    BROADCAST = BROADCAST
+class _Generator:
+    BROADCAST = BROADCAST  # what emit_column_loop reads of the module
     broadcast_dim = staticmethod(_broadcast_dim)
 
     def __init__(
@@ -204,7 +204,7 @@ class _Generator(ColumnLoops):
             elif node in self.row_loops:
                 self._emit_row_loop(node, *self.row_loops[node])
             elif node in self.column_loops:
-                self._emit_column_loop(node, *self.column_loops[node])
+                emit_column_loop(self, node, *self.column_loops[node])
             elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an
