@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba.arrays import array_code, kept_twin, parallel_code, row_loop
-from relgraph.backends.numba.columns import column_fold, emit_column_loop
+from relgraph.backends.numba.columns import column_folds, emit_column_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.exceptions import LoweringError
@@ -139,7 +139,7 @@ class _Generator:
             spec = row_loop(n.op, n) if fusable else None
             if spec is not None:
                 self.row_loops[n] = spec
-        self.column_loops = {n: f for n in self.nodes if (f := column_fold(n)) is not None}
+        self.column_loops = {n: f for n in self.nodes if (f := column_folds(n)) is not None}
         self.materialised = self._materialised()
         vectorised = [n for n in self.nodes if _inlines(n)]
         self.inlined = set(vectorised[:INLINED_MAX])
@@ -204,7 +204,7 @@ class _Generator:
             elif node in self.row_loops:
                 self._emit_row_loop(node, *self.row_loops[node])
             elif node in self.column_loops:
-                emit_column_loop(self, node, *self.column_loops[node])
+                emit_column_loop(self, node, self.column_loops[node])
             elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an

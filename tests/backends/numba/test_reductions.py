@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from numba.core.errors import NumbaPerformanceWarning
 
 import relgraph as rg
 
@@ -80,7 +81,7 @@ def test_both_keepdims_forms_reduce_once(rng):
     assert f.source.count("kernels.mean_axis(a0, 0") == 1
 
 
-@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod", "mean"])
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod", "mean", "logsumexp"])
 @pytest.mark.parametrize("rows", [0, 1, 7, 40_000])  # 40,000 x 3: the parallel kernel
 def test_a_region_reduced_along_axis_0_is_one_pass(kind, rows, rng):
     X, v = rg.matrix("X"), rg.vector("v")
@@ -99,6 +100,8 @@ def test_a_region_reduced_along_axis_0_is_one_pass(kind, rows, rng):
 def agree_with(f, term, values):
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        # Numba warns when a prange kernel ends up with nothing parallel in it
+        warnings.simplefilter("error", NumbaPerformanceWarning)
         try:
             want = rg.evaluate(term, values)
         except ValueError:
@@ -107,7 +110,10 @@ def agree_with(f, term, values):
             return
         got = f(*values.values())
     assert got.shape == want.shape and got.dtype == want.dtype
-    np.testing.assert_allclose(got, want, rtol=1e-11, equal_nan=True)
+    # sums add in another order than numpy's pairwise sum: rounding, relative to the
+    # operands (x - mean(x) cancels to far below them)
+    scale = max(1.0, float(np.max(np.abs(want[np.isfinite(want)]), initial=0.0)))
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12 * scale, equal_nan=True)
 
 
 def test_integer_regions_fold_in_the_result_dtype(rng):
@@ -116,3 +122,16 @@ def test_integer_regions_fold_in_the_result_dtype(rng):
     x = rng.integers(-128, 127, size=(5000, 4)).astype(np.int8)
     got = rg.function([X], term, compile="eager")(x)
     np.testing.assert_array_equal(got, np.sum(x * np.int8(3), axis=0))
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "prod", "mean", "logsumexp"])
+def test_column_loops_in_the_parallel_kernel(kind, rng):
+    """``x - reduce(x, 0)`` needs every row before any output row: the prange kernel."""
+    X = rg.matrix("X")
+    region = rg.exp(X * 0.01) if kind != "prod" else 1.0 + X * 1e-6
+    term = region - getattr(rg, kind)(region, axis=0, keepdims=True)
+    f = rg.function([X], term, compile="eager")
+    assert f.rows is None  # no split into row blocks: the parallel kernel runs it
+    x = rng.normal(size=(40_000, 3)) * 10
+    x[1, 0], x[2, 1] = np.nan, np.inf
+    agree_with(f, term, {X: x})
