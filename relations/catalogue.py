@@ -37,7 +37,8 @@ def _doc(relation) -> tuple[str, str]:
     first = " ".join(first.split())
     if wrapped is not None:
         first = f"the reverse of {first}"
-    return first, " ".join(rest.split())
+    prose = [p for p in rest.split("\n\n") if not p.lstrip().startswith(">>>")]  # examples
+    return first, " ".join(" ".join(prose).split())
 
 
 def catalogue() -> str:

@@ -279,7 +279,51 @@ def _egraph_html(space: RewriteSpace, limit: int) -> str:
             f"{MAX_VIEWS} views of an e-node, {MAX_ALTERNATIVES} e-nodes of an operand "
             "class)</p>"
         )
+    if len(space) > PICTURE_MAX_NODES:  # a picture would be unreadable: the summary
+        return (
+            head
+            + derivation_html(space.explain())
+            + _classes_table(space, limit)
+            + (_applied_table(space, limit))
+        )
     return head + _derivation_and_picture(space, limit, _applied_table)
+
+
+PICTURE_MAX_NODES = 60  # e-nodes up to which a space is drawn; above, tables
+
+
+def _classes_table(space: RewriteSpace, limit: int) -> str:
+    """The e-classes the best term uses, from its root: the e-node it takes in each, how
+    many the class holds, and a few of the others."""
+    g, chosen = space.egraph, space.chosen()
+    order, seen = [g.find(space.root)], {g.find(space.root)}
+    for cid in order:
+        key = chosen.get(cid)
+        for child in () if key is None or key[0] is LEAF else key[1]:
+            child = g.find(child)
+            if child not in seen and len(order) < limit:
+                seen.add(child)
+                order.append(child)
+    rows = []
+    for cid in order:
+        nodes, best = g.nodes(cid), chosen.get(cid)
+        others = [_enode(g, k) for k in nodes if k != best][:3]
+        more = f" (+{len(nodes) - 1 - len(others)} more)" if len(nodes) - 1 > len(others) else ""
+        alternatives = html.escape(", ".join(others))
+        rows.append(
+            f"<tr><td>e{cid}</td><td><code>{html.escape(_enode(g, best))}</code></td>"
+            f"<td>{len(nodes)}</td><td><code>{alternatives}</code>{more}</td></tr>"
+        )
+    return _table(["class", "best e-node", "e-nodes", "others"], "".join(rows))
+
+
+def _enode(g: Any, key: Any) -> str:
+    """An e-node as its Op over its operand classes (``add(e3, e7)``), or its leaf."""
+    if key is None:
+        return "?"
+    if key[0] is LEAF:
+        return brief(key[2], 24)
+    return f"{getattr(key[0], 'name', '?')}({', '.join(f'e{g.find(c)}' for c in key[1])})"
 
 
 def _applied_table(space: RewriteSpace, limit: int) -> str:

@@ -67,6 +67,17 @@ def test_space_graph_shows_the_classes_and_the_best_term():
     assert "dot_distributeo (bw)" in bfs.source and "cost 11" in bfs.source
 
 
+def test_a_large_space_is_summarised_not_drawn():
+    z, w = rg.vector("z"), rg.vector("w")
+    space = rg.explore(A @ x + A @ y + A @ z + A @ w,
+                       optdb.query(include=["linalg", "canonicalize"]), timeout=None)  # fmt: skip
+    assert len(space) > display.PICTURE_MAX_NODES
+    out = space._repr_html_()
+    assert "<svg" not in out and "best e-node" in out and "e-nodes added" in out
+    root = space.egraph.find(space.root)
+    assert f"<tr><td>e{root}</td><td><code>dot(" in out  # the best term's root: A @ (...)
+
+
 @needs_dot
 def test_space_svg_with_dot():
     space = rg.explore(A @ x + A @ y, [dot_distributeo])
