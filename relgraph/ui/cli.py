@@ -182,6 +182,11 @@ def _parser() -> argparse.ArgumentParser:
     for flag, default, what in (("--include", ["fast_run"], "select"), ("--require", [], "keep "
                                 "only"), ("--exclude", [], "drop")):  # fmt: skip
         jit.add_argument(flag, nargs="+", default=default, metavar="TAG", help=f"{what} relations")
+    jit.add_argument(
+        "--relations", nargs="+", default=[], metavar="FILE.py:NAME",
+        help="your own relations, rules or databases (or a list of them), as FILE.py:NAME or "
+        "module:NAME: they run after the query, which then runs again",
+    )  # fmt: skip
     sub.add_parser("tags", help="list the databases, tags and relations of optdb")
     return parser
 
@@ -334,7 +339,12 @@ def _rewrite(args: argparse.Namespace) -> int:
 def _jit(args: argparse.Namespace) -> int:
     fn = _load_function(args.target)
     data = _arrays(args.args, args.scale)
-    f = jit(fn, include=args.include, require=args.require, exclude=args.exclude)
+    mine = [r for spec in args.relations for r in _relations(spec)]
+    try:
+        f = jit(fn, include=args.include, require=args.require, exclude=args.exclude,
+                relations=mine)  # fmt: skip
+    except TypeError as exc:  # not a relation: named by rg.jit
+        raise RelgraphError(f"--relations: {exc}") from None
     start = time.perf_counter()
     try:
         got = f(**data)  # the first result: numpy runs the rewritten program meanwhile
@@ -369,18 +379,39 @@ def _jit(args: argparse.Namespace) -> int:
 
 
 def _load_function(target: str):
+    fn = _load(target, "target", "function")
+    if not callable(fn):
+        raise RelgraphError(f"bad target {target!r}: {fn!r} is not a function")
+    return fn
+
+
+def _relations(spec: str) -> list:
+    """The relations ``--relations FILE.py:NAME`` names: one, or a list or tuple of them."""
+    found = _load(spec, "--relations", "relation")
+    return list(found) if isinstance(found, (list, tuple)) else [found]
+
+
+def _load(target: str, what: str, kind: str) -> Any:
+    """The object ``NAME`` of ``FILE.py:NAME`` (the file run as a module) or
+    ``module:NAME`` (imported)."""
     path, _, name = target.rpartition(":")
     if not path or not name.isidentifier():
-        raise RelgraphError(f"bad target {target!r}: expected FILE.py:FUNCTION")
-    spec = importlib.util.spec_from_file_location("relgraph_jit_target", path)
-    if spec is None or spec.loader is None or not os.path.isfile(path):
-        raise RelgraphError(f"bad target {target!r}: no Python file {path}")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    fn = getattr(module, name, None)
-    if not callable(fn):
-        raise RelgraphError(f"bad target {target!r}: {path} defines no function {name!r}")
-    return fn
+        form = kind.upper()
+        raise RelgraphError(f"bad {what} {target!r}: expected FILE.py:{form} or module:{form}")
+    if path.endswith(".py"):
+        spec = importlib.util.spec_from_file_location(f"relgraph_cli_{name}", path)
+        if spec is None or spec.loader is None or not os.path.isfile(path):
+            raise RelgraphError(f"bad {what} {target!r}: no Python file {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        try:
+            module = importlib.import_module(path)
+        except ImportError as exc:
+            raise RelgraphError(f"bad {what} {target!r}: {exc}") from None
+    if not hasattr(module, name):
+        raise RelgraphError(f"bad {what} {target!r}: {path} defines no {kind} {name!r}")
+    return getattr(module, name)
 
 
 def _arrays(spec: str, scale: float) -> dict[str, Any]:

@@ -86,6 +86,14 @@ def test_jit_runs_a_numpy_function_from_a_file(capsys, tmp_path, monkeypatch):
             "missing a required argument: 'y'",
         ),
         (["jit", f"{LOGISTIC}:log_likelihood", "--args", "X:3x2", "--include", "nope"], "'nope'"),
+        (
+            ["jit", f"{LOGISTIC}:log_likelihood", "--args", "X:3x2", "--relations", "nomodule:r"],
+            "bad --relations 'nomodule:r': No module named 'nomodule'",
+        ),
+        (
+            ["jit", f"{LOGISTIC}:log_likelihood", "--args", "X:3x2", "--relations", "math:pi"],
+            "--relations: a relation must be a goal constructor rel(a, b), got 3.14",
+        ),
         (["rewrite", "A @ x", "--include", "nope", "--symbols", "A:matrix,x:vector"], "'nope'"),
         (["rewrite", "A @ x", "--include", "linalg", "--symbols", "A:cube"], "bad symbol spec"),
         (["rewrite", "A @ x", "--include", "linalg", "--symbols", "A:matrix:float99"], "float99"),
@@ -292,6 +300,23 @@ def test_the_cost_counts_flops_where_the_shapes_are_given(capsys):
     assert main(["rewrite", "A @ B @ v", "--symbols", shaped]) == 0
     result, cost = capsys.readouterr().out.splitlines()
     assert result == "(A @ (B @ v))" and cost.startswith("cost 60400 (input 2.0602e+06)")
+
+
+def test_jit_takes_your_relations(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("RELGRAPH_CACHE_DIR", str(tmp_path))
+    rules = tmp_path / "my_rules.py"
+    rules.write_text(
+        "import relgraph as rg\n"
+        "x = rg.lvar('x')\n"
+        "square_root = rg.rule(rg.sqrt(x ** 2), abs(x), name='square_root')\n"
+    )
+    code = tmp_path / "norm.py"
+    code.write_text("import numpy as np\ndef f(v):\n    return np.sqrt(v * v) + 1\n")
+    argv = ["jit", f"{code}:f", "--args", "v:40", "--include", "canonicalize"]
+    assert main([*argv, "--relations", f"{rules}:square_root"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "rewritten: (1 + abs(v))"
+    assert main(argv) == 0
+    assert "sqrt" in capsys.readouterr().out.splitlines()[1]  # the query alone keeps it
 
 
 def test_jit_takes_numbers_and_scalars(capsys, tmp_path, monkeypatch):
