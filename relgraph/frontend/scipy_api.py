@@ -132,13 +132,10 @@ class _Normal:
             raise TypeError(f"scipy.stats.norm.{method}: unexpected {sorted(kwargs)}")
         if not _traced(x, loc, scale):
             return None
-        x = (
-            np.float64(x)
-            if not _traced(x)
-            else x
-            if x.dtype == np.float64
-            else x.astype(np.float64)
-        )  # scipy computes in float64
+        if not _traced(x):  # scipy computes in float64
+            x = np.asarray(x, np.float64)
+        elif x.dtype != np.float64:
+            x = x.astype(np.float64)
         z = x if _is(loc, 0) else x - loc
         return (z if _is(scale, 1) else z / scale), scale
 
@@ -329,15 +326,12 @@ def _resolved(fn: Any, twins: dict[int, Any], memo: dict[int, Any]) -> Any:
         new = _resolved_value(value, twins, memo)
         if new is not value:
             changed[name] = new
-    cells = [_resolved_value(c.cell_contents, twins, memo) for c in _filled(fn.__closure__)]
-    if not changed and all(
-        new is old.cell_contents for new, old in zip(cells, _filled(fn.__closure__))
-    ):
+    closure = _cells(fn.__closure__, twins, memo)
+    if not changed and all(a is b for a, b in zip(closure or (), fn.__closure__ or ())):
         return fn
     copy = types.FunctionType(
-        fn.__code__, {**fn.__globals__, **changed}, fn.__name__, fn.__defaults__,
-        _cells(fn.__closure__, twins, memo),
-    )  # fmt: skip
+        fn.__code__, {**fn.__globals__, **changed}, fn.__name__, fn.__defaults__, closure
+    )
     copy.__kwdefaults__, copy.__qualname__ = fn.__kwdefaults__, fn.__qualname__
     copy.__dict__.update(fn.__dict__)
     memo[id(fn)] = copy
@@ -352,17 +346,6 @@ def _resolved_value(value: Any, twins: dict[int, Any], memo: dict[int, Any]) -> 
     if dist.__name__ == "norm_gen" and dist.__module__.startswith("scipy.stats"):
         return _Normal(value, *value.args, **value.kwds)
     return _resolved(value, twins, memo) if isinstance(value, types.FunctionType) else value
-
-
-def _filled(closure: tuple | None) -> list:
-    out = []
-    for cell in closure or ():
-        try:
-            cell.cell_contents  # noqa: B018 - an empty cell (a name assigned later) has none
-        except ValueError:
-            continue
-        out.append(cell)
-    return out
 
 
 def _cells(closure: tuple | None, twins: dict[int, Any], memo: dict[int, Any]) -> tuple | None:
