@@ -69,8 +69,9 @@ def emit_column_loop(g: Any, node: Term, passes: list[tuple[str, str]]) -> None:
     lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
     lines.append(g.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
     if node.op.name in ("max", "min"):  # outside the prange loop: a raise makes it serial
+        numpy_name = "maximum" if node.op.name == "max" else "minimum"
         lines.append(f"if {rows} == 0: raise ValueError('zero-size array to reduction "
-                     "operation maximum which has no identity')")  # fmt: skip
+                     f"operation {numpy_name} which has no identity')")  # fmt: skip
     lines.append(f"{out}_r = max(1, {BLOCK_ELEMENTS} // max({n}, 1))")
     prev = ""
     for k, (initial, fold) in enumerate(passes):
