@@ -56,24 +56,43 @@ def empty(shape: tuple, dtype: Any) -> np.ndarray:
     size = -(-nbytes // _PAGE) * _PAGE
     block = _take(size) or (ctypes.c_char * size)()
     view = (ctypes.c_char * nbytes).from_buffer(block)  # keeps the block alive
-    weakref.finalize(view, _released.append, block)
+    weakref.finalize(view, _release, block)
     return np.frombuffer(view, dtype).reshape(shape)
+
+
+def _release(block: Any) -> None:
+    """A block no array reaches any more: back to the pool, which sheds what is over
+    :data:`MAX_BYTES` at once.  A finalizer may run while this thread holds the lock
+    (a collection inside :func:`_take`): then the holder files the block."""
+    _released.append(block)
+    if _lock.acquire(blocking=False):
+        try:
+            _file_released()
+        finally:
+            _lock.release()
+
+
+def _file_released() -> None:
+    """Move released blocks into the free lists, dropping the oldest sizes beyond the
+    limit (call with the lock held)."""
+    global _held
+    while _released:
+        block = _released.popleft()
+        _free.setdefault(len(block), []).append(block)
+        _free.move_to_end(len(block))
+        _held += len(block)
+    while _held > MAX_BYTES:  # drop the blocks of the size released longest ago
+        old, blocks = next(iter(_free.items()))
+        _held -= len(blocks.pop(0))
+        if not blocks:
+            del _free[old]
 
 
 def _take(size: int) -> Any:
     """A released block of ``size`` bytes, or None."""
     global _held
     with _lock:
-        while _released:
-            block = _released.popleft()
-            _free.setdefault(len(block), []).append(block)
-            _free.move_to_end(len(block))
-            _held += len(block)
-        while _held > MAX_BYTES:  # drop the blocks of the size released longest ago
-            old, blocks = next(iter(_free.items()))
-            _held -= len(blocks.pop(0))
-            if not blocks:
-                del _free[old]
+        _file_released()
         same = _free.get(size)
         if not same:
             return None

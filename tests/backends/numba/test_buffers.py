@@ -62,3 +62,10 @@ def test_threads_get_distinct_blocks():
         t.join()
     live = list(got)
     assert len({a.ctypes.data for a in live}) == len(live)
+
+
+def test_the_pool_keeps_at_most_its_limit_of_released_memory():
+    big = (buffers.MAX_BYTES // 8 // 3 + 1024,)  # a third of the limit, and a bit
+    arrays = [buffers.empty(big, np.float64) for _ in range(6)]
+    del arrays  # released at once, with no allocation after them
+    assert buffers._held <= buffers.MAX_BYTES and not buffers._released
