@@ -304,8 +304,9 @@ def with_twins(fn: Callable[..., Any]) -> Callable[..., Any]:
     >>> with_twins(f) is f, with_twins(f).__globals__["sp"]
     (False, <scipy.special, as relgraph traces it>)
     """
-    if "scipy" not in sys.modules:
-        return fn
+    code = getattr(fn, "__func__", fn)  # a bound method: its function
+    if "scipy" not in sys.modules or not isinstance(code, types.FunctionType) or not _users(code):
+        return fn  # (rg.jit's own wrapper comes here too: nothing to build for it)
     return _resolved(fn, _loaded_twins(), {})
 
 

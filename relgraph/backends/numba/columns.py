@@ -120,13 +120,7 @@ def _fold_pass(g: Any, out: str, x: Term, region: list, loads: tuple, result: st
         value = f"{dtype}({g._local(x, prefix)})"
         lines.append(f"                {acc}[{j}] = {fold_code.format(a=f'{acc}[{j}]', v=value)}")
 
-    lines.append(f"        if {same}:")
-    fold_row(fast)
-    lines.append("        else:")
-    if g.broadcast:
-        fold_row(generic)
-    else:  # rows that broadcast along their last axis: the general kernel's
-        lines.append(f"            raise ValueError({g.BROADCAST!r})")
+    g.fast_or_generic(same, fold_row, fast, generic, "        ")
     lines.append(f"    {part}[{b}] = {acc}")
     # the blocks' accumulators, folded (logsumexp's sums add: its fold is a sum of exps)
     combine = "{a} + {v}" if "exp(" in fold_code else fold_code

@@ -100,8 +100,7 @@ def _broadcast_dim(name: str, sizes: list[str]) -> str:
 
 
 class _Generator:
-    BROADCAST = BROADCAST  # what emit_column_loop reads of the module
-    broadcast_dim = staticmethod(_broadcast_dim)
+    broadcast_dim = staticmethod(_broadcast_dim)  # for emit_column_loop
 
     def __init__(
         self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool, broadcast: bool
@@ -382,13 +381,7 @@ class _Generator:
             lines.extend(f"            {line}" for line in self._body(region, load, prefix))
             lines.append(f"            {buf}[{out}_t] = {value}")
 
-        lines.append(f"    if {same}:")
-        fill(fast)
-        lines.append("    else:")
-        if self.broadcast:
-            fill(generic)
-        else:  # rows that broadcast along their last axis: the general kernel's
-            lines.append(f"        raise ValueError({BROADCAST!r})")
+        self.fast_or_generic(same, fill, fast, generic, "    ")
         self._passes(passes, names, buf, f"{hi} - {lo}", k, "    ")
         if d == 2:
             lines.append(
@@ -400,6 +393,20 @@ class _Generator:
             self._passes(passes, names, each, rows, k, "")
         value = f"{dtype}({result.format(**names)})" if chunked else f"{each}[0]"
         lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+
+    def fast_or_generic(
+        self, same: str, fill: Any, fast: dict, generic: dict, indent: str
+    ) -> None:
+        """``fill(fast)`` under ``if same:``, else ``fill(generic)``; in the kernel built
+        without broadcasting, rows that broadcast along their last axis raise
+        BROADCAST instead (the general kernel runs them)."""
+        self.lines.append(f"{indent}if {same}:")
+        fill(fast)
+        self.lines.append(f"{indent}else:")
+        if self.broadcast:
+            fill(generic)
+        else:
+            self.lines.append(f"{indent}    raise ValueError({BROADCAST!r})")
 
     def _passes(self, passes, names, buf, length, k, indent) -> None:
         for setup, mapping, update in passes:
