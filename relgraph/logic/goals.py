@@ -42,6 +42,7 @@ __all__ = [
     "noto",
     "pipeo",
     "ifgroundo",
+    "forward_of",
     "removeo",
     "variadico",
     "zipo",
@@ -75,6 +76,7 @@ def testo(predicate: Callable[..., bool], *args: Any) -> Callable:
         if known is not None and predicate(*known):
             yield S
 
+    testo_goal.tests = (predicate, args)  # type: ignore[attr-defined]
     return testo_goal
 
 
@@ -91,6 +93,7 @@ def computeo(fn: Callable[..., Any], args: Sequence[Any], out: Any) -> Callable:
             if S is not False:
                 yield S
 
+    computeo_goal.computes = (fn, tuple(args), out)  # type: ignore[attr-defined]
     return computeo_goal
 
 
@@ -100,7 +103,11 @@ def pipeo(in_lv: Any, *goals: Callable) -> Callable:
     A relation written as a pipeline from its input to its output runs
     backward as the same pipeline from the output to the input.
     """
-    return ifgroundo(in_lv, lall(*goals), lall(*reversed(goals)))
+    goal = ifgroundo(in_lv, lall(*goals), lall(*reversed(goals)))
+    tests = getattr(goals[0], "tests", None) if goals else None
+    if tests is not None and len(tests[1]) == 1 and tests[1][0] is in_lv:
+        goal.guard = tests[0]  # type: ignore[attr-defined]
+    return goal
 
 
 def eacho(fn: Callable[[Any], list], known: Any, unknown: Any) -> Callable:
@@ -147,7 +154,35 @@ def ifgroundo(x: Any, then: Callable, otherwise: Callable) -> Callable:
     def ifgroundo_goal(S):
         yield from (then if _ground(reify(x, S), S) else otherwise)(S)
 
+    ifgroundo_goal.branches = (x, then)  # type: ignore[attr-defined]
     return ifgroundo_goal
+
+
+def forward_of(goal: Callable, in_var: Any, out_var: Any) -> tuple[Any, Any]:
+    """What ``goal`` (a relation's goal on ``in_var`` and ``out_var``) does with a ground
+    ``in_var``, where its structure says so without running it: ``(compute, guard)``.
+
+    ``compute(term)`` is its one answer (None: no answer) when the goal is
+    ``computeo(fn, [in_var], out_var)``, also as ``ifgroundo``'s ground branch;
+    ``guard(term)`` false means no answer, when it is a :func:`pipeo` that starts
+    with ``testo(predicate, in_var)``.  Either is None where the goal says nothing.
+    A caller that uses them gets the goal's answers without kanren's streams.
+
+    Examples
+    --------
+    >>> a, b = var(), var()
+    >>> compute, guard = forward_of(computeo(abs, [a], b), a, b)
+    >>> compute(-2), guard
+    (2, None)
+    """
+    guard, branches = None, getattr(goal, "branches", None)
+    if branches is not None and branches[0] is in_var:
+        guard, goal = getattr(goal, "guard", None), branches[1]
+    computes = getattr(goal, "computes", None)
+    if computes is None or len(computes[1]) != 1:
+        return None, guard
+    fn, (arg,), out = computes
+    return (fn if arg is in_var and out is out_var else None), guard
 
 
 def removeo(x: Any, seq: Any, rest: Any) -> Callable:

@@ -21,6 +21,7 @@ from unification import reify, var
 
 import relgraph.logic.unify_hooks  # noqa: F401  (kanren sees terms through these hooks)
 from relgraph.exceptions import RelationError, TypeCheckError
+from relgraph.logic.goals import forward_of
 from relgraph.logic.search import run_deep
 from relgraph.logic.state import initial_state
 from relgraph.rewriting.promotion import is_pure, keeps_values
@@ -248,6 +249,9 @@ class Matcher:
                 rule.name,
                 None,
             )
+        # What the goal says of itself when run forward: its one computed answer,
+        # or a test that fails first, taken without building kanren streams.
+        self.compute, self.guard = forward_of(self.goal, self.in_var, self.out_var)
 
     def answers(self, term: Any, known: Callable[[Any], bool] | None = None) -> Iterator[Term]:
         """Ground results of the relation on ``term`` that differ from it (and for which
@@ -260,13 +264,7 @@ class Matcher:
         without running its goal.
         """
         try:
-            if self.direct is not None:
-                yield from self._checked(term, self.direct(term), known)
-            else:
-                stream = self.goal(initial_state({self.in_var: term}))
-                out = self.out_var
-                results = (as_term(reify(out, s)) for s in stream)
-                yield from self._checked(term, results, known)
+            yield from self._checked(term, self._results(term), known)
         except TypeCheckError:
             self.dropped["builds an ill-typed term"] += 1
         except (RelationError, KeyboardInterrupt):
@@ -277,6 +275,18 @@ class Matcher:
                 self.rule.name,
                 term,
             ) from exc
+
+    def _results(self, term: Any) -> Iterator[Any]:
+        if self.direct is not None:
+            return self.direct(term)
+        if (self.compute or self.guard) is not None and type(term) is Term and term._ground:
+            if self.guard is not None and not self.guard(term):
+                return iter(())
+            if self.compute is not None:
+                value = self.compute(term)
+                return iter(() if value is None else (as_term(value),))
+        stream = self.goal(initial_state({self.in_var: term}))
+        return (as_term(reify(self.out_var, s)) for s in stream)
 
     def _checked(self, term: Any, results: Iterator[Any], known: Any = None) -> Iterator[Term]:
         for count, result in enumerate(results, 1):
