@@ -309,23 +309,13 @@ neg_nego.__doc__ = """``-(-x) -> x``."""
 register(canonicalize_db, CANONICALIZE, FAST_RUN, position=10, tracks=(ops.neg,))(neg_nego)
 
 
-@register(
-    canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=11, tracks=(ops.sub,)
-)
-@register(
-    specialize_db,
-    SPECIALIZE,
-    FAST_RUN,
-    name="add_nego",
-    produces=(ops.sub,),
-    position=2,
-    tracks=(ops.add,),
-    reverse=True,
-)
-def sub_addo(in_lv, out_lv):
-    """``x - y <-> x + (-y)``."""
-    x, y = lvars(2)
-    return lall(eq(in_lv, etuple(sub, x, y)), commo(add, x, etuple(neg, y), out_lv))
+_y = lvar("y")
+sub_addo = rule(_x - _y, _x + -_y, name="sub_addo")
+sub_addo.__doc__ = """``x - y <-> x + (-y)``."""
+register(canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=11,
+         tracks=(ops.sub,))(sub_addo)  # fmt: skip
+register(specialize_db, SPECIALIZE, FAST_RUN, name="add_nego", produces=(ops.sub,), position=2,
+         tracks=(ops.add,), reverse=True)(sub_addo)  # fmt: skip
 
 
 def negated(x: Any) -> Any:
@@ -363,28 +353,15 @@ def commo(op, a, b, term):
     return ifgroundo(term, conde([built], [eq(term, etuple(op, b, a))]), built)
 
 
-@register(
-    specialize_db,
-    SPECIALIZE,
-    FAST_RUN,
-    name="mul_invo",
-    produces=(ops.true_div,),
-    position=3,
-    tracks=(ops.mul,),
-    reverse=True,
-)
-@register(specialize_db, EXPAND, produces=(ops.mul,), position=10, tracks=(ops.true_div,))
-def div_mul_invo(in_lv, out_lv):
-    """``x / y <-> x * y ** -1``.
+div_mul_invo = rule(_x / _y, _x * _y**-1, name="div_mul_invo", when=lambda y: is_float(y))
+div_mul_invo.__doc__ = """``x / y <-> x * y ** -1``.
 
     Only for floating ``y``: numpy refuses ``int ** -1``.
     """
-    x, y = lvars(2)
-    return lall(
-        eq(in_lv, etuple(true_div, x, y)),
-        commo(mul, x, etuple(pow, y, -1), out_lv),
-        testo(is_float, y),
-    )
+register(specialize_db, SPECIALIZE, FAST_RUN, name="mul_invo", produces=(ops.true_div,),
+         position=3, tracks=(ops.mul,), reverse=True)(div_mul_invo)  # fmt: skip
+register(specialize_db, EXPAND, produces=(ops.mul,), position=10,
+         tracks=(ops.true_div,))(div_mul_invo)  # fmt: skip
 
 
 def _coefficient(t: Any) -> tuple[Any, tuple]:
@@ -465,18 +442,33 @@ def _split_like(t: Any) -> Any:
     return Term((add, *sorted_args(add, [_scaled(c - 1, rest), plain])))
 
 
+def _negated_terms(t: Any) -> Any:
+    """``-(a + b + ...)`` as ``-a + -b + ...``; None for another term."""
+    if not (has_head(t, neg) and has_head(t._tuple[1], add)):
+        return None
+    return Term((add, *(Term((neg, a)) for a in t._tuple[1]._tuple[1:])))
+
+
 @register(
     canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=12, tracks=(ops.neg,)
 )
 def neg_addo(in_lv, out_lv):
     """``-(a + b + ...) -> -a + -b + ...``: negation distributes over a sum (exactly)."""
     args, negs = lvars(2)
-    return pipeo(
-        in_lv,
-        eq(in_lv, etuple(neg, cons(add, args))),
-        zipo(lambda u, v: eq(v, etuple(neg, u)), args, negs),
+    backward = lall(
         conso(add, negs, out_lv),
+        zipo(lambda u, v: eq(v, etuple(neg, u)), args, negs),
+        eq(in_lv, etuple(neg, cons(add, args))),
     )
+    return ifgroundo(in_lv, computeo(_negated_terms, [in_lv], out_lv), backward)
+
+
+def _scaled_negated(t: Any) -> Any:
+    """``-(c * x * ...)`` as ``(-c) * x * ...`` for a number ``c``; None otherwise."""
+    if not (has_head(t, neg) and has_head(t._tuple[1], mul)):
+        return None
+    c, *rest = t._tuple[1]._tuple[1:]
+    return Term((mul, operator.neg(c), *rest)) if is_number(c) else None
 
 
 @register(
@@ -489,7 +481,7 @@ def neg_mulo(in_lv, out_lv):
     scaled = conso(mul, cons(minus_c, rest), out_lv)
     return ifgroundo(
         in_lv,
-        lall(negative, testo(is_number, c), computeo(operator.neg, [c], minus_c), scaled),
+        computeo(_scaled_negated, [in_lv], out_lv),
         lall(scaled, testo(is_number, minus_c), computeo(operator.neg, [minus_c], c), negative),
     )
 
@@ -673,6 +665,7 @@ def mul_neg_oneo(in_lv, out_lv):
     args, rest, x = lvars(3)
     return pipeo(
         in_lv,
+        testo(partial(_has_arg, mul, -1), in_lv),  # a cheap test first
         conso(mul, args, in_lv),
         removeo(-1, args, rest),
         variadico(mul, rest, x),

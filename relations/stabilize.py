@@ -18,7 +18,7 @@ forms a stable term comes from.
 from __future__ import annotations
 
 import math
-from functools import reduce
+from functools import partial, reduce
 from typing import Any
 
 import numpy as np
@@ -38,6 +38,7 @@ from relgraph.logic.goals import (
     is_number,
     pipeo,
     removeo,
+    testo,
     variadico,
 )
 from relgraph.ops import (
@@ -72,6 +73,7 @@ from relgraph.rewriting.rules import rule
 from relgraph.terms.leaves import Constant
 from relgraph.terms.lvars import lvar
 from relgraph.terms.term import Term
+from relgraph.terms.traverse import as_term
 
 __all__ = [
     "log1po", "expm1o", "logsumexpo", "logsumexp_shifto", "log_add_expo", "log_diff_expo",
@@ -378,11 +380,19 @@ def one_minus_sigmoido(in_lv, out_lv):
     return _reflected(sigmoid, in_lv, out_lv)
 
 
+def _has_negated(f: Any, t: Any) -> bool:
+    """Whether ``t`` is a sum with a term ``-f(x)``."""
+    t = as_term(t)  # built by a goal when run backward
+    return has_head(t, add) and any(has_head(a, neg) and has_head(a._tuple[1], f)
+                                    for a in t._tuple[1:])  # fmt: skip
+
+
 def _reflected(f: Any, in_lv: Any, out_lv: Any) -> Any:
     """``1 - f(x) -> f(-x)``, for ``f`` with ``f(x) + f(-x) = 1``."""
     x, minus_x = lvars(2)
     return pipeo(
         in_lv,
+        testo(partial(_has_negated, f), in_lv),  # a cheap test first
         commo(add, 1, etuple(neg, etuple(f, x)), in_lv),
         nego(x, minus_x),
         eq(out_lv, etuple(f, minus_x)),

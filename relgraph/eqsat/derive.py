@@ -19,17 +19,26 @@ from collections import defaultdict, deque
 from typing import Any
 
 from relgraph.eqsat.bfs import Derivation, Direction, Edge
-from relgraph.eqsat.egraph import EGraph, Hole, flat_form, flatteno
+from relgraph.eqsat.egraph import EGraph, Hole, commuteo, flat_form, flatteno, swapped
 from relgraph.eqsat.saturate import Merge
 from relgraph.exceptions import DerivationError
 from relgraph.logic.search import run_deep
-from relgraph.rewriting.relation import Matcher, Rule, as_rule, directions_of, replace_at, reverse
+from relgraph.rewriting.relation import (
+    Matcher,
+    Rule,
+    as_rule,
+    directions_of,
+    is_commutative,
+    replace_at,
+    reverse,
+)
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import leaves, substitute
 
 __all__ = ["derive", "DerivationError"]
 
-FLATTEN = as_rule(flatteno)
+FLATTEN, COMMUTE = as_rule(flatteno), as_rule(commuteo)
+COMMUTED = object()  # the edge between a binary sum or product and its swap
 MAX_MOVES = 64  # steps at one position before giving up
 MAX_NESTING = 48  # steering into a step's shape, within steering into another's
 MAX_SECONDS = 2.0  # a derivation's search, at most
@@ -75,6 +84,9 @@ class _Graph:
                 yield None, True, key
             return
         yield from self.out.get(v, ())
+        other = _swapped_key(v)
+        if other is not None and other in self.g.memo:  # commuteo: no relation needed
+            yield COMMUTED, True, other
         cid = self.g.memo.get(v)
         if cid is not None:
             for app, a in self.from_any.get(self.g.find(cid), ()):
@@ -108,7 +120,10 @@ def derive(
     cur = start
     for _ in range(4):
         taken = len(steps)
-        cur = deriver.steer(cur, (), goal, steps, 0)
+        try:
+            cur = deriver.steer(cur, (), goal, steps, 0)
+        except _Unusable:
+            break
         if cur == goal or len(steps) == taken:
             return Derivation(start, tuple(steps))
     raise DerivationError(f"could not derive {target} from {start} with replayable steps")
@@ -128,6 +143,16 @@ class _Deriver:
         flat = flat_form(node)
         after = replace_at(cur, node, None, flat)
         steps.append(Edge(cur, after, "flatteno", "forward", node, None, node, flat, FLATTEN))
+        return after
+
+    def commute(self, cur: Any, pos: tuple, steps: list[Edge]) -> Any:
+        """The commuteo step that swaps the two operands of the sum or product at ``pos``."""
+        node = _at(cur, pos)
+        other = swapped(node)
+        if other is None:
+            raise _Unusable(cur)
+        after = replace_at(cur, node, None, other)
+        steps.append(Edge(cur, after, "commuteo", "forward", node, None, node, other, COMMUTE))
         return after
 
     def steer(self, cur: Any, pos: tuple, shape: Any, steps: list[Edge], nesting: int) -> Any:
@@ -194,8 +219,10 @@ class _Deriver:
                 cur = self.steer(cur, (*pos, i), child, steps, nesting + 1)
         return cur
 
-    def take(self, cur, pos, app: Merge, forward: bool, steps, nesting) -> Any:
+    def take(self, cur, pos, app: Any, forward: bool, steps, nesting) -> Any:
         """One step along ``app`` (backward: its relation the other way)."""
+        if app is COMMUTED:
+            return self.commute(cur, pos, steps)
         source_shape = app.shape if forward else self.g.spelled(app.result)
         self.in_step += 1
         try:
@@ -242,6 +269,15 @@ class _Unusable(Exception):
         self.cur = cur
 
 
+def _swapped_key(key: Any) -> Any:
+    """The e-node of a binary sum or product with its operand classes swapped."""
+    if key[0] == "class" or key[0] == "leaf" or len(key[1]) != 2 or key[2]:
+        return None
+    if not is_commutative(key[0]) or key[1][0] == key[1][1]:
+        return None
+    return (key[0], key[1][::-1], key[2])
+
+
 def _reordered(goal: Any, shape: Any, paths: dict, g: EGraph) -> tuple[Any, Any]:
     """A reachable e-node with ``goal``'s Op and operand classes in another order, and
     ``shape`` with its operands so ordered.  A relation that sorts (``ac_normalo``)
@@ -264,6 +300,8 @@ def _reordered(goal: Any, shape: Any, paths: dict, g: EGraph) -> tuple[Any, Any]
 
 def _at(term: Any, pos: tuple) -> Any:
     for i in pos:
+        if type(term) is not Term or i >= len(term.args):
+            raise _Unusable(term)  # a step left another form here than the one steered into
         term = term.args[i]
     return term
 

@@ -41,7 +41,7 @@ import numpy as np
 from unification import reify, unify
 
 from relgraph.exceptions import TypeCheckError
-from relgraph.rewriting.relation import forward_only, is_associative, keeps_type
+from relgraph.rewriting.relation import forward_only, is_associative, is_commutative, keeps_type
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
@@ -49,7 +49,7 @@ from relgraph.terms.traverse import substitute
 from relgraph.terms.types import TensorType
 from relgraph.unionfind import UnionFind
 
-__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno"]
+__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno", "commuteo", "swapped"]
 
 LEAF = "leaf"  # the head of a leaf e-node's key: (LEAF, type(value), value)
 
@@ -465,3 +465,41 @@ def flatteno(in_lv: Any, out_lv: Any) -> Any:
     (True, 3)
     """
     return _flatten_goal(in_lv, out_lv)
+
+
+def swapped(term: Any) -> Any:
+    """A binary sum or product with its two operands the other way round (the same
+    values in every dtype: numpy promotes and broadcasts both ways alike); None for
+    another term."""
+    if type(term) is not Term or len(term._tuple) != 3 or not is_commutative(term._tuple[0]):
+        return None
+    op, a, b = term._tuple
+    return None if a == b else Term((op, b, a))
+
+
+def _swap_goal(in_lv: Any, out_lv: Any) -> Any:
+    def goal(S):
+        t = reify(in_lv, S)
+        other = swapped(t) if type(t) is Term and t._ground else None
+        if other is not None:
+            S1 = unify(out_lv, other, S)
+            if S1 is not False:
+                yield S1
+
+    return goal
+
+
+@forward_only
+def commuteo(in_lv: Any, out_lv: Any) -> Any:
+    """``x + y -> y + x``, ``x * y -> y * x``: a binary sum or product commuted.
+
+    Relations that sort operands sort a view's placeholders, not the terms they
+    stand for, so the e-graph may hold an order no relation makes on the terms;
+    derivations name this relation when they commute one.
+
+    >>> import relgraph as rg
+    >>> x, y = rg.vector("x"), rg.vector("y")
+    >>> [rg.pprint(t) for t in rg.rewrites(x * y, commuteo)]
+    ['(y * x)']
+    """
+    return _swap_goal(in_lv, out_lv)

@@ -317,6 +317,8 @@ def has_head(t: Any, op: Any) -> bool:
 
 def is_number(x: Any) -> bool:
     """A scalar constant: a Python or numpy number (not a bool)."""
+    if type(x) is float or type(x) is int:  # the common case, without the ABC check
+        return True
     return isinstance(x, (Number, np.number)) and not isinstance(x, (bool, np.bool_))
 
 

@@ -248,7 +248,7 @@ class _Run:
         self.rewritten: dict[int, tuple[int, Any]] = {}  # (relation, result) once applied
         self.candidates: dict[Any, tuple[int, ...]] = {}
         self.window_candidates: dict[Any, tuple[int, ...]] = {}  # filled with candidates
-        self.failed_windows: set[int] = set()
+        self.failed_windows: set[tuple[Any, int, int]] = set()
         n = len(self.matchers)
         self.dropped_before = [Counter(m.dropped) for m in self.matchers]
         self.attempts, self.applications = [0] * n, [0] * n
@@ -385,12 +385,13 @@ class _Run:
         """The longest run ``args[i:end]`` (two or more) that rewrites: (result, end)."""
         if i + 1 >= len(args):
             return None
-        window = self.canonical(Term((op, args[i], args[i + 1])))
-        if id(window) in self.failed_windows:
+        pair = (op, id(args[i]), id(args[i + 1]))  # arguments are canonical: ids are stable
+        if pair in self.failed_windows:
             return None
+        window = self.canonical(Term((op, args[i], args[i + 1])))
         result = self.try_candidates(window, candidates)
         if result is None:
-            self.failed_windows.add(id(window))
+            self.failed_windows.add(pair)
             return None
         end = i + 2
         while end < len(args):

@@ -199,6 +199,11 @@ class PApp:
         self.op, self.args = op, args  # the fixed arguments (rest part removed)
         self.rest, self.at = rest, at  # the rest part and its index among the arguments
         self.commutative, self.assoc = commutative, assoc
+        # A binary pattern over a commutative Op also matches the other order (``1 + x``
+        # fires on ``x + 1``), unless both arguments are variables: then that only
+        # swaps the bindings.
+        self.swaps = commutative and rest is None and len(args) == 2
+        self.swaps = self.swaps and not all(isinstance(a, PVar) for a in args)
         parts = [*args, rest] if rest is not None else args
         self.depth = 1 + max((a.depth for a in parts), default=0)
 
@@ -226,6 +231,8 @@ class PApp:
             targs = t._tuple[1:]
             if len(targs) == len(self.args):
                 yield from _match_seq(self.args, targs, 0, b)
+                if self.swaps and not same(targs[0], targs[1]):
+                    yield from _match_seq(self.args, targs[::-1], 0, b)  # x + 1 as 1 + x
             return
         if not self.args and type(self.rest) is PEach:  # every argument alike: stream them
             yield from self.rest.match_many(self.iter_items(t), b)
@@ -404,6 +411,8 @@ def _shape(p: Any) -> Any:
         return None
     if p.rest is not None:
         return (p.op,)
+    if p.swaps:  # either order: the arguments' shapes are not tested
+        return (p.op, len(p.args))
     return (p.op, len(p.args), tuple(_shape(a) for a in p.args))
 
 
@@ -421,6 +430,8 @@ def _compile_quick(compiled: PApp) -> Any:
         lines.append(f"    a_{name} = {name}._tuple")
         lines.append(f"    if len(a_{name}) != {len(p.args) + 1}:")
         lines.append("        return False")
+        if p.swaps:
+            return  # matched in either order
         for i, a in enumerate(p.args, 1):
             if isinstance(a, PApp):
                 child = f"n{next(counter)}"

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from cons.core import ConsPair
 from etuples.core import ExpressionTuple
-from unification.variable import Var
+from unification.variable import Var, _glv
 
 from relgraph.terms.leaves import Constant
 from relgraph.terms.operators import OPERATORS, TermOps
@@ -64,13 +64,23 @@ def _wrap(x: Any) -> Any:
 
 def _atom_ground(x: Any) -> bool:
     """Whether ``x`` is known to contain no logic variable (False if unsure)."""
+    kind = type(x)
+    if kind is Term or kind is Args:
+        return x._ground
+    if kind is tuple:  # a parameter: the axes of a reduction, a shape, an index
+        return _is_parameter(x)
+    verdict = None if _glv else _ATOM_GROUND.get(kind)  # no object made a logic variable
+    if verdict is not None:
+        return verdict
     if isinstance(x, (Term, Args)):
         return x._ground
-    if type(x) is tuple and _is_parameter(x):
-        return True  # a parameter: the axes of a reduction, a shape, an index
-    if isinstance(x, (Var, ExpressionTuple, list, tuple)) or _is_cons(x):
-        return False
-    return True
+    verdict = not (isinstance(x, (Var, ExpressionTuple, list, tuple)) or _is_cons(x))
+    if not _glv:  # then the type decides
+        _ATOM_GROUND[kind] = verdict
+    return verdict
+
+
+_ATOM_GROUND: dict[type, bool] = {}
 
 
 def _is_parameter(x: tuple) -> bool:

@@ -77,6 +77,7 @@ KNOWN_UNSOUND = {
     "pow_mulo": "c * x * x -> c * x**2: x**2 overflows where c * x did not",
     "collect_termso": "backward -x -> x + -2 * x is inf - inf at x = -inf",
     "distributeo": "x * (y + z) -> x*y + x*z is inf - inf at x = inf",
+    "div_mul_invo": "x / y -> x * y**-1 is -inf where 1 / y overflows (y = -5e-324)",
     "dot_distributeo": "A @ (x + y) -> A@x + A@y is inf - inf with infinite entries",
     "exp_addo": "exp(x + y) -> exp(x) * exp(y) overflows at x = 710, y = -710",
     "sum_doto": "sum(A @ B) -> sum(A, 0) @ B reassociates inf * 0",

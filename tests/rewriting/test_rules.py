@@ -120,9 +120,22 @@ def test_a_rule_registers_in_a_database_with_its_head():
 
 def test_a_rule_explores_and_steps_like_a_hand_written_relation():
     rule = rg.rule(Am @ (Bm + Cm), Am @ Bm + Am @ Cm, name="dist2")
-    assert list(rg.rewrites(M @ (a + b), rule)) == [M @ a + M @ b]
+    assert list(rg.rewrites(M @ (a + b), rule)) == [M @ a + M @ b]  # not also M @ b + M @ a
     space = rg.explore(M @ (a + b), [rule])
     assert M @ a + M @ b in space.terms
+
+
+def test_a_binary_pattern_over_a_commutative_op_matches_either_order():
+    x = rg.lvar("x")
+    one_plus_exp = rg.rule(1 + rg.exp(x), 2 + rg.expm1(x), name="shift")
+    assert rg.rewrite(rg.exp(a) + 1, one_plus_exp) == 2 + rg.expm1(a)  # as 1 + exp(a)
+    assert rg.rewrite(1 + rg.exp(a), one_plus_exp) == 2 + rg.expm1(a)
+    negated = rg.rule(x + -Y, x - Y, name="add_nego")
+    assert list(rg.rewrites(-a + -b, negated)) == [-a - b, -b - a]
+    assert list(rg.rewrites(-a + -a, negated)) == [-a - a]  # one answer, not the same twice
+    assert list(rg.rewrites(a - -b, rg.rule(x - -Y, x + Y))) == [a + b]
+    exp_sum = rg.rule(rg.exp(x) * Y, rg.exp(x) * Y, name="noop")
+    assert exp_sum.quick(b * rg.exp(a)) and not exp_sum.quick(b + rg.exp(a))
 
 
 def test_rules_keep_values():

@@ -50,7 +50,9 @@ _lock = threading.Lock()
 def empty(shape: tuple, dtype: Any) -> np.ndarray:
     """``np.empty(shape, dtype)``, over a released block when it is large."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = dtype.itemsize
+    for n in shape:  # not np.prod: this runs on every call, small ones too
+        nbytes *= int(n)
     if nbytes < MIN_BYTES:
         return np.empty(shape, dtype)
     size = -(-nbytes // _PAGE) * _PAGE

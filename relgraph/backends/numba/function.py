@@ -279,7 +279,7 @@ class Function:
                     return self._lazy_call(values, out)
                 values[i] = _checked_value(self.inputs[i], v)
         if self.groups or self.equalities:
-            shapes = [np.shape(v) for v in values]
+            shapes = [v.shape if type(v) is np.ndarray else np.shape(v) for v in values]
             check_shapes(self.groups, self.equalities, shapes, self.inputs)
         # Threads pay off only when the fused loops are long.
         large = False
@@ -447,7 +447,7 @@ class Function:
         return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
 
     def _slot_buffers(self, outs: list, values: list) -> list:
-        shapes = [np.shape(v) for v in values]
+        shapes = [v.shape if type(v) is np.ndarray else np.shape(v) for v in values]
         return [
             self._buffer(j, shapes) if outs[k] is None else outs[k]
             for j, k in enumerate(self.out_slots)
