@@ -47,7 +47,6 @@ from relgraph.logic.goals import (
     removeo,
     testo,
     variadico,
-    zipo,
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
 from relgraph.rewriting.relation import forward_only
@@ -449,18 +448,24 @@ def _negated_terms(t: Any) -> Any:
     return Term((add, *(Term((neg, a)) for a in t._tuple[1]._tuple[1:])))
 
 
+def _un_negated(t: Any) -> Any:
+    """``-a + -b + ...`` as ``-(a + b + ...)``; None for another term."""
+    t = as_term(t)  # built by a goal when run backward
+    if not has_head(t, add) or not all(has_head(a, neg) for a in t._tuple[1:]):
+        return None
+    return Term((neg, Term((add, *(a._tuple[1] for a in t._tuple[1:])))))
+
+
 @register(
     canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=12, tracks=(ops.neg,)
 )
 def neg_addo(in_lv, out_lv):
     """``-(a + b + ...) -> -a + -b + ...``: negation distributes over a sum (exactly)."""
-    args, negs = lvars(2)
-    backward = lall(
-        conso(add, negs, out_lv),
-        zipo(lambda u, v: eq(v, etuple(neg, u)), args, negs),
-        eq(in_lv, etuple(neg, cons(add, args))),
+    forward, backward = (
+        computeo(_negated_terms, [in_lv], out_lv),
+        computeo(_un_negated, [out_lv], in_lv),
     )
-    return ifgroundo(in_lv, computeo(_negated_terms, [in_lv], out_lv), backward)
+    return ifgroundo(in_lv, forward, backward)
 
 
 def _scaled_negated(t: Any) -> Any:

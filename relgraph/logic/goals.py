@@ -154,7 +154,7 @@ def ifgroundo(x: Any, then: Callable, otherwise: Callable) -> Callable:
     def ifgroundo_goal(S):
         yield from (then if _ground(reify(x, S), S) else otherwise)(S)
 
-    ifgroundo_goal.branches = (x, then)  # type: ignore[attr-defined]
+    ifgroundo_goal.branches = (x, then, otherwise)  # type: ignore[attr-defined]
     return ifgroundo_goal
 
 
@@ -163,7 +163,8 @@ def forward_of(goal: Callable, in_var: Any, out_var: Any) -> tuple[Any, Any]:
     ``in_var``, where its structure says so without running it: ``(compute, guard)``.
 
     ``compute(term)`` is its one answer (None: no answer) when the goal is
-    ``computeo(fn, [in_var], out_var)``, also as ``ifgroundo``'s ground branch;
+    ``computeo(fn, [in_var], out_var)``, also as the branch ``ifgroundo`` takes (its
+    first on a ground ``in_var``, its second on a fresh ``out_var``: run backward);
     ``guard(term)`` false means no answer, when it is a :func:`pipeo` that starts
     with ``testo(predicate, in_var)``.  Either is None where the goal says nothing.
     A caller that uses them gets the goal's answers without kanren's streams.
@@ -178,6 +179,8 @@ def forward_of(goal: Callable, in_var: Any, out_var: Any) -> tuple[Any, Any]:
     guard, branches = None, getattr(goal, "branches", None)
     if branches is not None and branches[0] is in_var:
         guard, goal = getattr(goal, "guard", None), branches[1]
+    elif branches is not None and branches[0] is out_var:  # a relation run backward
+        goal = branches[2]
     computes = getattr(goal, "computes", None)
     if computes is None or len(computes[1]) != 1:
         return None, guard

@@ -273,9 +273,7 @@ class _Run:
         if type(root) is not Term:
             self.nodes_before = self.nodes_before or 0
             return root
-        first = self.nodes_before is None
-        if first:
-            self.nodes_before = count_nodes(root)
+        first = len(self.pass_log) == 1
         normal, failed, canon = self.normal, self.failed, self.canon
         done: dict[Any, Any] = {}
         expanded: set[int] = set()
@@ -343,6 +341,9 @@ class _Run:
                 self.stands_for[id(result)] = node
             waiting.setdefault(id(result), []).append(key)
             stack.append(result)
+        if first and self.nodes_before is None:
+            # Nothing rewritten: canon is exactly the input's nodes (no second walk).
+            self.nodes_before = count_nodes(root) if self.rebuilt else len(canon)
         return done[id(root)]
 
     def try_node(self, node: Term) -> Any:
@@ -482,10 +483,12 @@ class _Run:
         self.applied.append(name)
         log = self.pass_log[-1]
         log[name] = log.get(name, 0) + 1
-        # While the first pass still counts the input, canon has at least as many
-        # nodes as have been visited.
-        size = self.nodes_before if self.nodes_before is not None else len(self.canon)
-        if self.applications[index] > self.rewriter.max_use_ratio * max(size, 1):
+        limit, size = self.rewriter.max_use_ratio, self.nodes_before
+        if size is None:  # the first pass: the input is counted once the limit may be near
+            size = 1
+            if self.applications[index] > limit:
+                size = self.nodes_before = count_nodes(self.pass_roots[0])
+        if self.applications[index] > limit * max(size, 1):
             raise EquilibriumLimitError(
                 f"{self.rewriter.name}: {name!r} applied more than max_use_ratio="
                 f"{self.rewriter.max_use_ratio} x {size} nodes; "

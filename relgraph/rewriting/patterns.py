@@ -411,9 +411,13 @@ def _shape(p: Any) -> Any:
         return None
     if p.rest is not None:
         return (p.op,)
-    if p.swaps:  # either order: the arguments' shapes are not tested
-        return (p.op, len(p.args))
+    if p.swaps:  # either order
+        return (p.op, len(p.args), "either", tuple(_shape(a) for a in p.args))
     return (p.op, len(p.args), tuple(_shape(a) for a in p.args))
+
+
+def _anything(t: Any) -> bool:
+    return True
 
 
 def _compile_quick(compiled: PApp) -> Any:
@@ -430,8 +434,14 @@ def _compile_quick(compiled: PApp) -> Any:
         lines.append(f"    a_{name} = {name}._tuple")
         lines.append(f"    if len(a_{name}) != {len(p.args) + 1}:")
         lines.append("        return False")
-        if p.swaps:
-            return  # matched in either order
+        if p.swaps:  # either order: the arguments' own filters, both ways
+            k = len(env)
+            env[f"q{k}"], env[f"r{k}"] = (quick_test(a) or _anything for a in p.args)
+            first, second = f"a_{name}[1]", f"a_{name}[2]"
+            lines.append(f"    if not ((q{k}({first}) and r{k}({second})) or "
+                         f"(q{k}({second}) and r{k}({first}))):")  # fmt: skip
+            lines.append("        return False")
+            return
         for i, a in enumerate(p.args, 1):
             if isinstance(a, PApp):
                 child = f"n{next(counter)}"
