@@ -11,12 +11,12 @@ scalars ``a, b``, with simplifiable junk spliced in at random: ``e * 1``,
 program is built as a PyTensor graph and rewritten by PyTensor's own
 ``rewrite_graph(include=("canonicalize",))``.
 
-relgraph runs twice: ``canonicalize`` (safe relations only) and
+relgraph runs three times: ``canonicalize`` (safe relations only),
 ``canonicalize`` + ``unsafe``, which also cancels ``(e * a) / a`` as PyTensor's
-canonicalize does.  Sizes are apply nodes (distinct Op applications); PyTensor
-also adds ``DimShuffle`` nodes to broadcast scalars, counted separately.
-relgraph's results are evaluated on random inputs and checked against the
-input program.
+canonicalize does, and ``fast_run`` (every stage, as ``rg.jit`` rewrites).  Sizes
+are apply nodes (distinct Op applications); PyTensor also adds ``DimShuffle`` nodes
+to broadcast scalars, counted separately.  relgraph's results are evaluated on random
+inputs and checked against the input program.
 """
 
 from __future__ import annotations
@@ -137,6 +137,8 @@ def main() -> None:
             "relgraph canonicalize+unsafe",
             canonicalize_db.query(include=["canonicalize", "unsafe"]),
         ),
+        # the whole pipeline rg.jit runs: canonicalize, stabilize, specialize, linalg
+        ("relgraph fast_run", optdb.query(include=["fast_run"])),
     ]:
         seconds, out = median_time(lambda q=query: rg.rewrite(term, q), args.repeat)
         check(term, out, values)

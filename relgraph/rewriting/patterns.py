@@ -421,7 +421,8 @@ def _anything(t: Any) -> bool:
 
 
 def _compile_quick(compiled: PApp) -> Any:
-    lines, env = ["def quick(n0):"], {"Term": Term}
+    lines: list[str] = ["def quick(n0):"]
+    env: dict[str, Any] = {"Term": Term}
     counter = iter(range(1, 10_000))
 
     def emit(p: PApp, name: str) -> None:

@@ -22,6 +22,7 @@ import numpy as np
 from relgraph.backends.numba.arrays import array_code, kept_twin, parallel_code, row_loop
 from relgraph.backends.numba.columns import column_folds, emit_column_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
+from relgraph.backends.numba.rowloops import emit_row_loop, epilogues
 from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
 from relgraph.exceptions import LoweringError
 from relgraph.terms.infer import typeof
@@ -33,16 +34,10 @@ from relgraph.terms.traverse import subterms
 __all__ = ["LoweringError", "Lowered", "lower"]
 
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
-CHUNK = 4096  # elements per parallel chunk of a vector's reduction
 # Nodes per kernel computed by vecmath's vectorising functions; the rest call libm.
 # Each copy costs LLVM 30-60 ms to optimise (100 chained tanh, all vectorised: 2.7 s
 # and 0.23 GB; 200: 7 s).
 INLINED_MAX = 16
-# The row loops' max and min updates (relgraph.ops.reductions): kernels' lane helpers.
-_EXTREMES = {
-    "if {v} > {acc} or {v} != {v}: {acc} = {v}": "max",
-    "if {v} < {acc} or {v} != {v}: {acc} = {v}": "min",
-}
 BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
 
 
@@ -100,7 +95,7 @@ def _broadcast_dim(name: str, sizes: list[str]) -> str:
 
 
 class _Generator:
-    broadcast_dim = staticmethod(_broadcast_dim)  # for emit_column_loop
+    broadcast_dim = staticmethod(_broadcast_dim)  # for emit_column_loop, emit_row_loop
 
     def __init__(
         self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool, broadcast: bool
@@ -147,6 +142,7 @@ class _Generator:
                 del loops[n]  # its operand is an array anyway
         self.arrays_ops = {n for n in self.nodes if not n.op.elementwise} - {
             *self.row_loops, *self.column_loops}  # fmt: skip
+        self.epilogues = epilogues(self)
 
     # -- which elementwise nodes get arrays -----------------------------------------
 
@@ -197,11 +193,14 @@ class _Generator:
     # -- module --------------------------------------------------------------------
 
     def module(self) -> Lowered:
+        in_rows = set(self.epilogues.values())  # computed in a row loop's rows
         for node in self.nodes:
+            if node in in_rows:
+                continue
             if node in self.materialised:
                 self._emit_region(node)
             elif node in self.row_loops:
-                self._emit_row_loop(node, *self.row_loops[node])
+                emit_row_loop(self, node, *self.row_loops[node])
             elif node in self.column_loops:
                 emit_column_loop(self, node, self.column_loops[node])
             elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
@@ -331,69 +330,6 @@ class _Generator:
             generic[name], fast[name] = f"{name}[{', '.join(g)}]", f"{name}[{', '.join(f)}]"
         return generic, fast, " and ".join(same) or "True"
 
-    def _emit_row_loop(
-        self, node: Term, passes: list[tuple], result: str, check: str | None
-    ) -> None:
-        """A reduction along the last axis, computing its operand's region inline.
-
-        Rows (or, for a vector, chunks of ``CHUNK`` elements when one pass suffices)
-        run in parallel.  Each writes its values to a buffer in a loop that
-        vectorises, then runs the passes over the buffer in order: an optional
-        vectorised map (``exp(v - shift)``), then the in-order update.
-        """
-        x = node.args[0]
-        out, d = self._name(node), typeof(x).ndim
-        names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n"}
-        rows, n, lines = f"{out}_rows", names["n"], self.lines
-        i, j, k = f"{out}_i", f"{out}_j", f"{out}_k"  # parallel loops must not share names
-        region = self._region(x, self.materialised) if type(x) is Term else []
-        leaves = self._leaves(region) if region else self._leaf(x)
-        lines.append(_broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
-        chunked = d == 1 and len(passes) == 1
-        if d == 2:
-            lines.append(_broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
-        else:
-            lines.append(f"{rows} = ({n} + {CHUNK - 1}) // {CHUNK}" if chunked else f"{rows} = 1")
-        generic, fast, same = self._loads(leaves, [i, j][2 - d :], n, "")
-        if check:  # outside the parallel loop, which a raise inside would make serial
-            lines.append(check.format(**names))
-        dtype, keep = dtype_expr(typeof(node).dtype), self.op_keeps_dims(node)
-        each = out if d == 2 else f"{out}_part"
-        shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"
-        lines.append(f"{each} = np.empty({shape}, {dtype})")
-        lo, hi, buf, prefix = f"{out}_lo", f"{out}_hi", f"{out}_buf", f"{out}_e_"
-        # One buffer for every row; in a prange loop, one per row (threads share none).
-        allocate = f"{buf} = np.empty({CHUNK if chunked else n}, {dtype_expr(typeof(x).dtype)})"
-        if not self.parallel:
-            lines.append(allocate)
-        lines.append(f"for {i} in {'prange' if self.parallel else 'range'}({rows}):")
-        lines.append(f"    {lo} = {i} * {CHUNK}" if chunked else f"    {lo} = 0")
-        lines.append(f"    {hi} = min({lo} + {CHUNK}, {n})" if chunked else f"    {hi} = {n}")
-        if self.parallel:
-            lines.append(f"    {allocate}")
-
-        def fill(load: dict[str, str]) -> None:
-            # counting from 0 and storing at buf[t]: with buf[j - lo] the loop ran 1.6x
-            # slower (an index Numba cannot prove non-negative is wrapped around)
-            value = self._local(x, prefix) if region else load[leaves[0][0]]
-            lines.append(f"        for {out}_t in range({hi} - {lo}):")
-            lines.append(f"            {j} = {lo} + {out}_t")
-            lines.extend(f"            {line}" for line in self._body(region, load, prefix))
-            lines.append(f"            {buf}[{out}_t] = {value}")
-
-        self.fast_or_generic(same, fill, fast, generic, "    ")
-        self._passes(passes, names, buf, f"{hi} - {lo}", k, "    ")
-        if d == 2:
-            lines.append(
-                f"    {out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})"
-            )
-            return
-        lines.append(f"    {each}[{i}] = {names['acc'] if chunked else result.format(**names)}")
-        if chunked:  # the chunks' results, combined by the same pass
-            self._passes(passes, names, each, rows, k, "")
-        value = f"{dtype}({result.format(**names)})" if chunked else f"{each}[0]"
-        lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
-
     def fast_or_generic(
         self, same: str, fill: Any, fast: dict, generic: dict, indent: str
     ) -> None:
@@ -407,25 +343,6 @@ class _Generator:
             fill(generic)
         else:
             self.lines.append(f"{indent}    raise ValueError({BROADCAST!r})")
-
-    def _passes(self, passes, names, buf, length, k, indent) -> None:
-        for setup, mapping, update in passes:
-            self.lines.extend(indent + line.format(**names) for line in setup.split("\n"))
-            if mapping:  # a loop of its own, which vectorises
-                self.lines.append(f"{indent}for {k} in range({length}):")
-                v = mapping.format(v=f"{buf}[{k}]", **names)
-                self.lines.append(f"{indent}    {buf}[{k}] = {v}")
-            acc = names["acc"]
-            if update == "{acc} += {v}":  # a sum: kernels.lane_sum, which vectorises
-                self.lines.append(f"{indent}{acc} += kernels.lane_sum({buf}, {length})")
-                continue
-            if update in _EXTREMES:  # max or min: kernels.lane_max / lane_min
-                self.lines.append(
-                    f"{indent}{acc} = kernels.lane_{_EXTREMES[update]}({buf}, {length}, {acc})"
-                )
-                continue
-            self.lines.append(f"{indent}for {k} in range({length}):")
-            self.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
 
     def _leaf(self, x: Any) -> list[tuple[str, int]]:
         """A leaf operand read as the only "region" value."""

@@ -2,6 +2,8 @@
 row softmax, logsumexp and layer norm read their input at most three times and
 allocate nothing of its size but the output; values match numpy at the specials."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -23,8 +25,9 @@ def layer_norm(x):
 
 
 def full_size_arrays(source: str) -> int:
-    """How many 2-d arrays the kernel allocates (row results are 1-d)."""
-    return sum(1 for line in source.splitlines() if "np.empty((" in line and "_n1)" in line)
+    """How many 2-d arrays the kernel allocates (row results are columns: (rows, 1))."""
+    shapes = re.findall(r"np\.empty\(\((\w+), (\w+)\)", source)
+    return sum(1 for _, columns in shapes if columns != "1")
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -60,13 +63,81 @@ def test_fused_reductions_match_numpy(build, reference, dtype, rng):
     np.testing.assert_allclose(got, expected, rtol=rtol, atol=0)
 
 
-def test_softmax_reads_x_three_times_and_allocates_only_its_output():
+def test_softmax_reads_x_twice_and_allocates_only_its_output():
     x = rg.matrix("x")
     source = lower([x], [softmax(x)]).source
     assert full_size_arrays(source) == 1  # the output; exp(x - m) is never stored
-    # pass 1: the row maxima; pass 2: the row sums of exp(x - m), each in a row loop
+    # pass 1: the row maxima; pass 2: the row sums of exp(x - m) and the quotients
     assert source.count("_acc = -np.inf") == 1 and source.count("kernels.lane_sum(") == 1
     assert "kernels.max_axis" not in source and "kernels.sum_axis" not in source
+
+
+def test_softmax_divides_in_the_rows_of_its_sum_reading_exp_from_the_row_buffer():
+    x = rg.matrix("x")
+    source = lower([x], [softmax(x)], broadcast=False).source  # the loops without strides
+    assert source.count("vecmath.exp(") == 1  # exp(x - m) once per element
+    assert source.count("_buf[t4_j] / t2[") == 1 and "for i0 in" not in source  # no 3rd pass
+    # a region of the row sums' shape (rows, 1) is not one: it stays a loop of its own
+    lse = rg.log(rg.sum(rg.exp(x), axis=1, keepdims=True)) + 1.0
+    assert "for i0 in" in lower([x], [lse]).source
+
+
+def epilogue_cases(dtype="float64"):
+    x, v = rg.matrix("x", dtype), rg.vector("v", dtype)
+    c = rg.matrix("c", dtype, shape=(None, 1))
+    shifted = x - rg.max(x, axis=1, keepdims=True)
+    return {
+        # exp(shifted) in the rows' buffer; the division by the column of sums
+        "softmax": ([x], softmax(x)),
+        # the operand is computed again (logsumexp maps the buffer in place)
+        "log_softmax": ([x], shifted - rg.logsumexp(shifted, axis=1, keepdims=True)),
+        "layer_norm": ([x], layer_norm(x)),
+        # a vector and a column broadcast in both the reduction and the epilogue
+        "broadcast": ([x, v, c], rg.exp(x * v + c) / rg.sum(rg.exp(x * v + c), axis=1,
+                                                              keepdims=True)),
+        # two outputs: the row sums themselves, and the region reading them
+        "two_outputs": ([x], (rg.sum(x * x, axis=1, keepdims=True),
+                              x / rg.sum(x * x, axis=1, keepdims=True))),
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", sorted(epilogue_cases()))
+def test_regions_in_the_rows_of_a_reduction_match_numpy(case, dtype, parallel, rng):
+    inputs, outputs = epilogue_cases(dtype)[case]
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    source = lower(inputs, list(outputs), parallel=parallel).source
+    assert "for i0 in" not in source  # the region ran in the rows
+    a = (rng.standard_normal((7, 9)) * 3).astype(dtype)
+    a[1, 2], a[2, :], a[3, 4], a[4, 0], a[5, :] = np.nan, -np.inf, np.inf, -0.0, 700.0
+    args = [a, rng.standard_normal(9).astype(dtype), rng.standard_normal((7, 1)).astype(dtype)]
+    values = dict(zip(inputs, args))
+    f = rg.function(inputs, list(outputs), compile="eager")
+    with np.errstate(all="ignore"):
+        got = f(*args[: len(inputs)])
+        for out, result in zip(outputs, got):
+            expected = np.asarray(rg.evaluate(out, values), dtype=result.dtype)
+            rtol = 1e-5 if dtype == "float32" else 1e-12
+            np.testing.assert_allclose(result, expected, rtol=rtol, atol=1e-300)
+    one_row = f(*(arg[:1] if arg.shape[0] == 7 else arg for arg in args[: len(inputs)]))
+    assert all(r.shape[0] == 1 for r in one_row)
+
+
+def test_a_region_reading_a_value_computed_after_the_rows_runs_after_it(rng):
+    x, v = rg.matrix("x"), rg.vector("v")
+    term = x / rg.sum(x, axis=1, keepdims=True) * rg.max(v)  # max(v) comes after the sums
+    a, b = rng.standard_normal((4, 5)), rng.standard_normal(3)
+    got = rg.function([x, v], term, compile="eager")(a, b)
+    np.testing.assert_allclose(got, a / a.sum(1, keepdims=True) * b.max(), rtol=1e-12)
+
+
+def test_a_region_in_the_rows_writes_into_out(rng):
+    x = rg.matrix("x")
+    f = rg.function([x], softmax(x), compile="eager")
+    a, out = rng.standard_normal((5, 6)), np.empty((5, 6))
+    assert f(a, out=out) is out
+    np.testing.assert_allclose(out, np.exp(a) / np.exp(a).sum(1, keepdims=True), rtol=1e-12)
 
 
 def test_empty_rows_raise_as_numpy_does():

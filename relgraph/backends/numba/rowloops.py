@@ -1,0 +1,210 @@
+"""Reductions along the last axis fused with the elementwise region they reduce, and
+with the region that reads them back.
+
+``softmax(x) = exp(x - m) / sum(exp(x - m))`` reduces each row twice and then divides
+every element.  Each reduction runs in a loop over rows that computes its operand's
+region into a row buffer (a loop that vectorises) and folds the buffer
+(:mod:`~relgraph.backends.numba.kernels`' lane helpers); rows run in parallel.
+
+The region that reads the reductions back, elementwise over the same rows (the
+*epilogue*: the division above), runs in the rows of the last reduction it reads,
+right after that row is reduced: the row is still in cache, and where the epilogue
+recomputes the reduced operand (``exp(x - m)``) it reads the buffer instead.  Three
+passes over ``x`` and two ``exp`` per element become two passes and one ``exp``.
+:func:`emit_row_loop` writes the loops with the lowering's generator; :func:`epilogues`
+finds which regions run this way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from relgraph.backends.numba.scalars import dtype_expr
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Symbol
+from relgraph.terms.term import Term
+
+__all__ = ["emit_row_loop", "epilogues", "CHUNK", "EXTREMES"]
+
+CHUNK = 4096  # elements per parallel chunk of a vector's reduction
+# The row loops' max and min updates (relgraph.ops.reductions): kernels' lane helpers.
+EXTREMES = {
+    "if {v} > {acc} or {v} != {v}: {acc} = {v}": "max",
+    "if {v} < {acc} or {v} != {v}: {acc} = {v}": "min",
+}
+
+
+def epilogues(g: Any) -> dict[Term, Term]:
+    """``{row reduction: region root}`` for each region of a matrix computed in the
+    rows of a reduction (see the module docs), over ``g`` (the lowering's generator)."""
+    found: dict[Term, Term] = {}
+    order = {n: k for k, n in enumerate(g.nodes)}
+    for root in g.nodes:
+        if root not in g.materialised or typeof(root).ndim != 2:
+            continue
+        outside = _operands_outside(g, root, g._region(root, g.materialised))
+        rows = [a for a in outside if a in g.row_loops and _row_of_matrix(g, a)]
+        if not rows:
+            continue
+        last = max(rows, key=order.__getitem__)
+        if last in found:
+            continue
+        arrays = _arrays_read(g, last)
+        fits = all(
+            (type(a) is not Term or order[a] <= order[last])  # computed by then
+            and (
+                _is_scalar(a)
+                or a in arrays
+                or (a in g.row_loops and _row_of_matrix(g, a) and _arrays_read(g, a) <= arrays)
+            )
+            for a in outside
+        )
+        # Its shape is the rows' (rows, n): it computes the reduced operand again, or
+        # reads every matrix that operand reads (not only columns, (rows, 1)).
+        full = {a for a in arrays if typeof(a).ndim == 2 and typeof(a).shape[-1] != 1}
+        full -= set(g.row_loops)
+        recomputes = last.args[0] in g._region(root, g.materialised)
+        if fits and (recomputes or (full and full <= set(outside))):
+            found[last] = root
+    return found
+
+
+def _operands_outside(g: Any, root: Term, region: list[Term]) -> list[Any]:
+    members = set(region)
+    return [
+        a for n in region for a in n.op.operands(n.args) if not (type(a) is Term and a in members)
+    ]
+
+
+def _is_scalar(a: Any) -> bool:
+    return not isinstance(a, (Term, Symbol)) or typeof(a).ndim == 0
+
+
+def _row_of_matrix(g: Any, node: Term) -> bool:
+    """A reduction of a matrix's rows that keeps the reduced axis: a column (rows, 1)."""
+    return typeof(node.args[0]).ndim == 2 and g.op_keeps_dims(node)
+
+
+def _arrays_read(g: Any, node: Term) -> set[Any]:
+    """The arrays a row reduction's region reads."""
+    x = node.args[0]
+    if type(x) is not Term:
+        return {x}
+    region = g._region(x, g.materialised)
+    return {a for a in _operands_outside(g, x, region) if not _is_scalar(a)}
+
+
+def emit_row_loop(g: Any, node: Term, passes: list[tuple], result: str, check: str | None) -> None:
+    """A reduction along the last axis, computing its operand's region inline.
+
+    Rows (or, for a vector, chunks of ``CHUNK`` elements when one pass suffices)
+    run in parallel.  Each writes its values to a buffer in a loop that
+    vectorises, then runs the passes over the buffer in order: an optional
+    vectorised map (``exp(v - shift)``), then the in-order update; then the
+    epilogue, if a region runs in these rows.
+    """
+    x = node.args[0]
+    out, d = g._name(node), typeof(x).ndim
+    names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n"}
+    rows, n, lines = f"{out}_rows", names["n"], g.lines
+    i, j, k = f"{out}_i", f"{out}_j", f"{out}_k"  # parallel loops must not share names
+    region = g._region(x, g.materialised) if type(x) is Term else []
+    leaves = g._leaves(region) if region else g._leaf(x)
+    lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
+    chunked = d == 1 and len(passes) == 1
+    if d == 2:
+        lines.append(g.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
+    else:
+        lines.append(f"{rows} = ({n} + {CHUNK - 1}) // {CHUNK}" if chunked else f"{rows} = 1")
+    generic, fast, same = g._loads(leaves, [i, j][2 - d :], n, "")
+    if check:  # outside the parallel loop, which a raise inside would make serial
+        lines.append(check.format(**names))
+    dtype, keep = dtype_expr(typeof(node).dtype), g.op_keeps_dims(node)
+    each = out if d == 2 else f"{out}_part"
+    shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"
+    lines.append(f"{each} = np.empty({shape}, {dtype})")
+    lo, hi, buf, prefix = f"{out}_lo", f"{out}_hi", f"{out}_buf", f"{out}_e_"
+    after = _epilogue(g, node, passes, (i, rows, n, buf)) if node in g.epilogues else None
+    # One buffer for every row; in a prange loop, one per row (threads share none).
+    allocate = f"{buf} = np.empty({CHUNK if chunked else n}, {dtype_expr(typeof(x).dtype)})"
+    if not g.parallel:
+        lines.append(allocate)
+    lines.append(f"for {i} in {'prange' if g.parallel else 'range'}({rows}):")
+    lines.append(f"    {lo} = {i} * {CHUNK}" if chunked else f"    {lo} = 0")
+    lines.append(f"    {hi} = min({lo} + {CHUNK}, {n})" if chunked else f"    {hi} = {n}")
+    if g.parallel:
+        lines.append(f"    {allocate}")
+
+    def fill(load: dict[str, str]) -> None:
+        # counting from 0 and storing at buf[t]: with buf[j - lo] the loop ran 1.6x
+        # slower (an index Numba cannot prove non-negative is wrapped around)
+        value = g._local(x, prefix) if region else load[leaves[0][0]]
+        lines.append(f"        for {out}_t in range({hi} - {lo}):")
+        lines.append(f"            {j} = {lo} + {out}_t")
+        lines.extend(f"            {line}" for line in g._body(region, load, prefix))
+        lines.append(f"            {buf}[{out}_t] = {value}")
+
+    g.fast_or_generic(same, fill, fast, generic, "    ")
+    _passes(g, passes, names, buf, f"{hi} - {lo}", k, "    ")
+    if d == 2:
+        lines.append(f"    {out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
+        if after is not None:
+            after()
+        return
+    lines.append(f"    {each}[{i}] = {names['acc'] if chunked else result.format(**names)}")
+    if chunked:  # the chunks' results, combined by the same pass
+        _passes(g, passes, names, each, rows, k, "")
+    value = f"{dtype}({result.format(**names)})" if chunked else f"{each}[0]"
+    lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+
+
+def _epilogue(g: Any, node: Term, passes: list[tuple], row: tuple) -> Any:
+    """Allocate the epilogue's array and set up its loads (before the row loop); return
+    the function that writes its loop for one row (in the row loop, after the
+    reduction).  The reduced operand is read from the row's buffer unless a pass
+    mapped the buffer in place (logsumexp's ``exp(v - shift)``)."""
+    root, (i, rows, n, buf), lines = g.epilogues[node], row, g.lines
+    x = node.args[0]
+    buffered = type(x) is Term and all(mapping is None for _, mapping, _ in passes)
+    region = g._region(root, g.materialised | ({x} if buffered else set()))
+    name_x = g._name(x) if buffered else None
+    leaves = [leaf for leaf in g._leaves(region) if leaf[0] != name_x]
+    out, dtype = g._name(root), dtype_expr(typeof(root).dtype)
+    shape = f"({rows}, {n})"
+    if root in g.slots:  # an output: the caller's buffer when it fits
+        buffer = f"o{list(g.slots).index(root)}"
+        lines.append(f"{out} = {buffer} if {buffer}.shape == {shape} else "
+                     f"np.empty({shape}, {dtype})")  # fmt: skip
+    else:
+        lines.append(f"{out} = np.empty({shape}, {dtype})")
+    j, prefix = f"{out}_j", f"{out}_e_"
+    generic, fast, same = g._loads(leaves, [i, j], n, "")
+
+    def write(load: dict[str, str]) -> None:
+        if name_x is not None:
+            load = {**load, name_x: f"{buf}[{j}]"}
+        lines.append(f"        for {j} in range({n}):")
+        lines.extend(f"            {line}" for line in g._body(region, load, prefix))
+        lines.append(f"            {out}[{i}, {j}] = {g._local(root, prefix)}")
+
+    return lambda: g.fast_or_generic(same, write, fast, generic, "    ")
+
+
+def _passes(g: Any, passes, names, buf, length, k, indent) -> None:
+    for setup, mapping, update in passes:
+        g.lines.extend(indent + line.format(**names) for line in setup.split("\n"))
+        if mapping:  # a loop of its own, which vectorises
+            g.lines.append(f"{indent}for {k} in range({length}):")
+            v = mapping.format(v=f"{buf}[{k}]", **names)
+            g.lines.append(f"{indent}    {buf}[{k}] = {v}")
+        acc = names["acc"]
+        if update == "{acc} += {v}":  # a sum: kernels.lane_sum, which vectorises
+            g.lines.append(f"{indent}{acc} += kernels.lane_sum({buf}, {length})")
+            continue
+        if update in EXTREMES:  # max or min: kernels.lane_max / lane_min
+            g.lines.append(
+                f"{indent}{acc} = kernels.lane_{EXTREMES[update]}({buf}, {length}, {acc})"
+            )
+            continue
+        g.lines.append(f"{indent}for {k} in range({length}):")
+        g.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
