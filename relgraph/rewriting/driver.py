@@ -300,15 +300,14 @@ class _Run:
                 stack.extend([a for a in args if type(a) is Term and id(a) not in expanded])
                 continue
             stack.pop()
-            new_args, changed, kids_normal = [], False, True
+            changed, kids_normal = False, True
             for a in args:
                 if type(a) is Term:
                     b = done.get(id(a), a)
                     changed = changed or b is not a
                     kids_normal = kids_normal and id(b) in normal
-                    a = b
-                new_args.append(a)
             if changed:
+                new_args = [done.get(id(a), a) if type(a) is Term else a for a in args]
                 original, node = node, self.canonical(Term(new_args))
                 if self.trace is not None:
                     self.stands_for[id(node)] = original
@@ -324,7 +323,10 @@ class _Run:
             if result is None:
                 if kids_normal:
                     normal.add(node_key)
-                _finish(done, waiting, key, node)
+                if key in waiting:
+                    _finish(done, waiting, key, node)
+                else:
+                    done[key] = node
                 continue
             n = steps.get(key, 0) + 1
             pending = id(result) in expanded and id(result) not in done
