@@ -19,7 +19,7 @@ names ``unsafe``.
 """
 
 # Importing a subject's module registers its relations (relations.databases.register).
-from relations import arith, explog, linalg, products, reductions, stabilize  # noqa: F401
+from relations import arith, collect, explog, linalg, products, reductions, stabilize  # noqa: F401
 from relations.databases import canonicalize_db, linalg_db, specialize_db, stabilize_db
 from relations.tags import TAGS
 from relgraph.rewriting.db import SequenceDB
