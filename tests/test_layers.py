@@ -102,6 +102,11 @@ def test_every_module_is_in_a_layer():
     assert {layer_of(m) for m in MODULES} <= set(BELOW)
 
 
+def test_every_module_holds_one_concept_in_at_most_600_lines():
+    long = {m: n for m, path in MODULES.items() if (n := len(path.read_text().splitlines())) > 600}
+    assert not long, f"split these modules along their concepts: {long}"
+
+
 def test_no_import_goes_up_or_across_a_layer():
     wrong = [
         f"{m} ({layer_of(m)}) imports {t} ({layer_of(t)})"

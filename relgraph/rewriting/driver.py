@@ -184,7 +184,8 @@ LOCAL_STEPS = 64
 
 def _finish(done: dict[int, Any], waiting: dict[int, list[int]], key: int, value: Any) -> None:
     """Record ``value`` for node ``key`` and for every node waiting on ``key``."""
-    keys = [key]
+    done[key] = value
+    keys = waiting.pop(key, None) if waiting else None
     while keys:
         k = keys.pop()
         done[k] = value
@@ -323,10 +324,7 @@ class _Run:
             if result is None:
                 if kids_normal:
                     normal.add(node_key)
-                if key in waiting:
-                    _finish(done, waiting, key, node)
-                else:
-                    done[key] = node
+                _finish(done, waiting, key, node)
                 continue
             n = steps.get(key, 0) + 1
             pending = id(result) in expanded and id(result) not in done
@@ -343,8 +341,7 @@ class _Run:
                 self.stands_for[id(result)] = node
             waiting.setdefault(id(result), []).append(key)
             stack.append(result)
-        if first and self.nodes_before is None:
-            # Nothing rewritten: canon is exactly the input's nodes (no second walk).
+        if first and self.nodes_before is None:  # if nothing was rewritten, canon is the input
             self.nodes_before = count_nodes(root) if self.rebuilt else len(canon)
         return done[id(root)]
 
@@ -386,10 +383,8 @@ class _Run:
 
     def try_run(self, op: Any, args: tuple, i: int, candidates: tuple[int, ...]) -> Any:
         """The longest run ``args[i:end]`` (two or more) that rewrites: (result, end)."""
-        if i + 1 >= len(args):
-            return None
-        pair = (op, id(args[i]), id(args[i + 1]))  # arguments are canonical: ids are stable
-        if pair in self.failed_windows:
+        pair = (op, id(args[i]), id(args[i + 1])) if i + 1 < len(args) else None
+        if pair is None or pair in self.failed_windows:  # arguments are canonical: ids stay
             return None
         window = self.canonical(Term((op, args[i], args[i + 1])))
         result = self.try_candidates(window, candidates)
@@ -485,11 +480,9 @@ class _Run:
         self.applied.append(name)
         log = self.pass_log[-1]
         log[name] = log.get(name, 0) + 1
-        limit, size = self.rewriter.max_use_ratio, self.nodes_before
-        if size is None:  # the first pass: the input is counted once the limit may be near
-            size = 1
-            if self.applications[index] > limit:
-                size = self.nodes_before = count_nodes(self.pass_roots[0])
+        limit, size = self.rewriter.max_use_ratio, self.nodes_before or 1
+        if self.nodes_before is None and self.applications[index] > limit:  # the first pass
+            size = self.nodes_before = count_nodes(self.pass_roots[0])  # counted when needed
         if self.applications[index] > limit * max(size, 1):
             raise EquilibriumLimitError(
                 f"{self.rewriter.name}: {name!r} applied more than max_use_ratio="
