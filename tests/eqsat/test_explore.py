@@ -200,10 +200,23 @@ def test_timeout_returns_the_partial_space():
 
 
 def test_interrupt_returns_the_partial_space(ctrl_c):
-    ctrl_c(0.5)
-    s = rg.explore(START, LINALG_CANON, max_nodes=10**7, max_iterations=10**4, timeout=60,
-                   identities=True)  # fmt: skip
-    assert s.stopped_by == "interrupt" and len(s) > 5
+    import _thread
+
+    tries = []
+
+    def ctrl_c_on_the_200th_try(a, b):  # Ctrl-C pressed mid-search, whatever the speed
+        def goal(state):
+            tries.append(1)
+            if len(tries) == 200:
+                _thread.interrupt_main()
+            return iter(())
+
+        return goal
+
+    relations = [dot_distributeo, add_zeroo, mul_oneo, ctrl_c_on_the_200th_try]
+    s = rg.explore(START, relations, max_nodes=10**7, max_iterations=10**4, timeout=60,
+                   identities=True, schedule="saturate")  # fmt: skip
+    assert s.stopped_by == "interrupt" and len(s) > 5 and len(tries) >= 200
     assert s.best() in s and replays(s.explain())
 
 
