@@ -1,11 +1,15 @@
 """The standard library through the driver: what its relations do to whole programs."""
 
+import fuzz
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from relation_cases import CASES, RULES
 
 import relgraph as rg
 from relations import arith, optdb
 from relations.linalg import dot_distributeo
+from relgraph.terms.traverse import subterms
 
 
 def test_a_relation_that_holds_only_without_broadcasting_skips_broadcasts():
@@ -31,3 +35,33 @@ def test_an_answer_moving_arithmetic_across_dtypes_is_counted():
     assert out == x * (x * y)
     (stats,) = report.rules
     assert dict(stats.dropped) == {"changes values: moves arithmetic across dtypes": 1}
+
+
+def _both_ways(entry):
+    """The library entry's matcher, and the same with its goal always run by kanren."""
+    from relgraph.rewriting.relation import Matcher, as_rule
+
+    direct, streamed = Matcher(as_rule(entry.obj)), Matcher(as_rule(entry.obj))
+    streamed.compute = streamed.guard = None
+    return direct, streamed
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(program=fuzz.programs(depth=4))
+def test_a_relation_answers_without_kanren_as_its_goal_does(name, program):
+    """A goal that computes (``computeo``) or tests first (``pipeo`` with ``testo``) is
+    answered by the Matcher without kanren's streams: the same answers, in order, on
+    every subterm of random programs and on the relation's catalogue case."""
+    direct, streamed = _both_ways(RULES[name][1])
+    for t in [*subterms(program.term), *subterms(CASES[name][0])]:
+        if type(t) is rg.Term:
+            assert list(direct.answers(t)) == list(streamed.answers(t)), rg.pprint(t)
+
+
+def test_the_direct_answers_cover_the_computing_relations():
+    computing = [n for n in RULES if _both_ways(RULES[n][1])[0].compute is not None]
+    guarded = [n for n in RULES if _both_ways(RULES[n][1])[0].guard is not None]
+    assert {"ac_normalo", "constant_foldo", "collect_termso", "neg_addo"} <= set(computing)
+    assert {"add_zeroo", "mul_oneo", "mul_neg_oneo", "one_minus_sigmoido"} <= set(guarded)
+    assert "add_nego" not in computing  # a rule: matched directly anyway
