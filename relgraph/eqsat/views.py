@@ -17,7 +17,7 @@ from itertools import islice, product
 from math import prod
 from typing import Any
 
-from relgraph.eqsat.egraph import LEAF, EGraph, Key
+from relgraph.eqsat.egraph import LEAF, NO_CONSTANT, EGraph, Key
 from relgraph.rewriting.patterns import PApp, PEach
 from relgraph.rewriting.relation import positions
 from relgraph.terms.term import Term
@@ -86,9 +86,33 @@ class Interned:
         self.terms: dict[Term, Term] = {}
         self.windows: dict[Term, tuple] = {}
         self.cut: set[Key] = set()  # e-nodes whose views were cut (see Budgets.views_cut)
+        self.holes: dict[tuple, Any] = {}
+        # A view by the identities of its parts (interned, so stable): no structural
+        # comparison of an equal view built again in a later search.
+        self.by_parts: dict[tuple, Term] = {}
 
     def term(self, t: Term) -> Term:
         return self.terms.setdefault(t, t)
+
+    def hole(self, g: EGraph, cid: int) -> Any:
+        """What a view shows for class ``cid`` at its edge (see :meth:`EGraph.hole`): its
+        constant, or one hole per class and type (a merge may make the type precise)."""
+        cid = g.find(cid)
+        cls = g.classes[cid]
+        if cls.constant is not NO_CONSTANT:  # a merge may have given it one
+            return cls.constant
+        found = self.holes.get((cid, cls.type))
+        if found is None:
+            found = self.holes[cid, cls.type] = g.hole(cid)
+        return found
+
+    def view(self, op: Any, combo: tuple, params: tuple) -> Term:
+        """The one Term of ``op`` over these (interned) parts."""
+        parts = (op, params, *map(id, combo))
+        found = self.by_parts.get(parts)
+        if found is None:
+            found = self.by_parts[parts] = self.term(Term.of_ground((op, *combo, *params)))
+        return found
 
     def places(self, view: Term) -> tuple:
         """``positions(view)``, each place interned."""
@@ -123,19 +147,18 @@ class Views:
         if crowded or prod(map(len, alts)) > MAX_VIEWS:
             self.interned.cut.add(key)
         for combo in islice(product(*alts), MAX_VIEWS):
-            view = Term.of_ground((op, *combo, *params))
-            yield self.interned.term(view)
+            yield self.interned.view(op, combo, params)
 
     def alternatives(self, cid: int, guide: Any, depth: int) -> list:
         """What a view shows for operand class ``cid``."""
         g = self.egraph
         if depth <= 0 or not guide:
-            return [g.hole(cid)]
+            return [self.interned.hole(g, cid)]
         ck = (cid, id(guide), depth)
         found = self.cache.get(ck)
         if found is not None:
             return found
-        self.cache[ck] = [g.hole(cid)]  # a class inside itself is shown as a hole
+        self.cache[ck] = [self.interned.hole(g, cid)]  # a class inside itself: a hole
         out: list = []
         canon = g.find(cid)
         nodes = g.nodes(cid)
@@ -153,7 +176,7 @@ class Views:
                 if len(out) > MAX_ALTERNATIVES or i < len(nodes) - 1:
                     self.crowded.add(ck)  # e-nodes left out (or not looked at)
                 break
-        out = out[:MAX_ALTERNATIVES] or [g.hole(cid)]
+        out = out[:MAX_ALTERNATIVES] or [self.interned.hole(g, cid)]
         self.cache[ck] = out
         return out
 
