@@ -21,7 +21,7 @@ from typing import Any
 
 from relgraph.backends.numba.scalars import dtype_expr
 from relgraph.terms.infer import typeof
-from relgraph.terms.leaves import Symbol
+from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
 
 __all__ = ["emit_row_loop", "epilogues", "CHUNK", "EXTREMES"]
@@ -77,7 +77,7 @@ def _operands_outside(g: Any, root: Term, region: list[Term]) -> list[Any]:
 
 
 def _is_scalar(a: Any) -> bool:
-    return not isinstance(a, (Term, Symbol)) or typeof(a).ndim == 0
+    return not isinstance(a, (Term, Symbol, Constant)) or typeof(a).ndim == 0
 
 
 def _row_of_matrix(g: Any, node: Term) -> bool:

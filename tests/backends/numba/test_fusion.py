@@ -132,6 +132,15 @@ def test_a_region_reading_a_value_computed_after_the_rows_runs_after_it(rng):
     np.testing.assert_allclose(got, a / a.sum(1, keepdims=True) * b.max(), rtol=1e-12)
 
 
+def test_a_region_reading_a_constant_matrix_of_other_rows_stays_a_loop_of_its_own(rng):
+    x, c = rg.matrix("x"), np.arange(12.0).reshape(3, 4)
+    term = x / rg.sum(x, axis=1, keepdims=True) * rg.Constant(c)  # 1 row of x: 3 out
+    assert "for i0 in" in lower([x], [term]).source
+    a = rng.random((1, 4)) + 0.5
+    got = rg.function([x], term, compile="eager")(a)
+    np.testing.assert_allclose(got, a / a.sum(1, keepdims=True) * c, rtol=1e-12)
+
+
 def test_a_region_in_the_rows_writes_into_out(rng):
     x = rg.matrix("x")
     f = rg.function([x], softmax(x), compile="eager")
