@@ -38,9 +38,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
-from unification import reify, unify
 
 from relgraph.exceptions import TypeCheckError
+from relgraph.logic.goals import computeo
 from relgraph.rewriting.relation import forward_only, is_associative, is_commutative, keeps_type
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
@@ -437,17 +437,10 @@ def flat_form(term: Term) -> Term:
         return term
 
 
-def _flatten_goal(in_lv: Any, out_lv: Any) -> Any:
-    def goal(S):
-        t = reify(in_lv, S)
-        if type(t) is Term and t._ground:
-            flat = flat_form(t)
-            if flat is not t:
-                S1 = unify(out_lv, flat, S)
-                if S1 is not False:
-                    yield S1
-
-    return goal
+def _flattened(t: Any) -> Any:
+    """``flat_form(t)`` where it differs from ``t``, else None."""
+    flat = flat_form(t) if type(t) is Term else t
+    return None if flat is t else flat
 
 
 @forward_only
@@ -464,7 +457,7 @@ def flatteno(in_lv: Any, out_lv: Any) -> Any:
     >>> flat == rg.add(x, y, z), len(flat.args)
     (True, 3)
     """
-    return _flatten_goal(in_lv, out_lv)
+    return computeo(_flattened, [in_lv], out_lv)
 
 
 def swapped(term: Any) -> Any:
@@ -475,18 +468,6 @@ def swapped(term: Any) -> Any:
         return None
     op, a, b = term._tuple
     return None if a == b else Term((op, b, a))
-
-
-def _swap_goal(in_lv: Any, out_lv: Any) -> Any:
-    def goal(S):
-        t = reify(in_lv, S)
-        other = swapped(t) if type(t) is Term and t._ground else None
-        if other is not None:
-            S1 = unify(out_lv, other, S)
-            if S1 is not False:
-                yield S1
-
-    return goal
 
 
 @forward_only
@@ -502,4 +483,4 @@ def commuteo(in_lv: Any, out_lv: Any) -> Any:
     >>> rg.pprint(next(rg.rewrites(x * y, commuteo)))
     '(y * x)'
     """
-    return _swap_goal(in_lv, out_lv)
+    return computeo(swapped, [in_lv], out_lv)

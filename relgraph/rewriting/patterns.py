@@ -202,8 +202,8 @@ class PApp:
         # A binary pattern over a commutative Op also matches the other order (``1 + x``
         # fires on ``x + 1``), unless both arguments are variables: then that only
         # swaps the bindings.
-        self.swaps = commutative and rest is None and len(args) == 2
-        self.swaps = self.swaps and not all(isinstance(a, PVar) for a in args)
+        two = rest is None and len(args) == 2
+        self.swaps = commutative and two and not all(isinstance(a, PVar) for a in args)
         parts = [*args, rest] if rest is not None else args
         self.depth = 1 + max((a.depth for a in parts), default=0)
 

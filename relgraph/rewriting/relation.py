@@ -279,7 +279,8 @@ class Matcher:
     def _results(self, term: Any) -> Iterator[Any]:
         if self.direct is not None:
             return self.direct(term)
-        if (self.compute or self.guard) is not None and type(term) is Term and term._ground:
+        shortcut = self.compute is not None or self.guard is not None
+        if shortcut and type(term) is Term and term._ground:
             if self.guard is not None and not self.guard(term):
                 return iter(())
             if self.compute is not None:

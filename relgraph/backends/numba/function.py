@@ -279,8 +279,7 @@ class Function:
                     return self._lazy_call(values, out)
                 values[i] = _checked_value(self.inputs[i], v)
         if self.groups or self.equalities:
-            shapes = [v.shape if type(v) is np.ndarray else np.shape(v) for v in values]
-            check_shapes(self.groups, self.equalities, shapes, self.inputs)
+            check_shapes(self.groups, self.equalities, _shapes(values), self.inputs)
         # Threads pay off only when the fused loops are long.
         large = False
         for i in self.loop_inputs:
@@ -447,7 +446,7 @@ class Function:
         return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
 
     def _slot_buffers(self, outs: list, values: list) -> list:
-        shapes = [v.shape if type(v) is np.ndarray else np.shape(v) for v in values]
+        shapes = _shapes(values)
         return [
             self._buffer(j, shapes) if outs[k] is None else outs[k]
             for j, k in enumerate(self.out_slots)
@@ -465,6 +464,11 @@ class Function:
             np.copyto(o, r)
             results[k] = o
         return results
+
+
+def _shapes(values: list) -> list:
+    """The arguments' shapes (an array's attribute: ``np.shape`` costs a call each)."""
+    return [v.shape if type(v) is np.ndarray else np.shape(v) for v in values]
 
 
 def _rebuilt(inputs: tuple, outputs: tuple, single: bool) -> Function:

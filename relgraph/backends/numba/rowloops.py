@@ -42,7 +42,8 @@ def epilogues(g: Any) -> dict[Term, Term]:
     for root in g.nodes:
         if root not in g.materialised or typeof(root).ndim != 2:
             continue
-        outside = _operands_outside(g, root, g._region(root, g.materialised))
+        region = g._region(root, g.materialised)
+        outside = _operands_outside(region)
         rows = [a for a in outside if a in g.row_loops and _row_of_matrix(g, a)]
         if not rows:
             continue
@@ -63,13 +64,14 @@ def epilogues(g: Any) -> dict[Term, Term]:
         # reads every matrix that operand reads (not only columns, (rows, 1)).
         full = {a for a in arrays if typeof(a).ndim == 2 and typeof(a).shape[-1] != 1}
         full -= set(g.row_loops)
-        recomputes = last.args[0] in g._region(root, g.materialised)
+        recomputes = last.args[0] in region
         if fits and (recomputes or (full and full <= set(outside))):
             found[last] = root
     return found
 
 
-def _operands_outside(g: Any, root: Term, region: list[Term]) -> list[Any]:
+def _operands_outside(region: list[Term]) -> list[Any]:
+    """The operands a region reads from outside it."""
     members = set(region)
     return [
         a for n in region for a in n.op.operands(n.args) if not (type(a) is Term and a in members)
@@ -91,7 +93,7 @@ def _arrays_read(g: Any, node: Term) -> set[Any]:
     if type(x) is not Term:
         return {x}
     region = g._region(x, g.materialised)
-    return {a for a in _operands_outside(g, x, region) if not _is_scalar(a)}
+    return {a for a in _operands_outside(region) if not _is_scalar(a)}
 
 
 def emit_row_loop(g: Any, node: Term, passes: list[tuple], result: str, check: str | None) -> None:
