@@ -28,6 +28,7 @@ from typing import Any, Literal
 from tqdm.auto import tqdm
 
 from relgraph.eqsat.cost import Cost, shape_cost
+from relgraph.eqsat.egraph import Hole
 from relgraph.exceptions import SearchTimeout
 from relgraph.logic.search import check_cancelled, run_deep
 from relgraph.rewriting.relation import (
@@ -41,9 +42,11 @@ from relgraph.rewriting.relation import (
 )
 from relgraph.terms.printing import brief, pprint
 from relgraph.terms.term import Term
-from relgraph.terms.traverse import checked_term, leaves, subterms
+from relgraph.terms.traverse import checked_term, leaves, substitute, subterms
 
-__all__ = ["explore_terms", "TermSpace", "Edge", "Derivation", "Neighbours", "rules_of"]
+__all__ = [
+    "explore_terms", "TermSpace", "Edge", "Derivation", "Neighbours", "rules_of", "rewritten",
+]  # fmt: skip
 
 Direction = Literal["forward", "backward"]
 DIRECTIONS: tuple[Direction, ...] = ("forward", "backward")
@@ -61,14 +64,24 @@ class Edge:
     direction : {"forward", "backward"}
         ``"backward"`` means ``relation(target, source)`` holds.
     node : Term
-        The subterm of ``source`` that was rewritten (every occurrence).
+        The subterm of ``source`` that was rewritten: every occurrence, or the one at
+        ``at``.
     window : (int, int) or None
-        For a run of arguments ``node.args[i:j]`` of an associative Op.
+        For a run of arguments ``node.args[i:j]`` of an associative Op; a run of one,
+        ``(i, i + 1)``, is an argument replaced by the arguments of ``after`` (a
+        relation's answer on a run, taken backward).
     before, after : Term
         What the relation related: ``node`` (or the run, as a term) and its
         replacement.
     rule : Rule
         The relation itself, to replay the step (see :attr:`goal`).
+    pattern : (Term, Term) or None
+        For a step of an e-graph's derivation, what the relation related when the
+        e-graph ran it: ``before`` and ``after`` with the parts it did not look into
+        as placeholders (``e12``: a class of equal terms).  ``before`` and ``after``
+        are an instance of it.  A relation that orders operands orders placeholders
+        otherwise than the terms they stand for, so such a step may not be one of
+        ``rg.rewrites``' answers on ``source``: :meth:`check` checks it on the pattern.
     """
 
     source: Term
@@ -80,6 +93,10 @@ class Edge:
     before: Term
     after: Term
     rule: Rule = field(repr=False, compare=False)
+    pattern: tuple[Any, Any] | None = field(default=None, repr=False, compare=False)
+    #: Argument indices from the root of ``source`` to the one occurrence of ``node``
+    #: rewritten (an e-graph's derivation); None: every occurrence.
+    at: tuple[int, ...] | None = None
 
     @property
     def goal(self) -> Any:
@@ -87,10 +104,47 @@ class Edge:
         ``rg.rewrites(edge.source, edge.goal)``."""
         return self.rule.relation if self.direction == "forward" else reverse(self.rule)
 
+    def check(self) -> bool:
+        """Whether the relation relates ``before`` and ``after`` (run forward from one
+        or backward from the other), or else relates :attr:`pattern`, of which they are
+        an instance; and whether ``target`` is ``source`` rewritten so.
+
+        >>> import relgraph as rg
+        >>> a, b, c = rg.lvars("a b c")
+        >>> dot_distributeo = rg.rule(a @ (b + c), a @ b + a @ c, name="dot_distributeo")
+        >>> A, x, y = rg.matrix("A"), rg.vector("x"), rg.vector("y")
+        >>> space = rg.explore(A @ x + A @ y, [dot_distributeo])
+        >>> all(step.check() for step in space.explain(A @ (x + y)))
+        True
+        """
+        if rewritten(self.source, self.node, self.window, self.after, self.at) != self.target:
+            return False
+        if self._relates(self.before, self.after):
+            return True
+        if self.pattern is None:
+            return False
+        before, after = self.pattern
+        binding: dict = {}
+        return (
+            _binds(before, self.before, binding)
+            and _binds(after, self.after, binding)
+            and self._relates(before, after)
+        )
+
+    def _relates(self, before: Any, after: Any) -> bool:
+        goal = Matcher(as_rule(self.goal))
+        if run_deep(lambda: after in set(goal.answers(before))):
+            return True
+        flipped = self.rule.relation if self.direction == "backward" else reverse(self.rule)
+        back = Matcher(as_rule(flipped))
+        return run_deep(lambda: before in set(back.answers(after)))
+
     @cached_property
     def position(self) -> tuple[int, ...]:
-        """Argument indices from the root of ``source`` to the first occurrence of
-        ``node`` (``()`` is the root)."""
+        """Argument indices from the root of ``source`` to the occurrence of ``node``
+        rewritten (``()`` is the root): :attr:`at`, else the first."""
+        if self.at is not None:
+            return self.at
         stack: list[tuple[Any, tuple[int, ...]]] = [(self.source, ())]
         while stack:
             term, path = stack.pop()
@@ -107,6 +161,60 @@ class Edge:
             f"{self.relation} ({self.direction}) at {list(self.position)}{where}: "
             f"{brief(self.before, 60)} {arrow} {brief(self.after, 60)}"
         )
+
+
+def rewritten(
+    term: Any, node: Any, window: tuple[int, int] | None, after: Any, at: tuple | None = None
+) -> Any:
+    """``term`` with ``node`` rewritten as an :class:`Edge` says: at ``at``, else every
+    occurrence (of a leaf, every occurrence as an operand)."""
+    if window is not None and window[1] - window[0] == 1:  # one argument becomes a run
+        i, args = window[0], node.args
+        node, window, after = node, None, Term((node.op, *args[:i], *after.args, *args[i + 1 :]))
+    if at is not None:
+        return _replaced_at(term, at, node, window, after)
+    if type(node) is not Term:
+        if _same_leaf(term, node):
+            return after
+        return substitute(term, lambda n: _swap(n, node, after))
+    return replace_at(term, node, window, after)
+
+
+def _replaced_at(term: Any, at: tuple, node: Any, window: Any, after: Any) -> Any:
+    if not at:
+        if term != node:
+            raise ValueError(f"{brief(node)} is not at the step's position")
+        return after if window is None else replace_at(node, node, window, after)
+    args = list(term.args)
+    args[at[0]] = _replaced_at(args[at[0]], at[1:], node, window, after)
+    return Term((term.op, *args))
+
+
+def _swap(n: Term, leaf: Any, after: Any) -> Term:
+    k = len(tuple(n.op.operands(n.args)))
+    args = n._tuple[1:]
+    operands = tuple(after if _same_leaf(a, leaf) else a for a in args[:k])
+    if all(a is b for a, b in zip(operands, args)):
+        return n
+    return Term((n.op, *operands, *args[k:]))
+
+
+def _same_leaf(a: Any, leaf: Any) -> bool:
+    return type(a) is type(leaf) and (a is leaf or bool(a == leaf))
+
+
+def _binds(pattern: Any, term: Any, binding: dict) -> bool:
+    """Whether ``term`` is ``pattern`` with its placeholders bound consistently in
+    ``binding``."""
+    if type(pattern) is not Term:
+        if type(pattern) is Hole:
+            return binding.setdefault(pattern, term) == term
+        return type(term) is type(pattern) and term == pattern
+    if type(term) is not Term or len(term._tuple) != len(pattern._tuple):
+        return False
+    if pattern._tuple[0] != term._tuple[0]:
+        return False
+    return all(_binds(p, t, binding) for p, t in zip(pattern._tuple[1:], term._tuple[1:]))
 
 
 @dataclass(frozen=True)

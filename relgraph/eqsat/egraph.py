@@ -8,6 +8,9 @@ the graph; :meth:`EGraph.merge` records that two classes are equal, and
 keeps: every e-node is stored once, with canonical children, and two e-nodes with
 the same Op and children are in the same class (congruence).
 
+Every e-node added and every merge is also recorded as a proof
+(:mod:`relgraph.eqsat.proofs`): the terms as written, and why they are equal.
+
 Two *analyses* ride along: every class has the :class:`~relgraph.terms.types.TensorType`
 of its values (dtype, and shape where the symbols give one), and a class holding a
 constant leaf knows its value.  Relations see a class through views (see
@@ -39,9 +42,10 @@ from typing import Any
 
 import numpy as np
 
+from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, GIVEN, LEAF, Proofs
 from relgraph.exceptions import TypeCheckError
-from relgraph.logic.goals import computeo
-from relgraph.rewriting.relation import forward_only, is_associative, is_commutative, keeps_type
+from relgraph.logic.goals import eacho
+from relgraph.rewriting.relation import forward_only, is_associative, keeps_type
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
@@ -49,9 +53,7 @@ from relgraph.terms.traverse import substitute
 from relgraph.terms.types import TensorType
 from relgraph.unionfind import UnionFind
 
-__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno", "commuteo", "swapped"]
-
-LEAF = "leaf"  # the head of a leaf e-node's key: (LEAF, type(value), value)
+__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno"]
 
 #: An e-node: ``(op, children, params)``, or ``(LEAF, type(value), value)``.
 Key = tuple
@@ -85,13 +87,14 @@ class Hole(Symbol):
 
 
 class EClass:
-    """One e-class: its e-nodes, the e-nodes that use it, and its analyses."""
+    """One e-class: its e-nodes, the e-nodes that use it (with their classes and
+    proof ids), and its analyses."""
 
     __slots__ = ("nodes", "parents", "type", "constant")
 
     def __init__(self, key: Key, type: TensorType, constant: Any):
         self.nodes: list[Key] = [key]
-        self.parents: list[tuple[Key, int]] = []
+        self.parents: list[tuple[Key, int, int]] = []
         self.type = type
         self.constant = constant  # a leaf value, or NO_CONSTANT
 
@@ -128,6 +131,11 @@ class EGraph:
         self.touched: set[int] = set()
         #: Terms added, and the views shown, with their classes (maybe merged since).
         self.known: dict[Term, int] = {}
+        self.proofs = Proofs()
+        #: The proof id of an e-node of each key in ``memo``, and of the e-node that
+        #: made each class.
+        self.node_ids: dict[Key, int] = {}
+        self.class_ids: dict[int, int] = {}
 
     # -- the union-find ---------------------------------------------------------------
 
@@ -144,23 +152,35 @@ class EGraph:
 
     # -- adding ---------------------------------------------------------------------
 
-    def add_node(self, key: Key, type_: TensorType) -> int:
-        """The class of e-node ``key`` (canonical), made if new."""
+    def add_node(self, key: Key, type_: TensorType, written: Key | None = None) -> int:
+        """The class of e-node ``key`` (canonical), made if new; ``written`` is the
+        e-node with the proof ids of its operands as written (default: ``key``)."""
+        return self._add(key, key if written is None else written, type_)[0]
+
+    def _add(self, key: Key, written: Key, type_: TensorType) -> tuple[int, int]:
+        """The class of ``key`` and the proof id of ``written``."""
         found = self.memo.get(key)
         if found is not None:
-            return self.find(found)
+            cid = self.find(found)
+            pid, _ = self.proofs.add(written, cid)
+            # another spelling of an e-node the graph has (or one made under a class
+            # merged since): the same Op over equal operands
+            self.proofs.union(pid, self.node_ids[key], CONGRUENCE)
+            return cid, pid
         cid = len(self.sets)
         self.sets.add(cid)
+        pid, _ = self.proofs.add(written, cid)
         constant = key[2] if key[0] is LEAF and is_constant(key[2]) else NO_CONSTANT
         self.classes[cid] = EClass(key, type_, constant)
         self.touched.add(cid)
         self.memo[key] = cid
+        self.node_ids[key] = self.class_ids[cid] = pid
         self.born.setdefault(key, len(self.born))
         if key[0] is not LEAF:
             for child in set(key[1]):
-                self.classes[child].parents.append((key, cid))
+                self.classes[child].parents.append((key, cid, pid))
         self.version += 1
-        return cid
+        return cid, pid
 
     def add_term(self, term: Any) -> int:
         """The class of ``term``: its subterms added bottom-up, holes mapped to their
@@ -169,13 +189,13 @@ class EGraph:
         class, so identities do not make ever longer sums)."""
         return self.insert(term)[0]
 
-    def insert(self, term: Any) -> tuple[int, Key]:
-        """:meth:`add_term`, and the key of the root's e-node (``("class", id)`` for a
-        hole)."""
+    def insert(self, term: Any) -> tuple[int, Key, int]:
+        """:meth:`add_term`, the key of the root's e-node (``("class", id)`` for a
+        hole), and the proof id of ``term`` as written."""
         if type(term) is Hole:
-            return self.find(term.cid), ("class", self.find(term.cid))
+            return self.find(term.cid), ("class", self.find(term.cid)), self.class_ids[term.cid]
         root_key: Key = leaf_key(term) if type(term) is not Term else ()
-        done: dict[Any, int] = {}
+        done: dict[Any, tuple[int, int]] = {}  # class and proof id
         stack: list[tuple[Any, Term | None]] = [(term, None)]
         while stack:
             item, flat = stack.pop()
@@ -193,18 +213,57 @@ class EGraph:
                 stack.extend((a, None) for a in _operands(flat) if _k(a) not in done)
                 continue
             operands = _operands(flat)
-            children = tuple(self.find(done[_k(a)]) for a in operands)
-            key = (flat.op, children, flat.args[len(operands) :])
-            done[k] = self.add_node(key, typeof(item))
-            self.known[item] = done[k]
+            parts = [done[_k(a)] for a in operands]
+            rest = flat.args[len(operands) :]
+            key = (flat.op, tuple(self.find(c) for c, _ in parts), rest)
+            cid, pid = self._add(key, (flat.op, tuple(p for _, p in parts), rest), typeof(item))
+            if flat is not item:
+                pid = self._as_written(item, pid, cid, done)
+            done[k] = cid, pid
+            self.known[item] = cid
             if item is term:
                 root_key = key
-        return self.find(done[_k(term)]), root_key
+        cid, pid = done[_k(term)]
+        return self.find(cid), root_key, pid
 
-    def _add_leaf(self, value: Any) -> int:
+    def _as_written(self, chain: Term, flat_pid: int, cid: int, done: dict) -> int:
+        """The proof id of a left-nested ``chain`` the graph holds as one e-node, linked
+        to the e-node's (``flat_pid``) as FLATTENED."""
+        op = chain.op
+        pid = None
+        for link in reversed(_left_spine(chain)):
+            first = done[_k(link.args[0])][1] if pid is None else pid
+            rest = tuple(done[_k(a)][1] for a in link.args[1:])
+            pid, _ = self.proofs.add((op, (first, *rest), ()), cid if link is chain else None)
+        assert pid is not None
+        self.proofs.union(pid, flat_pid, FLATTENED)
+        return pid
+
+    def _add_leaf(self, value: Any) -> tuple[int, int]:
         if type(value) is Hole:
-            return self.find(value.cid)
-        return self.add_node(leaf_key(value), typeof(value))
+            return self.find(value.cid), self.class_ids[value.cid]
+        key = leaf_key(value)
+        return self._add(key, key, typeof(value))
+
+    def view_id(self, view: Any) -> int:
+        """The proof id of ``view`` (a term of the graph's e-nodes, each hole standing
+        for the e-node that made its class); the graph must be rebuilt."""
+        return self._view(view)[1]
+
+    def _view(self, view: Any) -> tuple[int, int]:
+        if type(view) is Hole:
+            return self.find(view.cid), self.class_ids[view.cid]
+        if type(view) is not Term:
+            key = leaf_key(view)
+            return self.find(self.memo[key]), self.node_ids[key]
+        operands = _operands(view)
+        parts = [self._view(a) for a in operands]
+        rest = view.args[len(operands) :]
+        key = (view.op, tuple(c for c, _ in parts), rest)
+        cid = self.find(self.memo[key])
+        pid, _ = self.proofs.add((view.op, tuple(p for _, p in parts), rest), cid)
+        self.proofs.union(pid, self.node_ids[key], CONGRUENCE)
+        return cid, pid
 
     def lookup(self, term: Any) -> int | None:
         """The class of ``term`` if the graph holds it (as it is, or flattened)."""
@@ -284,11 +343,16 @@ class EGraph:
 
     # -- merging ----------------------------------------------------------------------
 
-    def merge(self, a: int, b: int) -> bool:
-        """Record that classes ``a`` and ``b`` are equal; True if they were not."""
+    def merge(self, a: int, b: int, why: tuple[int, int, Any] | None = None) -> bool:
+        """Record that classes ``a`` and ``b`` are equal; True if they were not.
+
+        ``why``: the proof ids of two terms of the classes (the first the source side)
+        and the reason they are equal; without it, the classes' first e-nodes are
+        linked as ``GIVEN``."""
         a, b = self.find(a), self.find(b)
         if a == b:
             return False
+        self.proofs.union(*(why or (self.class_ids[a], self.class_ids[b], GIVEN)))
         ca, cb = self.classes[a], self.classes[b]
         if len(ca.parents) < len(cb.parents):
             a, b, ca, cb = b, a, cb, ca
@@ -324,19 +388,22 @@ class EGraph:
             cls.nodes = list(nodes)
 
     def _repair(self, cid: int) -> None:
-        parents: dict[Key, int] = {}
-        for key, pid in self.classes[cid].parents:
+        parents: dict[Key, tuple[int, int]] = {}
+        for key, pcid, pid in self.classes[cid].parents:
             self.memo.pop(key, None)
+            self.node_ids.pop(key, None)
             key = self.canonical(key)
-            pid = self.find(pid)
+            pcid = self.find(pcid)
             if key in parents:
-                self.merge(parents[key], pid)
+                self.merge(parents[key][0], pcid, (pid, parents[key][1], CONGRUENCE))
             other = self.memo.get(key)
-            if other is not None and self.find(other) != pid:
-                self.merge(other, pid)
-            parents[key] = self.memo[key] = self.find(pid)
+            if other is not None and self.find(other) != self.find(pcid):
+                self.merge(other, pcid, (self.node_ids[key], pid, CONGRUENCE))
+            self.memo[key] = self.find(pcid)
+            self.node_ids[key] = pid
+            parents[key] = (self.memo[key], pid)
         cid = self.find(cid)
-        self.classes[cid].parents = list(parents.items())
+        self.classes[cid].parents = [(key, c, pid) for key, (c, pid) in parents.items()]
 
     # -- reading ----------------------------------------------------------------------
 
@@ -347,7 +414,8 @@ class EGraph:
         self.touched = set()
         frontier = found
         for _ in range(depth - 1):
-            frontier = {self.find(p) for c in frontier for _, p in self.classes[c].parents} - found
+            frontier = {self.find(p) for c in frontier for _, p, _ in self.classes[c].parents}
+            frontier -= found
             found |= frontier
         return found
 
@@ -437,10 +505,29 @@ def flat_form(term: Term) -> Term:
         return term
 
 
-def _flattened(t: Any) -> Any:
-    """``flat_form(t)`` where it differs from ``t``, else None."""
-    flat = flat_form(t) if type(t) is Term else t
-    return None if flat is t else flat
+def _left_spine(chain: Term) -> list[Term]:
+    """``chain`` and the left operands of its Op below it, top first."""
+    spine = [chain]
+    while type(chain.args[0]) is Term and chain.args[0].op is spine[0].op:
+        chain = chain.args[0]
+        spine.append(chain)
+    return spine
+
+
+def _splices(t: Any) -> list[Term]:
+    """``t``'s left-nested chain spliced: all of it (:func:`flat_form`) first, then the
+    upper parts of it, each only where it keeps the type."""
+    if type(t) is not Term or flat_form(t) is t:
+        return []
+    spine = _left_spine(t)
+    out = []
+    for depth in range(len(spine) - 1, 0, -1):
+        rest = (a for link in reversed(spine[:depth]) for a in link.args[1:])
+        args = (*spine[depth].args, *rest)
+        spliced = Term((t.op, *args))
+        if keeps_type(t, spliced):
+            out.append(spliced)
+    return out
 
 
 @forward_only
@@ -449,7 +536,9 @@ def flatteno(in_lv: Any, out_lv: Any) -> Any:
 
     The same left fold, so the same values in every dtype; the e-graph holds sums
     and products in this form, and derivations name this relation when they
-    flatten a term.
+    flatten a term.  The whole chain first, then its upper parts
+    (``((w + x) + y) + z -> add(w + x, y, z)``): an e-node may hold an operand that
+    is itself a sum.
 
     >>> import relgraph as rg
     >>> x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
@@ -457,30 +546,4 @@ def flatteno(in_lv: Any, out_lv: Any) -> Any:
     >>> flat == rg.add(x, y, z), len(flat.args)
     (True, 3)
     """
-    return computeo(_flattened, [in_lv], out_lv)
-
-
-def swapped(term: Any) -> Any:
-    """A binary sum or product with its two operands the other way round (the same
-    values in every dtype: numpy promotes and broadcasts both ways alike); None for
-    another term."""
-    if type(term) is not Term or len(term._tuple) != 3 or not is_commutative(term._tuple[0]):
-        return None
-    op, a, b = term._tuple
-    return None if a == b else Term((op, b, a))
-
-
-@forward_only
-def commuteo(in_lv: Any, out_lv: Any) -> Any:
-    """``x + y -> y + x``, ``x * y -> y * x``: a binary sum or product commuted.
-
-    Relations that sort operands sort a view's placeholders, not the terms they
-    stand for, so the e-graph may hold an order no relation makes on the terms;
-    derivations name this relation when they commute one.
-
-    >>> import relgraph as rg
-    >>> x, y = rg.vector("x"), rg.vector("y")
-    >>> rg.pprint(next(rg.rewrites(x * y, commuteo)))
-    '(y * x)'
-    """
-    return computeo(swapped, [in_lv], out_lv)
+    return eacho(_splices, in_lv, out_lv)

@@ -28,7 +28,7 @@ from relgraph.eqsat.bfs import (
     rules_of,
 )
 from relgraph.eqsat.cost import Cost, shape_cost
-from relgraph.eqsat.derive import DerivationError, derive
+from relgraph.eqsat.derive import derive
 from relgraph.eqsat.egraph import EGraph
 from relgraph.eqsat.extract import NodeCosts, extract, iter_terms
 from relgraph.eqsat.saturate import (
@@ -154,48 +154,27 @@ class RewriteSpace:
         """The e-node :meth:`best` takes in each e-class it uses."""
         return self._extracted(cost)[2]
 
-    def _extracted(self, cost: Cost | None) -> tuple[Term, float, dict, Derivation | None]:
-        """The cheapest term, its cost, its e-nodes, and its derivation.
-
-        The term is the derivation's end: a relation that sorts operands (``ac_normalo``)
-        sorts a view's placeholders, so the order extraction finds may be one no step
-        makes; the derivation then ends with the operands in an order it makes, or,
-        where no replayable step reaches the cheapest e-node, at the cheapest that one
-        does.
-        """
+    def _extracted(self, cost: Cost | None) -> tuple[Term, float, dict]:
+        """The cheapest term, its cost, and its e-nodes."""
         model = cost or self.cost_model
         if model not in self._best:
             costs = NodeCosts(self.egraph, model)
-            term, value, chosen, choices = extract(self.egraph, self.root, costs)
-            derivation: Derivation | None = None
-            try:
-                derived = derive(
-                    self.egraph, self.applications, self.start, term, (choices, costs)
-                )
-            except DerivationError:
-                pass
-            else:
-                derivation = derived
-                if derived.result != term:
-                    value = float(model(derived.result))
-                term = derived.result
-            self._best[model] = (term, value, chosen, derivation)
+            term, value, chosen = extract(self.egraph, self.root, costs)
+            self._best[model] = (term, value, chosen)
         return self._best[model]
 
     def explain(self, term: Any = None) -> Derivation:
-        """Named steps from the start to ``term`` (default: :meth:`best`), each of which
-        :func:`relgraph.rewrites` replays.  A sum or product the graph holds flat
-        ends flat (the step :func:`~relgraph.eqsat.egraph.flatteno`).
+        """Named steps from the start to ``term`` (default: :meth:`best`), each
+        checked by :meth:`~relgraph.eqsat.bfs.Edge.check`, most of them answers
+        :func:`relgraph.rewrites` gives.  A sum or product the graph holds flat ends
+        flat (the step :func:`~relgraph.eqsat.egraph.flatteno`).
 
-        Raises :class:`~relgraph.eqsat.derive.DerivationError` when the steps the relations
-        took on views do not replay on terms (the space still holds ``term``).
+        The steps follow the proof the e-graph recorded when it found ``term`` equal
+        to the start (:mod:`relgraph.eqsat.proofs`): every term of the space has one.
         """
         if term is None:
-            found = self._extracted(None)[3]
-            if found is not None:
-                return found
             term = self.best()
-        if term not in self:
+        elif term not in self:
             raise KeyError(f"{brief(term)} is not in this rewrite space")
         return derive(self.egraph, self.applications, self.start, term)
 

@@ -53,7 +53,7 @@ class NodeCosts:
 
 def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
     """The cheapest term of class ``root``, its DAG cost, the e-node chosen in each
-    class it uses, and the :class:`Choices` in every class.
+    class it uses.
 
     Ties go to the e-node added first (the start's own e-nodes first).
     """
@@ -73,7 +73,7 @@ def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
                 current, improved = found, True
         if improved and current is not None:
             best[cid] = current
-            for _, parent in cls.parents:
+            for _, parent, _ in cls.parents:
                 parent = g.find(parent)
                 if parent not in queued:
                     queued.add(parent)
@@ -82,35 +82,7 @@ def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
         raise ValueError("the start's class has no finite term")
     top = best[g.find(root)]
     chosen = {cid: best[cid][2] for cid in top[3]}
-    return _build(g, g.find(root), best), top[0], chosen, Choices(g, best)
-
-
-class Choices:
-    """Extraction's choice in every class, to fall back on: the cheapest of some
-    e-nodes of a class, with the cheapest terms of their operands."""
-
-    def __init__(self, egraph: EGraph, best: dict):
-        self.g, self.best = egraph, best
-
-    def cheapest(self, keys: list[Key], costs: NodeCosts) -> tuple[Key, Any] | None:
-        """The cheapest of ``keys`` (tree cost), and its term; None if none is finite."""
-        g = self.g
-        found: list[tuple[float, Key]] = []
-        for key in keys:
-            if key[0] == "class":
-                continue
-            if key[0] is LEAF:
-                found.append((0.0, key))
-                continue
-            kids = [self.best.get(g.find(c)) for c in key[1]]
-            known = [k for k in kids if k is not None]
-            if len(known) == len(kids):
-                found.append((costs(key) + sum(k[0] for k in known), key))
-        if not found:
-            return None
-        key = min(found, key=lambda f: f[0])[1]
-        children = () if key[0] is LEAF else tuple(_build(g, g.find(c), self.best) for c in key[1])
-        return key, g.node_term(key, children)
+    return _build(g, g.find(root), best), top[0], chosen
 
 
 def _candidate(g: EGraph, cid: int, key: Key, costs: NodeCosts, best: dict) -> Any:

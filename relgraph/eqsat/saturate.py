@@ -61,7 +61,8 @@ class Merge:
 
     ``shape`` is the view of the e-node the relation ran on (``window``: on a run
     of its arguments), ``answer`` what it answered, ``result`` the new e-node's
-    term (the whole node, for a window); the keys name the two e-nodes.
+    term (the whole node, for a window); the keys name the two e-nodes, ``ids`` the
+    proof ids of ``shape`` and ``result`` (:mod:`relgraph.eqsat.proofs`).
     """
 
     rule: Rule = field(repr=False)
@@ -73,6 +74,7 @@ class Merge:
     from_key: Key = field(repr=False)
     to_key: Key = field(repr=False)
     iteration: int
+    ids: tuple[int, int] = field(repr=False, default=(-1, -1))
 
 
 @dataclass
@@ -325,7 +327,9 @@ def _check(deadline: float | None) -> None:
 
 
 def _apply(egraph, matches, iteration, budgets, applications) -> None:
-    for m in matches:
+    # the proof ids of the views, taken before anything is merged
+    sources = [egraph.view_id(m.shape) for m in matches]
+    for m, source in zip(matches, sources):
         m.runner.seen.add((_k(m.before), m.window))
         for answer in m.answers:
             result = answer
@@ -338,16 +342,15 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
             if not budgets.identities and wraps(egraph, result, m.cid):
                 budgets.wrapped += 1
                 continue
-            new, to_key = egraph.insert(result)
+            new, to_key, written = egraph.insert(result)
             if egraph.find(new) == egraph.find(m.cid):
                 continue  # the class holds it already
-            egraph.merge(m.cid, new)
-            m.runner.applied += 1
-            applications.append(
-                Merge(
-                    m.runner.rule, m.runner.direction, m.shape, m.window, answer, result,
-                    m.key, to_key, iteration,
-                )
+            merge = Merge(
+                m.runner.rule, m.runner.direction, m.shape, m.window, answer, result,
+                m.key, to_key, iteration, (source, written),
             )  # fmt: skip
+            egraph.merge(m.cid, new, (source, written, merge))
+            m.runner.applied += 1
+            applications.append(merge)
             if len(egraph.memo) > budgets.max_nodes:
                 raise Stop("max_nodes")

@@ -1,6 +1,7 @@
 """Exploring by equality saturation: the e-graph, budgets, extraction, derivations."""
 
 import functools
+import itertools
 import operator
 
 import numpy as np
@@ -12,7 +13,6 @@ import relgraph as rg
 from relations import optdb
 from relations.arith import add_zeroo, mul_oneo
 from relations.linalg import dot_distributeo
-from relgraph.eqsat.derive import DerivationError
 from relgraph.eqsat.egraph import EGraph, flat_form
 
 A, B = rg.matrix("A"), rg.matrix("B")
@@ -24,11 +24,12 @@ DOT_ASSOC = rg.rule((P @ Q) @ R, P @ (Q @ R), name="dot_assoco")
 
 
 def replays(derivation):
-    """Every step is one of rg.rewrites' results, and the steps chain."""
+    """Every step checks (the relation relates it, on the terms or on the pattern the
+    e-graph ran it on), and the steps chain."""
     term = derivation.start
     for step in derivation:
         assert step.source == term
-        assert step.target in set(rg.rewrites(step.source, step.goal)), str(step)
+        assert step.check(), str(step)
         term = step.target
     return term == derivation.result
 
@@ -40,35 +41,39 @@ def test_issue_example_best_and_explain():
     assert space.cost(space.best()) == rg.op_cost(A @ rg.add(x, y, z, w)) < space.cost(START)
     derivation = space.explain()
     assert derivation.start == START and derivation.result == space.best()
-    assert [(s.relation, s.direction) for s in derivation] == [
-        ("flatteno", "forward"),
-        ("dot_distributeo", "backward"),
-    ]
+    assert derivation[0].relation == "flatteno"
+    assert ("dot_distributeo", "backward") in {(s.relation, s.direction) for s in derivation}
+    assert {s.relation for s in derivation} <= {"flatteno", "dot_distributeo", "ac_normalo"}
     assert replays(derivation)
+    # the steps the e-graph took on these terms are answers rg.rewrites gives
+    assert all(s.target in set(rg.rewrites(s.source, s.goal)) for s in derivation)
     assert START in space and A @ (x + y + z + w) in space and A @ (x + z) not in space
 
 
 def test_every_term_of_a_space_with_sorted_sums_is_explained():
-    # ac_normalo sorts a view's placeholders, not the terms they stand for: orders no
-    # relation makes on terms are reached by the step commuteo
+    # ac_normalo sorts a view's placeholders, not the terms they stand for: its steps
+    # check on the pattern the e-graph ran it on
     s = rg.explore(abs(-rg.sum(x) - rg.sum(y)), optdb.query(include=["canonicalize"]))
     terms = list(s.iter_terms())
     assert len(terms) >= 12 and abs(rg.sum(y) + rg.sum(x)) in terms
     for term in terms:
         derivation = s.explain(term)
         assert derivation.result == term and replays(derivation), rg.pprint(term)
-    assert "commuteo" in {step.relation for t in terms for step in s.explain(t)}
 
 
-def test_explain_fails_only_with_derivation_error():
-    s = rg.explore(START, LINALG_CANON)
-    explained = 0
-    for term in list(s.iter_terms())[:120]:
-        try:
-            explained += replays(s.explain(term))
-        except DerivationError:  # steps taken on views that no term replays: say which
-            pass
-    assert explained >= 60
+@pytest.mark.parametrize(
+    "start, query",
+    [
+        (START, LINALG_CANON),
+        (abs(-rg.sum(x) - rg.sum(y)), optdb.query(include=["canonicalize"])),
+        (rg.exp(x) * rg.exp(y) * 2.0 + 0.0 * z, optdb.query(include=["fast_run"])),
+    ],
+)
+def test_every_term_of_a_space_is_explained(start, query):
+    s = rg.explore(start, query, max_iterations=6, timeout=None)
+    for term in itertools.islice(s.iter_terms(), 200):
+        derivation = s.explain(term)
+        assert derivation.result == term and replays(derivation), rg.pprint(term)
 
 
 def test_a_saturated_space():
@@ -275,16 +280,12 @@ def test_equivalent_terms_compute_the_same(program, seed, backward):
     s = rg.explore(program.term, optdb.query(include=["fast_run"]), directions=directions,
                    max_nodes=300, max_iterations=3, timeout=2)  # fmt: skip
     vals = inputs(seed)
-    for term in list(s.terms)[:40]:
-        evaluates_like(term, program.term, vals)
     best = s.best()
     assert best in s
-    evaluates_like(best, program.term, vals)
-    try:
-        derivation = s.explain(best)
-    except DerivationError:  # hand-written goals on views: see docs/exploring.md
-        return
-    assert derivation.result == best and replays(derivation)
+    for term in [best, *list(s.terms)[:40]]:
+        evaluates_like(term, program.term, vals)
+        derivation = s.explain(term)  # every term has one: the proof the e-graph recorded
+        assert derivation.result == term and replays(derivation)
 
 
 def test_views_are_built_once_per_saturation_and_show_a_merged_constant():
