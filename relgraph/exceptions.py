@@ -130,7 +130,9 @@ class PatternError(RelgraphError, ValueError):
 
 
 class DerivationError(RelgraphError, RuntimeError):
-    """No replayable derivation was found (the e-graph still holds the term)."""
+    """No derivation of a term: classes an :class:`~relgraph.eqsat.egraph.EGraph`'s user
+    merged by hand (no relation says why), or one longer than the derivation's budget
+    of moves."""
 
 
 class GradientError(RelgraphError, TypeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +70,7 @@ class TensorType:
         """
         if None in self.shape:
             return None
-        return int(np.prod([d for d in self.shape if d is not None], dtype=np.int64))
+        return math.prod(self.shape)  # type: ignore[arg-type]
 
     def accepts(self, value: np.ndarray) -> bool:
         """Whether an array has this type's ndim, and its known shape."""
