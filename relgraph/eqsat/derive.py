@@ -37,7 +37,7 @@ from relgraph.terms.traverse import substitute
 __all__ = ["derive", "DerivationError"]
 
 FLATTEN = as_rule(flatteno)
-MAX_MOVES = 100_000  # moves of one derivation, at most
+MAX_MOVES = 20_000  # moves of one derivation, at most
 FLIP: dict[str, Direction] = {"forward": "backward", "backward": "forward"}
 
 
@@ -67,13 +67,18 @@ class _Deriver:
         self.ids: dict[Any, int | None] = {}
         self.keys: dict[Any, tuple] = {}
         self.moves = MAX_MOVES
+        self.in_hop = 0  # steering into a shortcut's view: the record's path only
 
     def steer(self, pos: tuple, goal: Any) -> None:
         """Steps that make the subterm at ``pos`` ``goal`` (of the same class)."""
-        while (sub := _at(self.cur, pos)) != goal:
+        while not _same(sub := _at(self.cur, pos), goal):
             self.moves -= 1
             if self.moves < 0:
                 raise DerivationError(f"no derivation of {brief(goal)} in {MAX_MOVES} moves")
+            here, there = self.proofs.id_of(sub, self.ids), self.proofs.id_of(goal, self.ids)
+            if here is not None and there is not None:  # two recorded terms: the record
+                self._follow(pos, sub, here, there)
+                continue
             key, flat = self._spelling(sub)
             if flat:
                 self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
@@ -82,30 +87,39 @@ class _Deriver:
             if key == goal_key and not goal_flat:
                 self._operands(pos, goal)
                 continue
-            hop = None if goal_flat else self._shortest(sub, key, goal_key)
+            hop = None if goal_flat or self.in_hop else self._shortest(sub, key, goal_key)
             if hop is not None:  # the fewest applications lead there
                 flat, app, forward = hop
                 here, after = app.ids if forward else app.ids[::-1]
                 if flat:
                     self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
                 elif self.proofs.term(here) != sub:
-                    self._operands(pos, self.proofs.term(here))
+                    # into the application's view by the record alone: a shorter way
+                    # may lead through the term being steered (1 = --1)
+                    self.in_hop += 1
+                    try:
+                        self._operands(pos, self.proofs.term(here))
+                    finally:
+                        self.in_hop -= 1
                 else:
                     self._link(pos, sub, self.proofs.term(after), app, forward)
                 continue
-            here = self.proofs.id_of(sub, self.ids)
             if here is None:  # a term of the e-node spelled otherwise
                 here = self.g.node_ids[key]
-            there = self.proofs.id_of(goal, self.ids) if goal_flat else None
-            if there is None:
-                there = self.g.node_ids[goal_key]
-            after, reason, forward = self.proofs.first_step(here, there)
-            if reason is CONGRUENCE:
-                self._operands(pos, self.proofs.term(after))
-            elif self.proofs.term(here) != sub:
+            if self.proofs.term(here) != sub:
                 self._operands(pos, self.proofs.term(here))
             else:
-                self._link(pos, sub, self.proofs.term(after), reason, forward)
+                self._follow(pos, sub, here, self.g.node_ids[goal_key])
+
+    def _follow(self, pos: tuple, sub: Any, here: int, there: int) -> None:
+        """One link of the recorded proof from ``sub`` (id ``here``) towards ``there``;
+        its operands steered to the next id's, for congruence (egg's explanations:
+        those are proofs recorded earlier, so this ends)."""
+        after, reason, forward = self.proofs.first_step(here, there)
+        if reason is CONGRUENCE:
+            self._operands(pos, self.proofs.term(after))
+        else:
+            self._link(pos, sub, self.proofs.term(after), reason, forward)
 
     def _shortest(self, sub: Any, key: tuple, goal: tuple) -> tuple | None:
         """The first application of a shortest path of them from ``sub``'s e-node (or
@@ -135,14 +149,15 @@ class _Deriver:
 
     def _spelling(self, term: Any) -> tuple:
         """The e-node of ``term`` as it is, else of its flat form (then True)."""
-        found = self.keys.get(term)
+        memo_key = term if type(term) is Term else (type(term), term)  # 1, 1.0, True differ
+        found = self.keys.get(memo_key)
         if found is None:
             key, flat = self._exact(term), False
             if key is None:
                 key, flat = self.g.spelling(term)
             if key is None:
                 raise DerivationError(f"{brief(term)} is not in the e-graph")
-            found = self.keys[term] = (self.g.canonical(key), flat)
+            found = self.keys[memo_key] = (self.g.canonical(key), flat)
         return found
 
     def _exact(self, term: Any) -> tuple | None:
@@ -197,6 +212,11 @@ class _Deriver:
                  pattern, pos)
         )  # fmt: skip
         self.cur = target
+
+
+def _same(a: Any, b: Any) -> bool:
+    """``a == b``, leaves of one type (``1``, ``1.0``, ``True`` differ)."""
+    return type(a) is type(b) and bool(a == b)
 
 
 def _at(term: Any, pos: tuple) -> Any:

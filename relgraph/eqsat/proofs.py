@@ -137,7 +137,8 @@ class Proofs:
 
     def id_of(self, term: Any, seen: dict) -> int | None:
         """The id whose term is ``term``, if there is one (``seen``: a memo)."""
-        found = seen.get(term, seen)
+        memo_key = term if type(term) is Term else (type(term), term)  # 1, 1.0, True differ
+        found = seen.get(memo_key, seen)
         if found is not seen:
             return found
         if type(term) is not Term:
@@ -149,5 +150,5 @@ class Proofs:
             operands = tuple(term.op.operands(term.args))
             kids = tuple(self.id_of(a, seen) for a in operands)
             pid = None if None in kids else self.ids.get((term.op, kids, term.args[len(kids) :]))
-        seen[term] = pid
+        seen[memo_key] = pid
         return pid

@@ -67,6 +67,8 @@ def test_every_term_of_a_space_with_sorted_sums_is_explained():
         (START, LINALG_CANON),
         (abs(-rg.sum(x) - rg.sum(y)), optdb.query(include=["canonicalize"])),
         (rg.exp(x) * rg.exp(y) * 2.0 + 0.0 * z, optdb.query(include=["fast_run"])),
+        # classes holding 1 and --1, and leaves 1 and np.int64(1): proofs through them
+        (rg.log(1 - rg.sigmoid(A @ x)) * (1 - y), optdb.query(include=["fast_run"])),
     ],
 )
 def test_every_term_of_a_space_is_explained(start, query):
