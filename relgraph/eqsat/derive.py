@@ -89,20 +89,7 @@ class _Deriver:
                 continue
             hop = None if goal_flat or self.in_hop else self._shortest(sub, key, goal_key)
             if hop is not None:  # the fewest applications lead there
-                flat, app, forward = hop
-                here, after = app.ids if forward else app.ids[::-1]
-                if flat:
-                    self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
-                elif self.proofs.term(here) != sub:
-                    # into the application's view by the record alone: a shorter way
-                    # may lead through the term being steered (1 = --1)
-                    self.in_hop += 1
-                    try:
-                        self._operands(pos, self.proofs.term(here))
-                    finally:
-                        self.in_hop -= 1
-                else:
-                    self._link(pos, sub, self.proofs.term(after), app, forward)
+                self._hop(pos, sub, *hop)
                 continue
             if here is None:  # a term of the e-node spelled otherwise
                 here = self.g.node_ids[key]
@@ -110,6 +97,22 @@ class _Deriver:
                 self._operands(pos, self.proofs.term(here))
             else:
                 self._follow(pos, sub, here, self.g.node_ids[goal_key])
+
+    def _hop(self, pos: tuple, sub: Any, flat: bool, app: Merge, forward: bool) -> None:
+        """A move along the application ``app`` (from ``sub``'s flat form, if ``flat``)."""
+        here, after = app.ids if forward else app.ids[::-1]
+        if flat:
+            self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
+        elif self.proofs.term(here) != sub:
+            # into the application's view by the record alone: a shorter way may lead
+            # back through the term being steered (1 = --1)
+            self.in_hop += 1
+            try:
+                self._operands(pos, self.proofs.term(here))
+            finally:
+                self.in_hop -= 1
+        else:
+            self._link(pos, sub, self.proofs.term(after), app, forward)
 
     def _follow(self, pos: tuple, sub: Any, here: int, there: int) -> None:
         """One link of the recorded proof from ``sub`` (id ``here``) towards ``there``;
