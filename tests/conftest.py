@@ -1,3 +1,11 @@
+import os
+
+# Numba colours its messages with colorama, whose init/deinit swap sys.stdout: run on
+# the background compiler, that loses a doctest's output ("Got nothing") when a
+# kernel compiles meanwhile.  relgraph imports Numba with highlighting off when it is
+# the first to import it; a test module importing Numba directly comes first here.
+os.environ.setdefault("NUMBA_DISABLE_ERROR_MESSAGE_HIGHLIGHTING", "1")
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
