@@ -29,6 +29,7 @@ from tqdm.auto import tqdm
 
 from relgraph.eqsat.cost import Cost, shape_cost
 from relgraph.eqsat.egraph import Hole
+from relgraph.eqsat.proofs import term_key
 from relgraph.exceptions import SearchTimeout
 from relgraph.logic.search import check_cancelled, run_deep
 from relgraph.rewriting.relation import (
@@ -170,11 +171,11 @@ def rewritten(
     occurrence (of a leaf, every occurrence as an operand)."""
     if window is not None and window[1] - window[0] == 1:  # one argument becomes a run
         i, args = window[0], node.args
-        node, window, after = node, None, Term((node.op, *args[:i], *after.args, *args[i + 1 :]))
+        window, after = None, Term((node.op, *args[:i], *after.args, *args[i + 1 :]))
     if at is not None:
         return _replaced_at(term, at, node, window, after)
     if type(node) is not Term:
-        if _same_leaf(term, node):
+        if term_key(term) == term_key(node):
             return after
         return substitute(term, lambda n: _swap(n, node, after))
     return replace_at(term, node, window, after)
@@ -182,7 +183,7 @@ def rewritten(
 
 def _replaced_at(term: Any, at: tuple, node: Any, window: Any, after: Any) -> Any:
     if not at:
-        if term != node:
+        if term_key(term) != term_key(node):
             raise ValueError(f"{brief(node)} is not at the step's position")
         return after if window is None else replace_at(node, node, window, after)
     args = list(term.args)
@@ -193,14 +194,10 @@ def _replaced_at(term: Any, at: tuple, node: Any, window: Any, after: Any) -> An
 def _swap(n: Term, leaf: Any, after: Any) -> Term:
     k = len(tuple(n.op.operands(n.args)))
     args = n._tuple[1:]
-    operands = tuple(after if _same_leaf(a, leaf) else a for a in args[:k])
+    operands = tuple(after if term_key(a) == term_key(leaf) else a for a in args[:k])
     if all(a is b for a, b in zip(operands, args)):
         return n
     return Term((n.op, *operands, *args[k:]))
-
-
-def _same_leaf(a: Any, leaf: Any) -> bool:
-    return type(a) is type(leaf) and (a is leaf or bool(a == leaf))
 
 
 def _binds(pattern: Any, term: Any, binding: dict) -> bool:
@@ -208,8 +205,8 @@ def _binds(pattern: Any, term: Any, binding: dict) -> bool:
     ``binding``."""
     if type(pattern) is not Term:
         if type(pattern) is Hole:
-            return binding.setdefault(pattern, term) == term
-        return type(term) is type(pattern) and term == pattern
+            return term_key(binding.setdefault(pattern, term)) == term_key(term)
+        return term_key(term) == term_key(pattern)
     if type(term) is not Term or len(term._tuple) != len(pattern._tuple):
         return False
     if pattern._tuple[0] != term._tuple[0]:

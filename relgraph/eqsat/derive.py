@@ -25,7 +25,7 @@ from typing import Any
 
 from relgraph.eqsat.bfs import Derivation, Direction, Edge, rewritten
 from relgraph.eqsat.egraph import EGraph, flat_form, flatteno
-from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, GIVEN
+from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, term_key
 from relgraph.eqsat.saturate import Merge
 from relgraph.exceptions import DerivationError
 from relgraph.logic.search import run_deep
@@ -34,34 +34,43 @@ from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import substitute
 
-__all__ = ["derive", "DerivationError"]
+__all__ = ["derive", "application_edges", "DerivationError"]
 
 FLATTEN = as_rule(flatteno)
 MAX_MOVES = 20_000  # moves of one derivation, at most
 FLIP: dict[str, Direction] = {"forward": "backward", "backward": "forward"}
 
 
-def derive(egraph: EGraph, applications: list[Merge], start: Term, target: Any) -> Derivation:
+#: The applications between e-nodes, each both ways: ``{e-node: [(e-node, Merge,
+#: forward)]}``.
+Edges = dict[tuple, list[tuple[tuple, Merge, bool]]]
+
+
+def application_edges(egraph: EGraph, applications: list[Merge]) -> Edges:
+    """Every application between two e-nodes (not into a class), from either end."""
+    edges: Edges = defaultdict(list)
+    for app in applications:
+        if app.to_key[0] != "class":
+            a, b = egraph.canonical(app.from_key), egraph.canonical(app.to_key)
+            edges[a].append((b, app, True))
+            edges[b].append((a, app, False))
+    return edges
+
+
+def derive(egraph: EGraph, edges: Edges, start: Term, target: Any) -> Derivation:
     """The steps from ``start`` to ``target`` (both in one class of ``egraph``); a sum
-    or product the graph holds only flat ends flat.  Where one of the
-    ``applications`` leads from an e-node straight to the target's, it is taken
-    instead of the longer way the proof may record."""
-    deriver = _Deriver(egraph, start, applications)
+    or product the graph holds only flat ends flat.  Where applications
+    (:func:`application_edges`) lead from an e-node straight to the target's, the
+    fewest are taken instead of the longer way the proof may record."""
+    deriver = _Deriver(egraph, start, edges)
     goal = substitute(target, deriver.spelled)
     run_deep(lambda: deriver.steer((), goal))
     return Derivation(start, tuple(deriver.steps))
 
 
 class _Deriver:
-    def __init__(self, egraph: EGraph, start: Term, applications: list[Merge]):
-        self.g, self.proofs = egraph, egraph.proofs
-        # the applications between e-nodes, both ways
-        self.edges: dict[tuple, list[tuple[tuple, Merge, bool]]] = defaultdict(list)
-        for app in applications:
-            if app.to_key[0] != "class":
-                a, b = egraph.canonical(app.from_key), egraph.canonical(app.to_key)
-                self.edges[a].append((b, app, True))
-                self.edges[b].append((a, app, False))
+    def __init__(self, egraph: EGraph, start: Term, edges: Edges):
+        self.g, self.proofs, self.edges = egraph, egraph.proofs, edges
         self.cur: Any = start
         self.steps: list[Edge] = []
         self.ids: dict[Any, int | None] = {}
@@ -71,7 +80,7 @@ class _Deriver:
 
     def steer(self, pos: tuple, goal: Any) -> None:
         """Steps that make the subterm at ``pos`` ``goal`` (of the same class)."""
-        while not _same(sub := _at(self.cur, pos), goal):
+        while term_key(sub := _at(self.cur, pos)) != term_key(goal):
             self.moves -= 1
             if self.moves < 0:
                 raise DerivationError(f"no derivation of {brief(goal)} in {MAX_MOVES} moves")
@@ -81,7 +90,7 @@ class _Deriver:
                 continue
             key, flat = self._spelling(sub)
             if flat:
-                self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
+                self._flatten(pos, sub)
                 continue
             goal_key, goal_flat = self._spelling(goal)
             if key == goal_key and not goal_flat:
@@ -102,7 +111,7 @@ class _Deriver:
         """A move along the application ``app`` (from ``sub``'s flat form, if ``flat``)."""
         here, after = app.ids if forward else app.ids[::-1]
         if flat:
-            self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
+            self._flatten(pos, sub)
         elif self.proofs.term(here) != sub:
             # into the application's view by the record alone: a shorter way may lead
             # back through the term being steered (1 = --1)
@@ -152,7 +161,7 @@ class _Deriver:
 
     def _spelling(self, term: Any) -> tuple:
         """The e-node of ``term`` as it is, else of its flat form (then True)."""
-        memo_key = term if type(term) is Term else (type(term), term)  # 1, 1.0, True differ
+        memo_key = term_key(term)
         found = self.keys.get(memo_key)
         if found is None:
             key, flat = self._exact(term), False
@@ -175,12 +184,15 @@ class _Deriver:
         """``node`` as the graph holds it: flat if only its flat form is an e-node."""
         return node if self._exact(node) is not None else flat_form(node)
 
+    def _flatten(self, pos: tuple, sub: Term) -> None:
+        self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
+
     def _link(self, pos: tuple, sub: Any, after: Any, reason: Any, forward: bool) -> None:
         """The step of one link of a proof, from ``sub`` to ``after``."""
         if reason is FLATTENED:
             self._step(pos, sub, None, after, FLATTEN, "forward" if forward else "backward", None)
             return
-        if reason is GIVEN or not isinstance(reason, Merge):
+        if not isinstance(reason, Merge):  # GIVEN
             raise DerivationError(
                 f"{brief(sub)} and {brief(after)} were merged by the e-graph's user, "
                 "not by a relation"
@@ -215,11 +227,6 @@ class _Deriver:
                  pattern, pos)
         )  # fmt: skip
         self.cur = target
-
-
-def _same(a: Any, b: Any) -> bool:
-    """``a == b``, leaves of one type (``1``, ``1.0``, ``True`` differ)."""
-    return type(a) is type(b) and bool(a == b)
 
 
 def _at(term: Any, pos: tuple) -> Any:

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, GIVEN, LEAF, Proofs
+from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, GIVEN, LEAF, Proofs, term_key
 from relgraph.exceptions import TypeCheckError
 from relgraph.logic.goals import eacho
 from relgraph.rewriting.relation import forward_only, is_associative, keeps_type
@@ -152,24 +152,18 @@ class EGraph:
 
     # -- adding ---------------------------------------------------------------------
 
-    def add_node(self, key: Key, type_: TensorType, written: Key | None = None) -> int:
-        """The class of e-node ``key`` (canonical), made if new; ``written`` is the
-        e-node with the proof ids of its operands as written (default: ``key``)."""
-        return self._add(key, key if written is None else written, type_)[0]
-
     def _add(self, key: Key, written: Key, type_: TensorType) -> tuple[int, int]:
-        """The class of ``key`` and the proof id of ``written``."""
+        """The class of e-node ``key`` (canonical), made if new, and the proof id of
+        ``written``: the e-node with the proof ids of its operands as written."""
+        pid = self.proofs.add(written)
         found = self.memo.get(key)
         if found is not None:
-            cid = self.find(found)
-            pid, _ = self.proofs.add(written, cid)
             # another spelling of an e-node the graph has (or one made under a class
             # merged since): the same Op over equal operands
             self.proofs.union(pid, self.node_ids[key], CONGRUENCE)
-            return cid, pid
+            return self.find(found), pid
         cid = len(self.sets)
         self.sets.add(cid)
-        pid, _ = self.proofs.add(written, cid)
         constant = key[2] if key[0] is LEAF and is_constant(key[2]) else NO_CONSTANT
         self.classes[cid] = EClass(key, type_, constant)
         self.touched.add(cid)
@@ -199,7 +193,7 @@ class EGraph:
         stack: list[tuple[Any, Term | None]] = [(term, None)]
         while stack:
             item, flat = stack.pop()
-            k = _k(item)
+            k = term_key(item)
             if flat is None and k in done:
                 continue
             if type(item) is not Term:
@@ -210,31 +204,31 @@ class EGraph:
                 if flat is not item and item._tuple[1] in self.known:
                     flat = item
                 stack.append((item, flat))
-                stack.extend((a, None) for a in _operands(flat) if _k(a) not in done)
+                stack.extend((a, None) for a in _operands(flat) if term_key(a) not in done)
                 continue
             operands = _operands(flat)
-            parts = [done[_k(a)] for a in operands]
+            parts = [done[term_key(a)] for a in operands]
             rest = flat.args[len(operands) :]
             key = (flat.op, tuple(self.find(c) for c, _ in parts), rest)
             cid, pid = self._add(key, (flat.op, tuple(p for _, p in parts), rest), typeof(item))
             if flat is not item:
-                pid = self._as_written(item, pid, cid, done)
+                pid = self._as_written(item, pid, done)
             done[k] = cid, pid
             self.known[item] = cid
             if item is term:
                 root_key = key
-        cid, pid = done[_k(term)]
+        cid, pid = done[term_key(term)]
         return self.find(cid), root_key, pid
 
-    def _as_written(self, chain: Term, flat_pid: int, cid: int, done: dict) -> int:
+    def _as_written(self, chain: Term, flat_pid: int, done: dict) -> int:
         """The proof id of a left-nested ``chain`` the graph holds as one e-node, linked
         to the e-node's (``flat_pid``) as FLATTENED."""
         op = chain.op
         pid = None
         for link in reversed(_left_spine(chain)):
-            first = done[_k(link.args[0])][1] if pid is None else pid
-            rest = tuple(done[_k(a)][1] for a in link.args[1:])
-            pid, _ = self.proofs.add((op, (first, *rest), ()), cid if link is chain else None)
+            first = done[term_key(link.args[0])][1] if pid is None else pid
+            rest = tuple(done[term_key(a)][1] for a in link.args[1:])
+            pid = self.proofs.add((op, (first, *rest), ()))
         assert pid is not None
         self.proofs.union(pid, flat_pid, FLATTENED)
         return pid
@@ -261,7 +255,7 @@ class EGraph:
         rest = view.args[len(operands) :]
         key = (view.op, tuple(c for c, _ in parts), rest)
         cid = self.find(self.memo[key])
-        pid, _ = self.proofs.add((view.op, tuple(p for _, p in parts), rest), cid)
+        pid = self.proofs.add((view.op, tuple(p for _, p in parts), rest))
         self.proofs.union(pid, self.node_ids[key], CONGRUENCE)
         return cid, pid
 
@@ -288,7 +282,7 @@ class EGraph:
         stack: list[tuple[Any, bool]] = [(term, False)]
         while stack:
             item, expanded = stack.pop()
-            k = _k(item)
+            k = term_key(item)
             if type(item) is not Term:
                 classes[k] = self._class_of_leaf(item)
                 continue
@@ -297,7 +291,7 @@ class EGraph:
                 operands = _operands(item)
                 if operands and type(operands[0]) is Term and operands[0].op is item.op:
                     inner.add(id(operands[0]))
-                stack.extend((a, False) for a in operands if _k(a) not in classes)
+                stack.extend((a, False) for a in operands if term_key(a) not in classes)
                 continue
             key, flat = self._node_key(item, classes, id(item) in inner)
             found = None if key is None else self.memo.get(key)
@@ -311,12 +305,15 @@ class EGraph:
         flat form if that is in the graph (as the start is) and not the term as it is
         in another class."""
         operands = _operands(item)
-        children = tuple(classes.get(_k(a)) for a in operands)
+        children = tuple(classes.get(term_key(a)) for a in operands)
         key = None if None in children else (item.op, children, item.args[len(operands) :])
         flat = item if inner else flat_form(item)  # a chain splices from its top
         if flat is not item:
             flat_ops = _operands(flat)
-            kids = tuple(classes[_k(a)] if _k(a) in classes else self.lookup(a) for a in flat_ops)
+            kids = tuple(
+                classes[term_key(a)] if term_key(a) in classes else self.lookup(a)
+                for a in flat_ops
+            )
             flat_key = None if None in kids else (flat.op, kids, flat.args[len(flat_ops) :])
             if flat_key in self.memo and (
                 key not in self.memo or self.find(self.memo[key]) == self.find(self.memo[flat_key])
@@ -454,11 +451,6 @@ def _hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
-
-
-def _k(x: Any) -> Any:
-    """A dict key for a subterm: leaves with their type (``1``, ``1.0``, ``True`` differ)."""
-    return x if type(x) is Term else (type(x), x)
 
 
 def _meet(a: TensorType, b: TensorType) -> TensorType:

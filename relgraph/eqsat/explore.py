@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
+from functools import cached_property
 from itertools import islice
 from typing import Any
 
@@ -28,7 +29,7 @@ from relgraph.eqsat.bfs import (
     rules_of,
 )
 from relgraph.eqsat.cost import Cost, shape_cost
-from relgraph.eqsat.derive import derive
+from relgraph.eqsat.derive import Edges, application_edges, derive
 from relgraph.eqsat.egraph import EGraph
 from relgraph.eqsat.extract import NodeCosts, extract, iter_terms
 from relgraph.eqsat.saturate import (
@@ -176,7 +177,12 @@ class RewriteSpace:
             term = self.best()
         elif term not in self:
             raise KeyError(f"{brief(term)} is not in this rewrite space")
-        return derive(self.egraph, self.applications, self.start, term)
+        return derive(self.egraph, self._edges, self.start, term)
+
+    @cached_property
+    def _edges(self) -> Edges:
+        """The applications between e-nodes, for derivations (the space is complete)."""
+        return application_edges(self.egraph, self.applications)
 
     def depth(self, term: Any) -> int:
         """Steps in :meth:`explain`'s derivation of ``term``."""

@@ -13,7 +13,7 @@ equal; :mod:`relgraph.eqsat.derive` turns it into steps (Willsey et al., POPL 20
 Flatt et al., FMCAD 2022).
 
 >>> p = Proofs()
->>> a, b, c = (p.add((LEAF, str, name))[0] for name in "abc")
+>>> a, b, c = (p.add((LEAF, str, name)) for name in "abc")
 >>> p.union(a, b, "why a = b"); p.union(c, a, "why c = a")
 >>> p.first_step(b, c)
 (0, 'why a = b', False)
@@ -27,12 +27,18 @@ from typing import Any
 
 from relgraph.terms.term import Term
 
-__all__ = ["Proofs", "CONGRUENCE", "FLATTENED", "GIVEN", "LEAF"]
+__all__ = ["Proofs", "CONGRUENCE", "FLATTENED", "GIVEN", "LEAF", "term_key"]
 
 LEAF = "leaf"  # the head of a leaf's key, as in the e-graph: (LEAF, type(value), value)
 CONGRUENCE = "congruence"
 FLATTENED = "flattened"
 GIVEN = "given"
+
+
+def term_key(x: Any) -> Any:
+    """A dict key for a subterm: leaves with their type (``1``, ``1.0``, ``True``,
+    ``np.int64(1)`` differ, though they compare and hash alike)."""
+    return x if type(x) is Term else (type(x), x)
 
 
 class Proofs:
@@ -42,31 +48,23 @@ class Proofs:
         #: Each id's node: ``(op, operand ids, params)`` or a leaf key.
         self.keys: list[tuple] = []
         self.ids: dict[tuple, int] = {}
-        #: Each id's e-class when it was made (None: a part of a sum as written that
-        #: the graph holds spliced, which no e-node spells).
-        self.classes: list[int | None] = []
         self.parent: list[int] = []
         #: The reason on the link to the parent, and whether the id is its source side
         #: (the term the relation ran on; the sum as written).
         self.links: list[tuple[Any, bool]] = []
         self._terms: dict[int, Any] = {}
 
-    def add(self, key: tuple, cid: int | None = None) -> tuple[int, bool]:
-        """The id of ``key``, and whether it is new (then a tree of its own): an id
-        that was a part of a sum only (no class) is new when it gets a class."""
+    def add(self, key: tuple) -> int:
+        """The id of ``key`` (new: a tree of its own)."""
         found = self.ids.get(key)
         if found is not None:
-            if cid is None or self.classes[found] is not None:
-                return found, False
-            self.classes[found] = cid
-            return found, True
+            return found
         pid = len(self.keys)
         self.keys.append(key)
         self.ids[key] = pid
-        self.classes.append(cid)
         self.parent.append(pid)
         self.links.append((None, True))
-        return pid, True
+        return pid
 
     def union(self, source: int, other: int, reason: Any) -> None:
         """Link the trees of ``source`` and ``other`` by ``reason``; nothing if they are
@@ -137,7 +135,7 @@ class Proofs:
 
     def id_of(self, term: Any, seen: dict) -> int | None:
         """The id whose term is ``term``, if there is one (``seen``: a memo)."""
-        memo_key = term if type(term) is Term else (type(term), term)  # 1, 1.0, True differ
+        memo_key = term_key(term)
         found = seen.get(memo_key, seen)
         if found is not seen:
             return found

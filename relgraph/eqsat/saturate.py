@@ -26,8 +26,9 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from relgraph.eqsat.bfs import Direction
-from relgraph.eqsat.egraph import EGraph, Key, _k
+from relgraph.eqsat.egraph import EGraph, Key
 from relgraph.eqsat.identities import identity_law, wraps
+from relgraph.eqsat.proofs import term_key
 from relgraph.eqsat.views import (
     ALL,
     DEFAULT_DEPTH,
@@ -74,7 +75,7 @@ class Merge:
     from_key: Key = field(repr=False)
     to_key: Key = field(repr=False)
     iteration: int
-    ids: tuple[int, int] = field(repr=False, default=(-1, -1))
+    ids: tuple[int, int] = field(repr=False)
 
 
 @dataclass
@@ -300,7 +301,7 @@ def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match],
             if time.perf_counter() > stop:
                 return mine, "time"
             for candidate, window in _places(view, runner, views.interned):
-                seen_key = (_k(candidate), window)
+                seen_key = (term_key(candidate), window)
                 if seen_key in runner.seen:
                     continue
                 answers = tuple(dict.fromkeys(runner.matcher.answers(candidate, in_class)))
@@ -330,7 +331,7 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
     # the proof ids of the views, taken before anything is merged
     sources = [egraph.view_id(m.shape) for m in matches]
     for m, source in zip(matches, sources):
-        m.runner.seen.add((_k(m.before), m.window))
+        m.runner.seen.add((term_key(m.before), m.window))
         for answer in m.answers:
             result = answer
             if m.window is not None:

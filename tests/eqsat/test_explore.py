@@ -41,9 +41,10 @@ def test_issue_example_best_and_explain():
     assert space.cost(space.best()) == rg.op_cost(A @ rg.add(x, y, z, w)) < space.cost(START)
     derivation = space.explain()
     assert derivation.start == START and derivation.result == space.best()
-    assert derivation[0].relation == "flatteno"
-    assert ("dot_distributeo", "backward") in {(s.relation, s.direction) for s in derivation}
-    assert {s.relation for s in derivation} <= {"flatteno", "dot_distributeo", "ac_normalo"}
+    assert [(s.relation, s.direction) for s in derivation] == [
+        ("flatteno", "forward"),
+        ("dot_distributeo", "backward"),
+    ]
     assert replays(derivation)
     # the steps the e-graph took on these terms are answers rg.rewrites gives
     assert all(s.target in set(rg.rewrites(s.source, s.goal)) for s in derivation)
