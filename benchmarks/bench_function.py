@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numba
 import numpy as np
 
 import relgraph as rg
@@ -44,7 +45,7 @@ def best(fn, repeat):
 
 
 def triad_bandwidth(n, repeat):
-    """Bytes per second of ``a = b + s*c`` on two threads, with a Numba prange kernel."""
+    """Bytes per second of ``a = b + s*c`` on Numba's threads, with a prange kernel."""
     from numba import njit, prange
 
     @njit(parallel=True)
@@ -182,9 +183,6 @@ def relu_case(repeat):
 COLD_SCRIPT = """
 import time, numpy as np
 import relgraph as rg
-
-sys.path.insert(0, str(Path(__file__).parent))
-from array_cases import cases as array_cases  # noqa: E402
 {preload}
 x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
 term = {term}
@@ -238,7 +236,8 @@ def main(argv=None):
     parser.add_argument("--only-arrays", action="store_true", help="the array workloads only")
     args = parser.parse_args(argv)
     bandwidth = triad_bandwidth(10**7, args.repeat)
-    print(f"STREAM triad bandwidth (2 threads): {bandwidth / 1e9:.1f} GB/s\n")
+    threads = numba.get_num_threads()
+    print(f"STREAM triad bandwidth ({threads} threads): {bandwidth / 1e9:.1f} GB/s\n")
     rows = []
     if not args.only_arrays:
         rows += elementwise_cases(10**7, args.repeat, bandwidth)

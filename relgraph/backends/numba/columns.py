@@ -43,13 +43,13 @@ _FLOAT_ONLY = ("max", "min", "logsumexp")
 
 
 def column_folds(node: Any) -> list[tuple[str, str]] | None:
-    """The passes if ``node`` reduces a matrix along axis 0 (and only that) in a way a
-    column loop computes; None otherwise."""
+    """The passes if ``node`` reduces a matrix (an elementwise region or an array)
+    along axis 0 (and only that) in a way a column loop computes; None otherwise."""
     op = node.op
     if not isinstance(op, Reduce) or op.name not in _FOLDS or not node.args:
         return None
     x = node.args[0]
-    if type(x) is not Term or not x.op.elementwise or typeof(x).ndim != 2:
+    if typeof(x).ndim != 2 or (type(x) is Term and not x.op.elementwise):
         return None
     if op.axes(op.param_values(node.args)["axis"], 2) != {0}:
         return None
@@ -64,15 +64,19 @@ def emit_column_loop(g: Any, node: Term, passes: list[tuple[str, str]]) -> None:
     x, out, lines = node.args[0], g._name(node), g.lines
     dtype = dtype_expr(typeof(node).dtype)
     n, rows = f"{out}_n", f"{out}_rows"
-    region = g._region(x, g.materialised)
-    leaves = g._leaves(region)
+    region = g._region(x, g.materialised) if type(x) is Term else []
+    leaves = g._leaves(region) if region else g._leaf(x)
     lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
     lines.append(g.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
     if node.op.name in ("max", "min"):  # outside the prange loop: a raise makes it serial
         numpy_name = "maximum" if node.op.name == "max" else "minimum"
         lines.append(f"if {rows} == 0: raise ValueError('zero-size array to reduction "
                      f"operation {numpy_name} which has no identity')")  # fmt: skip
-    lines.append(f"{out}_r = max(1, {BLOCK_ELEMENTS} // max({n}, 1))")
+    if node.op.name == "prod":  # one block: the rows in turn, in numpy's order (a column
+        # that reaches 0 stays 0, not 0 * inf = nan from another block's overflow)
+        lines.append(f"{out}_r = max(1, {rows})")
+    else:
+        lines.append(f"{out}_r = max(1, {BLOCK_ELEMENTS} // max({n}, 1))")
     prev = ""
     for k, (initial, fold) in enumerate(passes):
         result = out if k == len(passes) - 1 else f"{out}_p{k}"
@@ -117,7 +121,9 @@ def _fold_pass(g: Any, out: str, x: Term, region: list, loads: tuple, result: st
     def fold_row(load: dict[str, str]) -> None:
         lines.append(f"            for {j} in range({n}):")
         lines.extend(f"                {line}" for line in g._body(region, load, prefix))
-        value = f"{dtype}({g._local(x, prefix)})"
+        value = f"{result}_v"  # read once: the fold names its value up to four times
+        local = g._local(x, prefix) if region else load[g._value(x)]  # a region, or x
+        lines.append(f"                {value} = {dtype}({local})")
         lines.append(f"                {acc}[{j}] = {fold_code.format(a=f'{acc}[{j}]', v=value)}")
 
     g.fast_or_generic(same, fold_row, fast, generic, "        ")

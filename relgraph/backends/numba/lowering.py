@@ -134,6 +134,9 @@ class _Generator:
             if spec is not None:
                 self.row_loops[n] = spec
         self.column_loops = {n: f for n in self.nodes if (f := column_folds(n)) is not None}
+        twins = [n for n in self.column_loops if (kept_twin(n) or [None])[0] in self.column_loops]
+        for n in twins:
+            del self.column_loops[n]  # reshapes its twin's vector: the program folds once
         self.materialised = self._materialised()
         vectorised = [n for n in self.nodes if _inlines(n)]
         self.inlined = set(vectorised[:INLINED_MAX])
@@ -202,7 +205,8 @@ class _Generator:
             elif node in self.row_loops:
                 emit_row_loop(self, node, *self.row_loops[node])
             elif node in self.column_loops:
-                emit_column_loop(self, node, self.column_loops[node])
+                if node not in self.names:  # (a kept twin is)
+                    emit_column_loop(self, node, self.column_loops[node])
             elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an
@@ -242,10 +246,19 @@ class _Generator:
                 "",
             ]
         )
-        loop_inputs = tuple(
-            i for i, s in enumerate(self.inputs) if any(n == f"a{i}" for n, _ in self.leaves_seen)
-        )
-        return Lowered(source, loop_inputs, tuple(self.slots.values()))
+        return Lowered(source, self._loop_inputs(), tuple(self.slots.values()))
+
+    def _loop_inputs(self) -> tuple[int, ...]:
+        """Positions of the inputs the fused loops read, as they are or through views
+        (``x[1:] * x[:-1]``: x, whose size says whether a call is large)."""
+        nodes = {name: node for node, name in self.names.items()}
+        read = set()
+        for name, _ in self.leaves_seen:
+            node = nodes.get(name)
+            while type(node) is Term and node.op.moves_only:
+                node = node.args[0]
+            read.add(node)
+        return tuple(i for i, s in enumerate(self.inputs) if s in read)
 
     def _name(self, node: Term) -> str:
         if node not in self.names:
@@ -274,10 +287,13 @@ class _Generator:
 
     def _emit_array_op(self, node: Term) -> None:
         kept = kept_twin(node)
-        if kept is not None and kept[0] in self.arrays_ops:  # the program reduces both ways
-            if kept[0] not in self.names:
-                self._emit_array_op(kept[0])
-            code = kept[1].replace("{twin}", self.names[kept[0]])
+        if kept is not None and (kept[0] in self.arrays_ops or kept[0] in self.column_loops):
+            twin, reshape = kept  # the program reduces both ways: once
+            if twin in self.column_loops and twin not in self.names:
+                emit_column_loop(self, twin, self.column_loops[twin])
+            elif twin not in self.names:
+                self._emit_array_op(twin)
+            code = reshape.replace("{twin}", self.names[twin])
         else:
             code = (parallel_code(node.op, node) if self.parallel else None) or array_code(
                 node.op, node

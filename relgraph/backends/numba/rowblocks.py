@@ -4,8 +4,9 @@ A function whose outputs are computed row by row (``softmax`` over axis 1, an
 elementwise expression, ``X @ w``) gives the same values when its row-aligned inputs
 are cut into blocks of rows and the kernel runs on each block; a full reduction of
 such rows (``sum(y * log(p))``) combines the blocks' partial results (``sum``,
-``prod``, ``max``, ``min`` and ``logsumexp`` with themselves, ``mean`` weighted by
-rows).  The kernels release the GIL, so the blocks run at once on a thread pool with
+``max``, ``min`` and ``logsumexp`` with themselves, ``mean`` weighted by rows; not
+``prod``, whose order decides whether a 0 meets an overflow: numpy's 0 would be
+``0 * inf = nan``).  The kernels release the GIL, so the blocks run at once on a thread pool with
 as many threads as Numba would use (``NUMBA_NUM_THREADS``, else the cores this process
 may run on): large inputs need no second, ``prange`` kernel, whose compile costs about
 three times the serial one's.
@@ -57,7 +58,6 @@ ROWS, WHOLE = "rows", "whole"
 _FULL = (None, None, None)  # a whole axis, as GetItem stores ``:``
 _COMBINE: dict[str, Callable[[np.ndarray], Any]] = {
     "sum": lambda parts: np.sum(parts, axis=0),
-    "prod": lambda parts: np.prod(parts, axis=0),
     "max": lambda parts: np.max(parts, axis=0),
     "min": lambda parts: np.min(parts, axis=0),
     "logsumexp": lambda parts: special.logsumexp(parts, axis=0),

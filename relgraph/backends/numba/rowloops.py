@@ -113,7 +113,9 @@ def emit_row_loop(g: Any, node: Term, passes: list[tuple], result: str, check: s
     region = g._region(x, g.materialised) if type(x) is Term else []
     leaves = g._leaves(region) if region else g._leaf(x)
     lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
-    chunked = d == 1 and len(passes) == 1
+    # A product runs in numpy's order, one chunk: a 0 then stays 0 (numpy's value), where
+    # chunks would meet another chunk's overflow in 0 * inf = nan.
+    chunked = d == 1 and len(passes) == 1 and node.op.name != "prod"
     if d == 2:
         lines.append(g.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
     else:

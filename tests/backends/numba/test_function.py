@@ -126,6 +126,10 @@ def test_large_inputs_run_one_kernel_or_the_parallel_kernel(rng):
     g = rg.function([x], x - rg.mean(x), compile="eager")  # every row before any
     np.testing.assert_allclose(g(X), X - X.mean(), rtol=1e-13, atol=1e-15)
     assert g.rows is None and g._parallel is not None  # built on the first large call
+    # loops that read slices of a large input are long too
+    h = rg.function([x], rg.sum(x[1:] * x[:-1]), compile="eager")
+    np.testing.assert_allclose(h(X), np.sum(X[1:] * X[:-1]), rtol=1e-13)
+    assert h.loop_inputs == (0,) and h._parallel is not None
 
 
 def test_one_fused_loop_without_temporaries():

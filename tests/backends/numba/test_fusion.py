@@ -184,3 +184,24 @@ def test_parallel_kernel_skinny_products_agree_with_numpy(k):
     want = [An @ xn, An.T @ np.tanh(An @ xn), An[:k].T @ xn]
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-11, atol=1e-11)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("k", [1, 8, 16, 17])
+def test_serial_kernel_products_agree_with_numpy_in_blocks_of_rows(k, dtype):
+    """The serial kernel's matrix times vector (on blocks of rows, on threads, for a
+    large call) is its own loop up to 16 columns and BLAS past it or for a transpose;
+    NaN and inf propagate as in BLAS."""
+    A, x, B = rg.matrix("A", dtype), rg.vector("x", dtype), rg.matrix("B", dtype)
+    f = rg.function([A, x], rg.tanh(A @ x) + 1.0, compile="eager")
+    transposed = rg.function([B, x], B.T @ x, compile="eager")
+    assert f.rows is not None and "kernels.matvec(" in f.source
+    rng = np.random.default_rng(k)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    for rows in (5, 70_000):  # one call, then blocks of rows
+        An, xn = rng.normal(size=(rows, k)).astype(dtype), rng.normal(size=k).astype(dtype)
+        An[0, 0], An[-1, -1] = np.nan, np.inf
+        Bn = rng.normal(size=(k, rows)).astype(dtype)
+        for got, want in [(f(An, xn), np.tanh(An @ xn) + 1), (transposed(Bn, xn), Bn.T @ xn)]:
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
