@@ -45,9 +45,11 @@ def array_code(op: Op, node: Any) -> str:
     Examples
     --------
     >>> import relgraph as rg
-    >>> A, x = rg.matrix("A"), rg.vector("x")
-    >>> array_code(rg.dot, A @ x)
+    >>> A, B, x = rg.matrix("A"), rg.matrix("B"), rg.vector("x")
+    >>> array_code(rg.dot, rg.dot(A, B))
     'kernels.dot({0}, {1}, {dtype})'
+    >>> array_code(rg.dot, A @ x)  # its own loop up to 16 columns, else BLAS
+    'kernels.matvec({0}, {1}, 16)'
     """
     raise LoweringError(f"Op {op!r} has no Numba lowering (in {brief(node)})")
 
