@@ -134,9 +134,10 @@ class _Generator:
             if spec is not None:
                 self.row_loops[n] = spec
         self.column_loops = {n: f for n in self.nodes if (f := column_folds(n)) is not None}
-        twins = [n for n in self.column_loops if (kept_twin(n) or [None])[0] in self.column_loops]
-        for n in twins:
-            del self.column_loops[n]  # reshapes its twin's vector: the program folds once
+        for n in list(self.column_loops):
+            kept = kept_twin(n)
+            if kept is not None and kept[0] in self.column_loops:
+                del self.column_loops[n]  # reshapes its twin's vector: the program folds once
         self.materialised = self._materialised()
         vectorised = [n for n in self.nodes if _inlines(n)]
         self.inlined = set(vectorised[:INLINED_MAX])

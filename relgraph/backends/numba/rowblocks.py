@@ -6,10 +6,10 @@ are cut into blocks of rows and the kernel runs on each block; a full reduction 
 such rows (``sum(y * log(p))``) combines the blocks' partial results (``sum``,
 ``max``, ``min`` and ``logsumexp`` with themselves, ``mean`` weighted by rows; not
 ``prod``, whose order decides whether a 0 meets an overflow: numpy's 0 would be
-``0 * inf = nan``).  The kernels release the GIL, so the blocks run at once on a thread pool with
-as many threads as Numba would use (``NUMBA_NUM_THREADS``, else the cores this process
-may run on): large inputs need no second, ``prange`` kernel, whose compile costs about
-three times the serial one's.
+``0 * inf = nan``).  The kernels release the GIL, so the blocks run at once on a
+thread pool with as many threads as Numba would use (``NUMBA_NUM_THREADS``, else the
+cores this process may run on): large inputs need no second, ``prange`` kernel, whose
+compile costs about three times the serial one's.
 
 :func:`row_split` finds which inputs are cut, and proves the cut safe: every node
 whose axis 0 is the rows' axis gets it only from row-aligned operands, and every

@@ -120,7 +120,7 @@ def test_an_array_reduced_along_axis_0_is_a_column_loop(kind, dtype, rows, rng):
 
 
 @pytest.mark.parametrize("axis", [None, 0])
-def test_a_zero_keeps_a_product_that_overflows_at_zero(axis):
+def test_a_product_that_reaches_zero_stays_zero_as_in_numpy(axis):
     """numpy multiplies in order: after a 0, values that overflow leave it 0.  Parallel
     chunks or blocks would give 0 * inf = nan."""
     x = np.full(100_000, 40.0)
