@@ -142,6 +142,9 @@ class Function:
         # two to three times as fast as memory it allocates itself (page faults).
         self.groups, self.equalities, plans = shape_checks(inputs, outputs)
         self._shape_of = [plans[k] for k in self.out_slots]
+        # The last call's argument shapes and the shapes planned for the slots: calls
+        # in a loop, all of one shape, check and plan them once.
+        self._last: tuple[list, list] | None = None
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
@@ -278,8 +281,12 @@ class Function:
                 if any(hasattr(a, "__dask_graph__") for a in args):
                     return self._lazy_call(values, out)
                 values[i] = _checked_value(self.inputs[i], v)
-        if self.groups or self.equalities:
-            check_shapes(self.groups, self.equalities, _shapes(values), self.inputs)
+        shapes = _shapes(values)
+        last = self._last
+        if last is None or last[0] != shapes:
+            if self.groups or self.equalities:
+                check_shapes(self.groups, self.equalities, shapes, self.inputs)
+            last = self._last = (shapes, self._planned(shapes))
         # Threads pay off only when the fused loops are long.
         large = False
         for i in self.loop_inputs:
@@ -287,7 +294,8 @@ class Function:
                 large = True
                 break
         outs = None if out is None else self._check_out(out, values)
-        values += self._new_buffers(values) if outs is None else self._slot_buffers(outs, values)
+        planned = last[1]
+        values += self._new_buffers(planned) if outs is None else self._slot_buffers(outs, planned)
         results = self._run(values, large)
         if outs is not None:
             results = self._into(outs, results)
@@ -309,7 +317,10 @@ class Function:
     def run_serial(self, values: list, out: Any = None) -> Any:
         """The serial kernel on checked arrays (a chunk of a dask array: the workers
         are the parallelism), writing a single output into ``out`` if it fits."""
-        buffers = self._no_buffer() if out is None else self._slot_buffers([out], values)
+        if out is None:
+            buffers = self._no_buffer()
+        else:
+            buffers = self._slot_buffers([out], self._planned(_shapes(values)))
         results = self._run(values + buffers, False)
         return results[0] if self.single else results
 
@@ -431,24 +442,27 @@ class Function:
             given.append((k, o))
         return outs
 
-    def _new_buffers(self, values: list) -> list:
-        return self._slot_buffers([None] * len(self.outputs), values)
+    def _new_buffers(self, planned: list) -> list:
+        return self._slot_buffers([None] * len(self.outputs), planned)
 
-    def _buffer(self, j: int, shapes: list) -> Any:
+    def _planned(self, shapes: list) -> list:
+        """Per slot, its output's shape for arguments of these (checked) shapes, or
+        None where only the kernel knows it."""
+        return [None if plan is None else planned_shape(plan, shapes) for plan in self._shape_of]
+
+    def _buffer(self, j: int, shape: tuple | None) -> Any:
         """Slot ``j``'s output array, or a placeholder the kernel replaces."""
         ndim, dtype = self._placeholder_types[j]
-        plan = self._shape_of[j]
-        if plan is None:
+        if shape is None:
             return np.empty((0,) * ndim, dtype)
-        return buffers.empty(planned_shape(plan, shapes), dtype)  # no fresh pages
+        return buffers.empty(shape, dtype)  # no fresh pages
 
     def _no_buffer(self) -> list:
         return [np.empty((0,) * ndim, dtype) for ndim, dtype in self._placeholder_types]
 
-    def _slot_buffers(self, outs: list, values: list) -> list:
-        shapes = _shapes(values)
+    def _slot_buffers(self, outs: list, planned: list) -> list:
         return [
-            self._buffer(j, shapes) if outs[k] is None else outs[k]
+            self._buffer(j, planned[j]) if outs[k] is None else outs[k]
             for j, k in enumerate(self.out_slots)
         ]
 

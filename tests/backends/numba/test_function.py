@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 import relgraph as rg
 from relgraph.backends.numba.function import cache_dir
 from relgraph.backends.numba.lowering import LoweringError, lower
+from relgraph.exceptions import TypeCheckError
 
 DTYPES = ["float32", "float64", "int64"]
 UNARY = [rg.neg, rg.exp, rg.log, rg.log1p, rg.expm1, rg.sqrt, rg.abs]
@@ -490,3 +491,20 @@ def test_output_shapes_are_planned_from_the_argument_shapes(rng):
         want = rg.function(inputs, term, compile="never")(*values).shape
         assert plan is not None and planned_shape(plan, [a.shape for a in values]) == want, name
     assert shape_checks([v], [rg.reshape(v, (-1, 1))])[2] == [None]  # known when it runs
+
+
+def test_shapes_are_checked_again_when_they_change(rng):
+    """A call with the last call's shapes reuses their check and output shapes; any
+    other shapes are checked and planned again."""
+    x, y = rg.vector("x"), rg.vector("y")
+    f = rg.function([x, y], x * y + 1.0, compile="eager")
+    a, b = rng.normal(size=5), rng.normal(size=5)
+    for _ in range(2):
+        np.testing.assert_array_equal(f(a, b), a * b + 1.0)
+    with pytest.raises(TypeCheckError, match="shapes do not fit"):
+        f(a, rng.normal(size=4))
+    c, d = rng.normal(size=7), rng.normal(size=1)  # d broadcasts
+    np.testing.assert_array_equal(f(c, d), c * d + 1.0)
+    with pytest.raises(TypeCheckError, match="shapes do not fit"):
+        f(a, rng.normal(size=4))
+    assert f(a, b).shape == (5,)
