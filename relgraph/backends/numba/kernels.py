@@ -41,7 +41,8 @@ from relgraph.backends.numba.reduce_kernels import (  # the generated code calls
 __all__ = [
     "dot", "matvec", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis",
     "prod_all", "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis",
-    "keep_dims", "index", "matmul", "broadcast_dim", "ipow", "lane_sum", "lane_max", "lane_min",
+    "keep_dims", "index", "matmul", "disjoint", "broadcast_dim", "ipow", "lane_sum", "lane_max",
+    "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
     "scalar_erfcx", "cumsum_last", "cumprod_last", "take_rows", "add_rows", "take_along_rows",
     "add_along_rows",
@@ -162,6 +163,28 @@ def matvec(a, x, skinny):
             acc += a[i, j] * x[j]
         out[i] = acc
     return out
+
+
+@njit
+def disjoint(a, b):
+    """Whether arrays ``a`` and ``b`` share no byte (by the span of their memory)."""
+    a_lo, a_hi = _span(a)
+    b_lo, b_hi = _span(b)
+    return a_hi <= b_lo or b_hi <= a_lo
+
+
+@njit
+def _span(x):
+    lo = hi = x.ctypes.data
+    if x.size == 0:
+        return lo, lo
+    for k in range(x.ndim):
+        step = (x.shape[k] - 1) * x.strides[k]
+        if step < 0:
+            lo += step
+        else:
+            hi += step
+    return lo, hi + x.itemsize
 
 
 @njit

@@ -19,7 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba.arrays import array_code, kept_twin, parallel_code, row_loop
+from relgraph.backends.numba.arrays import (
+    array_code,
+    kept_twin,
+    parallel_code,
+    product_into,
+    row_loop,
+)
 from relgraph.backends.numba.columns import column_folds, emit_column_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.rowloops import emit_row_loop, epilogues
@@ -147,6 +153,26 @@ class _Generator:
         self.arrays_ops = {n for n in self.nodes if not n.op.elementwise} - {
             *self.row_loops, *self.column_loops}  # fmt: skip
         self.epilogues = epilogues(self)
+        self.into = self._products_into_outputs()
+
+    def _products_into_outputs(self) -> dict[Term, str]:
+        """Products written straight into an output's buffer (``product_into``): each
+        read only by the elementwise region computing that output; product -> buffer."""
+        readers: dict[Term, set[Term]] = {}
+        for n in self.nodes:
+            for a in n.args:
+                if type(a) is Term:
+                    readers.setdefault(a, set()).add(n)
+        in_rows = set(self.epilogues.values())
+        into = {}
+        for k, root in enumerate(self.slots):
+            if root not in self.materialised or root in in_rows:
+                continue
+            region = set(self._region(root, self.materialised))
+            for p in {a for n in region for a in n.args if type(a) is Term}:
+                if p not in self.outputs and readers[p] <= region and product_into(p):
+                    into[p] = f"o{k}"
+        return into
 
     # -- which elementwise nodes get arrays -----------------------------------------
 
@@ -288,7 +314,9 @@ class _Generator:
 
     def _emit_array_op(self, node: Term) -> None:
         kept = kept_twin(node)
-        if kept is not None and (kept[0] in self.arrays_ops or kept[0] in self.column_loops):
+        if node in self.into:  # BLAS writes an output's buffer
+            code = str(product_into(node)).replace("{buffer}", self.into[node])
+        elif kept is not None and (kept[0] in self.arrays_ops or kept[0] in self.column_loops):
             twin, reshape = kept  # the program reduces both ways: once
             if twin in self.column_loops and twin not in self.names:
                 emit_column_loop(self, twin, self.column_loops[twin])

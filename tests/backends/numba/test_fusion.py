@@ -205,3 +205,38 @@ def test_serial_kernel_products_agree_with_numpy_in_blocks_of_rows(k, dtype):
         for got, want in [(f(An, xn), np.tanh(An @ xn) + 1), (transposed(Bn, xn), Bn.T @ xn)]:
             assert got.dtype == want.dtype
             np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+
+
+def test_a_product_is_written_into_the_output_its_region_computes(rng):
+    """``x @ y.T`` read only by the output's region is computed into the output's
+    buffer by BLAS and the region runs in place; where the buffer does not fit (the
+    product broadcasts) or another node reads the product, it gets an array of its
+    own.  Values as numpy's."""
+    X, Y, v = rg.matrix("X"), rg.matrix("Y"), rg.vector("v")
+    distances = rg.sum(X * X, axis=1)[:, None] + rg.sum(Y * Y, axis=1)[None, :] - 2 * (X @ Y.T)
+    f = rg.function([X, Y], distances, compile="eager")
+    assert "np.dot(a0, t" in f.source  # BLAS into the output's buffer
+    for rows in (7, 3000):  # one call, then blocks of rows
+        x, y = rng.normal(size=(rows, 5)), rng.normal(size=(6, 5))
+        x[0, 0], y[1, 1] = np.nan, np.inf
+        want = np.sum(x * x, 1)[:, None] + np.sum(y * y, 1)[None, :] - 2 * (x @ y.T)
+        np.testing.assert_allclose(f(x, y), want, rtol=1e-12, atol=1e-12, equal_nan=True)
+    broadcast = rg.function([X, Y, v], rg.exp(X @ Y) + v[None, :], compile="eager")
+    assert "np.dot(a0, a1, " in broadcast.source
+    x, y, w = rng.normal(size=(3, 2)), rng.normal(size=(2, 1)), rng.normal(size=4)
+    np.testing.assert_allclose(broadcast(x, y, w), np.exp(x @ y) + w[None, :], rtol=1e-13)
+    both = rg.function([X, Y], [rg.tanh(X @ Y), rg.sum(X @ Y, axis=1)], compile="eager")
+    assert "np.dot(a0, a1, " not in both.source  # a reduction reads it too
+    x, y = rng.normal(size=(5, 3)), rng.normal(size=(3, 4))
+    for got, want in zip(both(x, y), [np.tanh(x @ y), np.sum(x @ y, axis=1)]):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_disjoint_spans_of_memory():
+    """The kernels' overlap test (a product is not written into an operand)."""
+    from relgraph.backends.numba.kernels import disjoint
+
+    a = np.zeros((4, 6))
+    assert not disjoint(a, a[1:2]) and not disjoint(a[::-1], a[3])
+    assert disjoint(a[:2], a[2:]) and disjoint(a[:, :0], a) and disjoint(a, np.zeros(3))
+    assert not disjoint(a.T, a[2:, 5])
