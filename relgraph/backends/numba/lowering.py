@@ -157,7 +157,8 @@ class _Generator:
 
     def _products_into_outputs(self) -> dict[Term, str]:
         """Products written straight into an output's buffer (``product_into``): each
-        read only by the elementwise region computing that output; product -> buffer."""
+        read only by the elementwise region computing that output, one per output (a
+        second would overwrite the first); product -> buffer."""
         readers: dict[Term, set[Term]] = {}
         for n in self.nodes:
             for a in n.args:
@@ -169,9 +170,11 @@ class _Generator:
             if root not in self.materialised or root in in_rows:
                 continue
             region = set(self._region(root, self.materialised))
-            for p in {a for n in region for a in n.args if type(a) is Term}:
+            read = dict.fromkeys(a for n in region for a in n.args if type(a) is Term)
+            for p in read:
                 if p not in self.outputs and readers[p] <= region and product_into(p):
                     into[p] = f"o{k}"
+                    break
         return into
 
     # -- which elementwise nodes get arrays -----------------------------------------

@@ -225,6 +225,10 @@ def test_a_product_is_written_into_the_output_its_region_computes(rng):
     assert "np.dot(a0, a1, " in broadcast.source
     x, y, w = rng.normal(size=(3, 2)), rng.normal(size=(2, 1)), rng.normal(size=4)
     np.testing.assert_allclose(broadcast(x, y, w), np.exp(x @ y) + w[None, :], rtol=1e-13)
+    two = rg.function([X, Y], rg.tanh(X @ Y) + Y @ X, compile="eager")  # one into the output
+    assert two.source.count("kernels.disjoint(") == 2  # the second product only
+    x, y = rng.normal(size=(4, 4)), rng.normal(size=(4, 4))
+    np.testing.assert_allclose(two(x, y), np.tanh(x @ y) + y @ x, rtol=1e-13)
     both = rg.function([X, Y], [rg.tanh(X @ Y), rg.sum(X @ Y, axis=1)], compile="eager")
     assert "np.dot(a0, a1, " not in both.source  # a reduction reads it too
     x, y = rng.normal(size=(5, 3)), rng.normal(size=(3, 4))
