@@ -185,7 +185,7 @@ class _Deriver:
         return node if self._exact(node) is not None else flat_form(node)
 
     def _flatten(self, pos: tuple, sub: Term) -> None:
-        self._step(pos, sub, None, flat_form(sub), FLATTEN, "forward", None)
+        self._link(pos, sub, flat_form(sub), FLATTENED, True)
 
     def _link(self, pos: tuple, sub: Any, after: Any, reason: Any, forward: bool) -> None:
         """The step of one link of a proof, from ``sub`` to ``after``."""

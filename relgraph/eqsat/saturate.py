@@ -350,7 +350,7 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
                 m.runner.rule, m.runner.direction, m.shape, m.window, answer, result,
                 m.key, to_key, iteration, (source, written),
             )  # fmt: skip
-            egraph.merge(m.cid, new, (source, written, merge))
+            egraph.merge(m.cid, new, (*merge.ids, merge))
             m.runner.applied += 1
             applications.append(merge)
             if len(egraph.memo) > budgets.max_nodes:

@@ -106,11 +106,11 @@ def product_into(node: Any) -> str | None:
 
 
 _PRODUCT_INTO = """{buffer}
-fits = {out}.shape == ({0}.shape[0], {1}.shape[1])
-if fits and kernels.disjoint({out}, {0}) and kernels.disjoint({out}, {1}):
+{out}_fits = {out}.shape == ({0}.shape[0], {1}.shape[1])
+if {out}_fits and kernels.disjoint({out}, {0}) and kernels.disjoint({out}, {1}):
     np.dot({0}, {1}, {out})
 else:
-    {out} = kernels.dot({0}, {1}, {dtype})""".replace("fits", "{out}_fits")
+    {out} = kernels.dot({0}, {1}, {dtype})"""
 
 
 def _float_matvec(node: Any) -> bool:

@@ -130,6 +130,11 @@ class _Generator:
         self.nodes = list(dict.fromkeys(self.nodes))  # distinct, children first
         for node in self.nodes:
             _check_compilable(node)
+        self.readers: dict[Term, set[Term]] = {}  # node -> the nodes that read it
+        for n in self.nodes:
+            for a in n.args:
+                if type(a) is Term:
+                    self.readers.setdefault(a, set()).add(n)
         # Reductions of an elementwise region along its last axis run in the region's
         # own loop: the region gets no array (row softmax reads x three times).
         self.row_loops = {}
@@ -159,11 +164,6 @@ class _Generator:
         """Products written straight into an output's buffer (``product_into``): each
         read only by the elementwise region computing that output, one per output (a
         second would overwrite the first); product -> buffer."""
-        readers: dict[Term, set[Term]] = {}
-        for n in self.nodes:
-            for a in n.args:
-                if type(a) is Term:
-                    readers.setdefault(a, set()).add(n)
         in_rows = set(self.epilogues.values())
         into = {}
         for k, root in enumerate(self.slots):
@@ -172,7 +172,7 @@ class _Generator:
             region = set(self._region(root, self.materialised))
             read = dict.fromkeys(a for n in region for a in n.args if type(a) is Term)
             for p in read:
-                if p not in self.outputs and readers[p] <= region and product_into(p):
+                if p not in self.outputs and self.readers[p] <= region and product_into(p):
                     into[p] = f"o{k}"
                     break
         return into
@@ -181,17 +181,12 @@ class _Generator:
 
     def _materialised(self) -> set[Term]:
         elementwise = {n for n in self.nodes if n.op.elementwise}
-        consumers: dict[Term, list[Term]] = {}
-        for n in self.nodes:
-            for a in n.args:
-                if type(a) is Term:
-                    consumers.setdefault(a, []).append(n)
         outs = {o for o in self.outputs if type(o) is Term}
         computes = elementwise | set(self.row_loops) | set(self.column_loops)  # inline
         chosen = {
             n
             for n in elementwise
-            if n in outs or any(c not in computes for c in consumers.get(n, []))
+            if n in outs or any(c not in computes for c in self.readers.get(n, ()))
         }
         while True:  # a node reached from two region roots is computed once, as an array
             owners: dict[Term, set[Term]] = {}
