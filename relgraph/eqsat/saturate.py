@@ -1,5 +1,8 @@
-"""Equality saturation: relations, as they are, run on views of e-classes
-(:mod:`relgraph.eqsat.views`), step by step of a schedule.
+"""Equality saturation: relations, as they are, run on the e-graph step by step of
+a schedule.  A rule whose left-hand side has no rest variable is e-matched
+(:mod:`relgraph.eqsat.ematch`); every other relation runs on views of e-classes
+(:mod:`relgraph.eqsat.views`).  Each relation is tried only on the e-nodes whose
+head it tracks (one index of the e-nodes by head per search phase).
 
 Each ground answer, holes mapped back to their classes, is added to the graph and
 merged with the class.  An answer that holds its own class (``x -> x + 0``) is
@@ -18,15 +21,18 @@ others.
 
 from __future__ import annotations
 
+import heapq
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from relgraph.eqsat.bfs import Direction
-from relgraph.eqsat.egraph import EGraph, Key
+from relgraph.eqsat.egraph import LEAF, EGraph, Key
+from relgraph.eqsat.ematch import EMatcher, matchable
 from relgraph.eqsat.identities import identity_law, wraps
 from relgraph.eqsat.proofs import term_key
 from relgraph.eqsat.views import (
@@ -112,6 +118,8 @@ class DirectedRule:
         # A rule knows whether its own left side takes any number of arguments.
         self.windows = getattr(relation, "windows", rule.windows)
         left = getattr(relation, "left", None)
+        #: The left-hand side, where the e-graph matches it itself (see ematch).
+        self.pattern = left if isinstance(left, PApp) and matchable(left) else None
         if isinstance(left, PApp):
             self.guide: Any = pattern_guide(left)
             self.depth = relation.depth
@@ -263,18 +271,22 @@ def _step(
 def _search(egraph, runners, iteration, budgets, deadline, changed, interned) -> list[_Match]:
     """Every runner's matches on the classes whose views changed (all, for a runner
     that has not seen the graph as it is)."""
-    views = Views(egraph, interned)
+    views, ematcher = Views(egraph, interned), EMatcher(egraph, interned)
     found: list[_Match] = []
     everything = list(egraph.classes)
+    indexes = {
+        True: _HeadIndex(egraph, everything),
+        False: _HeadIndex(egraph, [c for c in everything if c in changed]),
+    }
     for runner in runners:
         if runner.banned_until > iteration:
             runner.stale = True
             continue
-        classes = everything if runner.stale else [c for c in everything if c in changed]
+        nodes = indexes[runner.stale].nodes(runner.tracks)
         runner.stale = False
         scale = 1 << runner.times_banned
         limits = (budgets.match_limit * scale, budgets.search_seconds * scale)
-        mine, over = _search_one(runner, views, classes, limits, deadline)
+        mine, over = _search_one(runner, views, ematcher, nodes, limits, deadline)
         if over:  # egg's backoff: banned for a while, the limits doubled after
             runner.banned_until = iteration + budgets.ban_length * scale
             runner.times_banned += 1
@@ -284,35 +296,78 @@ def _search(egraph, runners, iteration, budgets, deadline, changed, interned) ->
     return found
 
 
-def _search_one(runner, views, classes, limits, deadline) -> tuple[list[_Match], str | None]:
-    """What ``runner`` finds, and whether it went over its limit of matches or time."""
+class _HeadIndex:
+    """The e-nodes of some classes by head Op, in the order of the classes (an e-node
+    holding its own class, ``x + 0`` in the class of ``x``, is left out: it is not
+    searched)."""
+
+    def __init__(self, egraph: EGraph, classes: Iterable[int]):
+        self.by_op: dict[Any, list[tuple[int, int, Key]]] = {}
+        seq = 0
+        for cid in classes:
+            for key in egraph.classes[cid].nodes:
+                if key[0] is not LEAF and cid not in key[1]:
+                    self.by_op.setdefault(key[0], []).append((seq, cid, key))
+                    seq += 1
+        self.everything: list[tuple[int, int, Key]] | None = None
+
+    def nodes(self, tracks: frozenset | None) -> list[tuple[int, int, Key]]:
+        """The e-nodes whose head is in ``tracks`` (every e-node for None)."""
+        if tracks is None:
+            if self.everything is None:
+                self.everything = list(heapq.merge(*self.by_op.values()))
+            return self.everything
+        lists = [self.by_op[op] for op in tracks if op in self.by_op]
+        return lists[0] if len(lists) == 1 else list(heapq.merge(*lists))
+
+
+def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list, str | None]:
+    """What ``runner`` finds on ``nodes``, and whether it went over its limit of
+    matches or time."""
     mine: list[_Match] = []
     count, (max_matches, max_seconds) = 0, limits
     stop = time.perf_counter() + max_seconds
     known, find = views.egraph.known, views.egraph.find
-    for cid in classes:
 
-        def in_class(answer: Any, cid: int = cid) -> bool:
-            found = known.get(answer) if type(answer) is Term else None
-            return found is not None and find(found) == find(cid)
+    def in_class(answer: Any) -> bool:
+        found = known.get(answer) if type(answer) is Term else None
+        return found is not None and find(found) == cid
 
-        for key, view in views.roots(cid, runner):
-            _check(deadline)
-            if time.perf_counter() > stop:
-                return mine, "time"
-            for candidate, window in _places(view, runner, views.interned):
-                seen_key = (term_key(candidate), window)
-                if seen_key in runner.seen:
-                    continue
-                answers = tuple(dict.fromkeys(runner.matcher.answers(candidate, in_class)))
-                if answers:
-                    mine.append(_Match(runner, cid, key, view, window, candidate, answers))
-                    count += len(answers)
-                    if count > max_matches:
-                        return mine, "matches"
-                else:
-                    runner.seen.add(seen_key)
+    for _, cid, key in nodes:
+        _check(deadline)
+        if time.perf_counter() > stop:
+            return mine, "time"
+        for view, window, candidate, results in _candidates(runner, views, ematcher, cid, key):
+            seen_key = (term_key(candidate), window)
+            if seen_key in runner.seen:
+                continue
+            found = runner.matcher.answers(candidate, in_class, results and results())
+            answers = tuple(dict.fromkeys(found))
+            if answers:
+                mine.append(_Match(runner, cid, key, view, window, candidate, answers))
+                count += len(answers)
+                if count > max_matches:
+                    return mine, "matches"
+            else:
+                runner.seen.add(seen_key)
     return mine, None
+
+
+def _candidates(runner, views, ematcher, cid, key) -> Iterator[tuple]:
+    """What ``runner`` is tried on at e-node ``key``: ``(view, window, candidate,
+    results)``, ``results`` None (run the relation on the candidate) or a function
+    giving the answers of the bindings the e-graph's matcher found."""
+    if runner.pattern is not None:
+        relation = runner.matcher.rule.relation
+        for view, window, candidate, bindings in ematcher.matches(
+            runner.pattern, cid, key, runner.windows
+        ):
+            views.egraph.known[view] = cid
+            yield view, window, candidate, partial(relation.built, bindings)
+        return
+    for view in views.of_root(cid, key, runner):
+        for candidate, window in _places(view, runner, views.interned):
+            yield view, window, candidate, None
 
 
 def _places(view: Any, runner: DirectedRule, interned: Interned) -> Iterable[tuple[Any, Any]]:

@@ -180,23 +180,18 @@ class Views:
         self.cache[ck] = out
         return out
 
-    def roots(self, cid: int, runner: Any) -> Iterator[tuple[Key, Term]]:
-        """The views of class ``cid`` a runner tries: each e-node it tracks."""
-        tracks, guide = runner.tracks, runner.guide
-        canon = self.egraph.find(cid)
-        for key in self.egraph.nodes(cid):
-            op = key[0]
-            if op is LEAF or (tracks is not None and op not in tracks) or canon in key[1]:
-                continue  # an e-node holding its own class (x + 0) is not searched
-            entry = ALL if guide is ALL else guide.get(op)
-            if entry is None:
-                continue
-            rk = (key, id(entry), runner.depth)
-            found = self.root_cache.get(rk)
-            if found is None:
-                found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
-                known = self.egraph.known
-                for view in found:
-                    known[view] = cid
+    def of_root(self, cid: int, key: Key, runner: Any) -> list[Term]:
+        """The views of e-node ``key`` of class ``cid`` a runner tries (none if its
+        guide has no entry for the head)."""
+        guide = runner.guide
+        entry = ALL if guide is ALL else guide.get(key[0])
+        if entry is None:
+            return []
+        rk = (key, id(entry), runner.depth)
+        found = self.root_cache.get(rk)
+        if found is None:
+            found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
+            known = self.egraph.known
             for view in found:
-                yield key, view
+                known[view] = cid
+        return found

@@ -253,9 +253,16 @@ class Matcher:
         # or a test that fails first, taken without building kanren streams.
         self.compute, self.guard = forward_of(self.goal, self.in_var, self.out_var)
 
-    def answers(self, term: Any, known: Callable[[Any], bool] | None = None) -> Iterator[Term]:
+    def answers(
+        self,
+        term: Any,
+        known: Callable[[Any], bool] | None = None,
+        results: Iterator[Any] | None = None,
+    ) -> Iterator[Term]:
         """Ground results of the relation on ``term`` that differ from it (and for which
         ``known``, if given, is false: results the caller has, not checked again).
+        ``results``, if given, are the relation's results on ``term`` found by the
+        caller (the e-graph matches rules itself): they are checked the same way.
 
         An exception inside the goal is raised as :class:`RelationError` naming the
         relation and ``term``; an ill-typed term built by the goal means the relation
@@ -264,7 +271,8 @@ class Matcher:
         without running its goal.
         """
         try:
-            yield from self._checked(term, self._results(term), known)
+            found = self._results(term) if results is None else results
+            yield from self._checked(term, found, known)
         except TypeCheckError:
             self.dropped["builds an ill-typed term"] += 1
         except (RelationError, KeyboardInterrupt):

@@ -28,7 +28,7 @@ Examples
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from unification import reify, unify, var
@@ -211,6 +211,13 @@ class PatternRelation:
             return
         for b in self.bindings(self.left, term):
             yield self.right.build(b)
+
+    def built(self, matches: Iterable[dict]) -> Iterator[Any]:
+        """The right-hand side under each of ``matches`` (bindings of the left-hand
+        side, found elsewhere: the e-graph's matcher) that satisfies the conditions."""
+        for b in matches:
+            for b1 in self._conditions(b, 0):
+                yield self.right.build(b1)
 
     def reversed(self) -> PatternRelation:
         """The rule with its sides swapped (what :func:`relgraph.reverse` returns)."""

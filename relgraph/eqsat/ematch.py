@@ -1,0 +1,148 @@
+"""E-matching: a rule's left-hand side matched over e-classes, without views.
+
+A rule (:func:`relgraph.rule`) whose left-hand side is a tree of fixed-arity
+applications is matched as egg matches its patterns: the root against an e-node,
+an inner application against every e-node of its operand class with that head, a
+variable against the class itself.  A variable binds to what a view would show
+for the class (its typed :class:`~relgraph.eqsat.egraph.Hole`, or its constant),
+so conditions and the right-hand side see the same values as on a view; a
+repeated variable matches one class.  Nothing is built for the e-nodes that do not
+match, and no combination is cut (views show at most ``MAX_VIEWS`` of them).
+
+Each match comes with the term it matched (its *shape*: matched e-nodes as
+written, holes below), which the saturation loop records as the view the rule
+ran on.  Over an associative Op a pattern of ``k`` arguments is also matched on
+each run of ``k`` neighbouring arguments of a longer e-node (a *window*), as the
+driver tries runs of a sum.
+
+Rules with a rest variable (``add(A @ xs)``) are matched on views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from itertools import product
+from typing import Any
+
+from relgraph.eqsat.egraph import EGraph, Key
+from relgraph.eqsat.views import MAX_WINDOW_ARITY, Interned
+from relgraph.rewriting.patterns import PApp, PLit, PVar, same
+from relgraph.rewriting.promotion import is_pure
+from relgraph.rewriting.relation import is_associative
+from relgraph.terms.term import Term
+
+__all__ = ["matchable", "EMatcher"]
+
+#: One match: the shape matched, its window (None: the whole e-node), the term the
+#: pattern matched (the shape, or its window's run as a term) and the bindings.
+Found = tuple[Term, "tuple[int, int] | None", Term, list]
+
+
+def matchable(p: Any) -> bool:
+    """Whether ``p`` (a compiled pattern) is e-matched: applications of a fixed
+    number of arguments down to variables and literals."""
+    if isinstance(p, PApp):
+        return p.rest is None and all(matchable(a) for a in p.args)
+    return isinstance(p, (PVar, PLit))
+
+
+class EMatcher:
+    """The matches of patterns on one graph, as it is in one search phase: what a
+    pattern matches on a class is found once per phase, whatever uses the class."""
+
+    def __init__(self, egraph: EGraph, interned: Interned):
+        self.egraph = egraph
+        self.interned = interned
+        self.memo: dict[tuple[int, Any], list[tuple[dict, Any]]] = {}
+
+    def matches(self, p: PApp, cid: int, key: Key, windows: bool) -> Iterator[Found]:
+        """The matches of ``p`` on e-node ``key`` of class ``cid``, grouped by shape."""
+        if key[0] is not p.op:
+            return
+        children, params = key[1], key[2]
+        arity = len(children) + len(params)
+        if len(p.args) == arity:
+            yield from _grouped(self._node(p, key), None, lambda shape: shape)
+        if not (windows and len(p.args) >= 2 and not params and is_associative(p.op)):
+            return
+        if not len(p.args) < arity <= MAX_WINDOW_ARITY:
+            return
+        holes = tuple(self.interned.hole(self.egraph, c) for c in children)
+        if not is_pure(self.interned.view(p.op, holes, ())):
+            return  # a run stands for its part of the fold only in one dtype
+        k = len(p.args)
+        for i in range(arity - k + 1):
+            found = self._node(p, (p.op, children[i : i + k], ()))
+
+            def whole(part: Term, i: int = i) -> Term:
+                return self.interned.view(
+                    p.op, (*holes[:i], *part._tuple[1:], *holes[i + k :]), ()
+                )
+
+            yield from _grouped(found, (i, i + k), whole)
+
+    def _node(self, p: PApp, key: Key) -> list[tuple[dict, Term]]:
+        """Bindings of ``p`` on e-node ``key`` (its head is ``p.op``), with the shape."""
+        mk = (id(p), key)
+        found = self.memo.get(mk)
+        if found is not None:
+            return found
+        children, params = key[1], key[2]
+        orders = [tuple(range(len(children)))]
+        if p.swaps and not params and children[0] != children[1]:
+            orders.append((1, 0))  # a binary pattern on a commutative Op: either order
+        found = self.memo[mk] = []
+        for order in orders:
+            options = [self._class(a, children[j]) for a, j in zip(p.args, order)]
+            options += [_literal(a, v) for a, v in zip(p.args[len(children) :], params)]
+            for combo in product(*options):
+                b = _merged(combo)
+                if b is not None:
+                    shown = [combo[order.index(j)][1] for j in range(len(children))]
+                    found.append((b, self.interned.view(p.op, tuple(shown), params)))
+        return found
+
+    def _class(self, p: Any, cid: int) -> list[tuple[dict, Any]]:
+        """Bindings of ``p`` on class ``cid``, with the term shown for it."""
+        mk = (id(p), cid)
+        found = self.memo.get(mk)
+        if found is not None:
+            return found
+        if not isinstance(p, PApp):
+            found = _literal(p, self.interned.hole(self.egraph, cid))
+        else:
+            found = []
+            canon = self.egraph.find(cid)
+            for key in self.egraph.nodes(cid):
+                if key[0] is not p.op or canon in key[1]:
+                    continue  # another head, or the class inside itself (x + 0)
+                if len(key[1]) + len(key[2]) == len(p.args):
+                    found.extend(self._node(p, key))
+        self.memo[mk] = found
+        return found
+
+
+def _literal(p: Any, value: Any) -> list[tuple[dict, Any]]:
+    """Bindings of a variable or literal ``p`` on ``value``."""
+    return [(b, value) for b in p.match(value, {})]
+
+
+def _merged(combo: tuple) -> dict | None:
+    """The bindings of the arguments together; None where a variable bound in two
+    of them differs (a repeated variable matches one class)."""
+    b: dict = {}
+    for part, _ in combo:
+        for v, value in part.items():
+            if v in b and not same(b[v], value):
+                return None
+            b[v] = value
+    return b
+
+
+def _grouped(found: list[tuple[dict, Term]], window: Any, whole: Any) -> Iterator[Found]:
+    """Matches with one shape together, in the order first found."""
+    groups: dict[Term, list] = {}
+    for b, part in found:
+        groups.setdefault(part, []).append(b)
+    for part, bindings in groups.items():
+        yield whole(part), window, part, bindings

@@ -1,0 +1,135 @@
+"""E-matching: rules matched over e-classes agree with matching their views, and
+find every combination where views are cut."""
+
+import functools
+import operator
+
+import pytest
+
+import relgraph as rg
+from relgraph.eqsat.egraph import EGraph
+from relgraph.eqsat.ematch import EMatcher, matchable
+from relgraph.eqsat.saturate import DirectedRule
+from relgraph.eqsat.views import MAX_ALTERNATIVES, Interned, Views
+from relgraph.rewriting.patterns import compile_pattern
+from relgraph.rewriting.relation import Rule, positions
+
+P, Q, R = rg.lvar("P", ndim=2), rg.lvar("Q", ndim=2), rg.lvar("R")
+u, v = rg.lvars("u v")
+c = rg.lvar("c", constant=True)
+RULES = [
+    rg.rule((P @ Q) @ R, P @ (Q @ R), name="assoc"),
+    rg.rule(rg.sum(u) + rg.sum(v), rg.sum(u + v), name="sum_add"),
+    rg.rule(u * u, u**2, name="square"),
+    rg.rule(rg.exp(u) * rg.exp(v), rg.exp(u + v), name="exp_mul"),
+    rg.rule(c * (u + v), c * u + c * v, name="scale_sum"),
+    rg.rule(-(-u), u, name="neg_neg"),
+    rg.rule(rg.sum(u, 0), rg.sum(u.T, 1), name="sum_axis"),
+]
+
+
+def runner(rule):
+    return DirectedRule(Rule(rule, rule.__name__), "forward", 8)
+
+
+def graph_of(*terms):
+    g = EGraph()
+    for t in terms:
+        g.add_term(t)
+    g.rebuild()
+    return g
+
+
+def by_ematching(g, interned, run):
+    """``(term matched, window, bindings)`` of every match on every e-node."""
+    matcher = EMatcher(g, interned)
+    found = set()
+    for cid, cls in g.classes.items():
+        for key in cls.nodes:
+            for _, window, term, bindings in matcher.matches(run.pattern, cid, key, run.windows):
+                for b in bindings:
+                    found.add((term, window, frozenset(b.items())))
+    return found
+
+
+def by_views(g, interned, run):
+    """What matching the pattern on every view (and its runs) finds."""
+    views = Views(g, interned)
+    found = set()
+    for cid, cls in g.classes.items():
+        for key in cls.nodes:
+            for view in views.of_root(cid, key, run):
+                places = positions(view) if run.windows and len(view.args) > 2 else [(view, None)]
+                for candidate, window in places:
+                    for b in run.pattern.match(candidate, {}):
+                        found.add((candidate, window, frozenset(b.items())))
+    return found
+
+
+def test_the_library_rules_without_rest_variables_are_ematched():
+    runners = [runner(r) for r in RULES]
+    assert all(r.pattern is not None for r in runners)
+    xs = rg.rest("xs")
+    rest_rule = rg.rule(P @ rg.add(xs), rg.add(P @ xs), name="dist")
+    assert not matchable(compile_pattern(rest_rule.lhs))
+    assert runner(rest_rule).pattern is None  # matched on views
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda r: r.__name__)
+def test_ematching_finds_what_matching_views_finds(rule):
+    A, B, C, D = (rg.matrix(n) for n in "ABCD")
+    a, b, d = rg.vector("a"), rg.vector("b"), rg.vector("d")
+    s = rg.scalar("s")
+    g = graph_of(
+        (A @ B) @ C @ D, A @ (B @ a), rg.sum(a) + rg.sum(b) + rg.sum(d),
+        a * a * b, rg.exp(a) * rg.exp(b) * rg.exp(a), 2.0 * (a + b), s * (a + d),
+        -(-a), rg.sum(A, 0), rg.sum(a) + rg.sum(a),
+    )  # fmt: skip
+    # a merged class: b's class also holds exp(d), and a's holds a * 1
+    g.merge(g.add_term(b), g.add_term(rg.exp(d)))
+    g.merge(g.add_term(a), g.add_term(a * 1))
+    g.rebuild()
+    run, interned = runner(rule), Interned()
+    found = by_ematching(g, interned, run)
+    assert found == by_views(g, interned, run)
+    assert found  # each rule matches somewhere in this graph
+
+
+def test_a_repeated_variable_matches_one_class():
+    a, b = rg.vector("a"), rg.vector("b")
+    g = graph_of(a * b)
+    run = runner(RULES[2])  # u * u -> u ** 2
+    assert by_ematching(g, Interned(), run) == set()
+    g.merge(g.add_term(a), g.add_term(b))  # now a and b are one class
+    g.rebuild()
+    (shape, window, binding), *more = by_ematching(g, Interned(), run)
+    assert not more and window is None and len(dict(binding)) == 1
+
+
+def test_ematching_finds_every_alternative_where_views_are_cut():
+    """An operand class with more e-nodes of the pattern's head than a view shows."""
+    n = MAX_ALTERNATIVES + 4
+    mats = [rg.matrix(f"M{i}", shape=(3, 3)) for i in range(2 * n)]
+    products = [mats[2 * i] @ mats[2 * i + 1] for i in range(n)]
+    C = rg.matrix("C", shape=(3, 3))
+    g = graph_of(products[0] @ C, *products)
+    first = g.add_term(products[0])
+    for p in products[1:]:  # one class holding n products (as a rewrite would make it)
+        g.merge(first, g.add_term(p))
+    g.rebuild()
+    run = runner(RULES[0])
+    found = by_ematching(g, Interned(), run)
+    assert len(found) == n  # every ((Mi @ Mj) @ C)
+    assert len(by_views(g, Interned(), run)) == MAX_ALTERNATIVES  # what views show
+
+
+def test_explore_reaches_the_chain_optimum_with_ematching():
+    dims = [30, 35, 15, 5, 10, 20, 25]
+    mats = [rg.matrix(f"M{i}", shape=(dims[i], dims[i + 1])) for i in range(6)]
+    space = rg.explore(functools.reduce(operator.matmul, mats), [RULES[0]], timeout=None,
+                       schedule="saturate")  # fmt: skip
+    assert space.saturated
+    assert space.cost(space.best()) == 34_500  # the dynamic-programming optimum
+    for term in list(space.terms)[:20]:
+        derivation = space.explain(term)
+        assert derivation.result == term and all(step.check() for step in derivation)
