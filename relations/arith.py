@@ -50,7 +50,7 @@ from relgraph.logic.goals import (
     variadico,
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
-from relgraph.rewriting.relation import forward_only
+from relgraph.rewriting.relation import forward_only, reads
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
 from relgraph.terms.infer import typeof
@@ -91,6 +91,11 @@ def _is_ac(op: Any) -> bool:
     return (op,) in associative.facts and (op,) in commutative.facts
 
 
+#: What the AC normal form reads of a sum (product): the sums (products) it splices,
+#: and its symbols and constants (by which it sorts).
+_NESTED = {ops.add: {ops.add: {}, "leaf": {}}, ops.mul: {ops.mul: {}, "leaf": {}}}
+
+
 def _ac_normal(t: Any, regroup: bool = False) -> Any:
     """The AC normal form of a sum or product, or None if ``t`` is in it already.
 
@@ -128,6 +133,7 @@ def _ac_normal(t: Any, regroup: bool = False) -> Any:
     whole=True,
 )
 @register(specialize_db, SPECIALIZE, FAST_RUN, position=1, tracks=(ops.add, ops.mul), whole=True)
+@reads(_NESTED)
 def ac_normalo(in_lv, out_lv):
     """Flatten nested ``add``/``mul`` and sort their arguments where that keeps the
     values exactly: the AC normal form (integers and bools flattened and sorted;
@@ -145,6 +151,7 @@ def ac_normalo(in_lv, out_lv):
 @register(
     canonicalize_db, CANONICALIZE, REASSOCIATE, position=1, tracks=(ops.add, ops.mul), whole=True
 )
+@reads(_NESTED)
 def reassociateo(in_lv, out_lv):
     """Flatten and sort float sums and products too (``x * (y * 1e300) ->
     1e300 * x * y``): the float AC normal form, opt-in like LLVM's ``reassoc`` flag,
@@ -206,6 +213,7 @@ def _folded(t: Any) -> Any:
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=3, whole=True)
 @forward_only
+@reads()
 def constant_foldo(in_lv, out_lv):
     """An Op applied to constants is its value: ``2 * 3 -> 6``; the constants of a
     sum or product fold into one: ``2 + x + 3 -> 5 + x`` (finite results only)."""
@@ -237,12 +245,14 @@ def _drop_constanto(op, constant):
 
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=4, tracks=(ops.add,), whole=True)
+@reads({ops.add: {}})
 def add_zeroo(in_lv, out_lv):
     """``x + 0 -> x`` (in a sum of any length)."""
     return _drop_constanto(add, 0)(in_lv, out_lv)
 
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=5, tracks=(ops.mul,), whole=True)
+@reads({ops.mul: {}})
 def mul_oneo(in_lv, out_lv):
     """``x * 1 -> x`` (in a product of any length)."""
     return _drop_constanto(mul, 1)(in_lv, out_lv)

@@ -39,6 +39,7 @@ from relgraph.ops import (
     sum,
     transpose,
 )
+from relgraph.rewriting.relation import reads
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
 from relgraph.terms.lvars import lvar, rest as rest_lvar
@@ -135,6 +136,7 @@ def _flops(t: Any) -> int:
 @register(
     specialize_db, SPECIALIZE, LINALG, FAST_RUN, produces=(ops.dot,), position=9, tracks=(ops.dot,)
 )
+@reads({ops.dot: {ops.dot: {}}})
 def cheaper_dot_ordero(in_lv, out_lv):
     """Reassociate a product chain, either way, when that costs fewer multiply-adds.
 
@@ -145,6 +147,10 @@ def cheaper_dot_ordero(in_lv, out_lv):
         conde([dot_assoco(in_lv, out_lv)], [dot_assoco(out_lv, in_lv)]),
         testo(lambda a, b: _flops(b) < _flops(a), in_lv, out_lv),
     )
+
+
+#: What the scaling relations read: the products among a product's (a sum's) operands.
+_SCALED_DOT, _SCALED_SUM = {ops.dot: {ops.mul: {}}}, {ops.sum: {ops.mul: {}}}
 
 
 def _scalar_factoro(scaled, c, plain):
@@ -160,6 +166,7 @@ def _scalar_factoro(scaled, c, plain):
 
 
 @register(linalg_db, LINALG, FAST_RUN, produces=(ops.mul,), position=2, tracks=(ops.dot,))
+@reads(_SCALED_DOT)
 def dot_scaleo(in_lv, out_lv):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a
     finite number with ``|c| >= 1``.
@@ -172,6 +179,7 @@ def dot_scaleo(in_lv, out_lv):
 
 
 @register(linalg_db, LINALG, UNSAFE, produces=(ops.mul,), position=3, tracks=(ops.dot,))
+@reads(_SCALED_DOT)
 def dot_scale_anyo(in_lv, out_lv, c=None):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` any scalar.
 
@@ -205,6 +213,7 @@ def sum_doto(in_lv, out_lv):
 @register(
     canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.mul,), position=30, tracks=(ops.sum,)
 )
+@reads(_SCALED_SUM)
 def sum_scaleo(in_lv, out_lv):
     """``sum(c * x) <-> c * sum(x)``, ``c`` a number with ``|c| >= 1``: one multiplication, not n.
 
@@ -223,6 +232,7 @@ def _at_least_one(c: Any) -> bool:
 @register(
     canonicalize_db, CANONICALIZE, UNSAFE, produces=(ops.mul,), position=40, tracks=(ops.sum,)
 )
+@reads(_SCALED_SUM)
 def sum_scale_anyo(in_lv, out_lv, c=None):
     """``sum(c * x) <-> c * sum(x)``, ``c`` any scalar.
 

@@ -124,7 +124,7 @@ class DirectedRule:
             self.guide: Any = pattern_guide(left)
             self.depth = relation.depth
         else:
-            self.guide = ALL
+            self.guide = getattr(relation, "guide", ALL)
             self.depth = getattr(relation, "depth", DEFAULT_DEPTH)
         self.wraps_anything: bool | None = None  # probed when saturation starts
         self.seen: set[tuple[Any, tuple[int, int] | None]] = set()

@@ -37,6 +37,7 @@ __all__ = [
     "forward_only",
     "produces",
     "produced_heads",
+    "reads",
     "directions_of",
     "Matcher",
     "rewrites",
@@ -185,6 +186,37 @@ def produces(*ops: Any) -> Callable[[Relation], Relation]:
 
     def mark(relation: Relation) -> Relation:
         vars(relation)["produces"] = frozenset(ops)
+        return relation
+
+    return mark
+
+
+def reads(guide: dict | None = None) -> Callable[[Relation], Relation]:
+    """Declare what a relation reads of a term, so :func:`~relgraph.explore` shows it
+    only that: ``{head: operands}`` for each head Op it rewrites, ``operands`` what it
+    reads of every operand in the same form (``{}``: the operand as a whole, an
+    e-class; a ``"leaf"`` key shows an operand that is a symbol or a constant as
+    itself); ``None``: any head, its operands as wholes.  Without it the relation
+    is shown every e-node two levels deep, each combination of its operands' e-nodes
+    a view of its own.  A declaration that leaves out what it reads loses answers.
+
+    Examples
+    --------
+    >>> import relgraph as rg
+    >>> @reads({rg.add: {rg.add: {}}})  # a sum, and the sums among its operands
+    ... def splice_sumo(a, b): ...
+    >>> splice_sumo.depth
+    2
+    """
+
+    def depth(g: dict) -> int:
+        return 1 + max(map(depth, g.values())) if g else 0
+
+    def mark(relation: Relation) -> Relation:
+        if guide is None:
+            vars(relation)["depth"] = 1
+        else:
+            vars(relation).update(guide=guide, depth=depth(guide))
         return relation
 
     return mark

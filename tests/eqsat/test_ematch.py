@@ -133,3 +133,24 @@ def test_explore_reaches_the_chain_optimum_with_ematching():
     for term in list(space.terms)[:20]:
         derivation = space.explain(term)
         assert derivation.result == term and all(step.check() for step in derivation)
+
+
+def test_a_relation_that_declares_what_it_reads_is_shown_only_that():
+    from relations.arith import ac_normalo
+
+    i, j, k = (rg.vector(n, "int64") for n in "ijk")
+    M = rg.matrix("M", "int64")
+    g = graph_of(i + (j + k))
+    g.merge(g.add_term(j + k), g.add_term(M @ k))  # the operand class also holds a product
+    g.rebuild()
+    views = Views(g, Interned())
+    run = DirectedRule(Rule(ac_normalo, "ac_normalo"), "forward", 8)
+    assert run.depth == 2 and rg.dot not in run.guide[rg.add]
+    root = g.lookup(i + (j + k))
+    shown = [v for key in g.nodes(root) for v in views.of_root(root, key, run)]
+    operands = [a for v in shown for a in v.args]
+    assert i in operands  # a symbol as itself, the product's class as the sum it holds
+    assert not any(type(a) is rg.Term and a.op is rg.dot for a in operands), shown
+    # and exploring still reaches the normal form it computes
+    space = rg.explore(i + (j + k), [ac_normalo], directions=["forward"], timeout=None)
+    assert rg.add(i, j, k) in space
