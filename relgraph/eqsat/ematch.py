@@ -15,7 +15,10 @@ ran on.  Over an associative Op a pattern of ``k`` arguments is also matched on
 each run of ``k`` neighbouring arguments of a longer e-node (a *window*), as the
 driver tries runs of a sum.
 
-Rules with a rest variable (``add(A @ xs)``) are matched on views.
+A rest part alone in an argument list (``add(xs)``, ``add(A @ xs)``) takes every
+operand, and on an associative Op also each run of two or more of them (not all);
+rules with a rest part beside other arguments (``x + 0 + rest``) are matched on
+views.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 
 from relgraph.eqsat.egraph import EGraph, Key
 from relgraph.eqsat.views import MAX_WINDOW_ARITY, Interned
-from relgraph.rewriting.patterns import PApp, PLit, PVar, same
+from relgraph.rewriting.patterns import PApp, PLit, PRest, PVar, same
 from relgraph.rewriting.promotion import is_pure
 from relgraph.rewriting.relation import is_associative
 from relgraph.terms.term import Term
@@ -39,10 +42,13 @@ Found = tuple[Term, "tuple[int, int] | None", Term, list]
 
 
 def matchable(p: Any) -> bool:
-    """Whether ``p`` (a compiled pattern) is e-matched: applications of a fixed
-    number of arguments down to variables and literals."""
+    """Whether ``p`` (a compiled pattern) is e-matched: applications down to variables
+    and literals, each with a fixed number of arguments or with a rest part alone
+    (``add(xs)``, ``add(A @ xs)``)."""
     if isinstance(p, PApp):
-        return p.rest is None and all(matchable(a) for a in p.args)
+        if p.rest is None:
+            return all(matchable(a) for a in p.args)
+        return not p.args and (isinstance(p.rest, PRest) or matchable(p.rest.template))
     return isinstance(p, (PVar, PLit))
 
 
@@ -59,39 +65,44 @@ class EMatcher:
         """The matches of ``p`` on e-node ``key`` of class ``cid``, grouped by shape."""
         if key[0] is not p.op:
             return
+        yield from _grouped(self._node(p, key), None, lambda shape: shape)
         children, params = key[1], key[2]
-        arity = len(children) + len(params)
-        if len(p.args) == arity:
-            yield from _grouped(self._node(p, key), None, lambda shape: shape)
-        if not (windows and len(p.args) >= 2 and not params and is_associative(p.op)):
+        arity = len(children)
+        if not windows or params or not 2 < arity <= MAX_WINDOW_ARITY:
             return
-        if not len(p.args) < arity <= MAX_WINDOW_ARITY:
+        sizes = range(arity - 1, 1, -1) if p.rest is not None else [len(p.args)]
+        sizes = [k for k in sizes if 2 <= k < arity]
+        if not sizes or not is_associative(p.op):
             return
         holes = tuple(self.interned.hole(self.egraph, c) for c in children)
         if not is_pure(self.interned.view(p.op, holes, ())):
             return  # a run stands for its part of the fold only in one dtype
-        k = len(p.args)
-        for i in range(arity - k + 1):
-            found = self._node(p, (p.op, children[i : i + k], ()))
+        for k in sizes:
+            for i in range(arity - k + 1):
+                found = self._node(p, (p.op, children[i : i + k], ()))
 
-            def whole(part: Term, i: int = i) -> Term:
-                return self.interned.view(
-                    p.op, (*holes[:i], *part._tuple[1:], *holes[i + k :]), ()
-                )
+                def whole(part: Term, i: int = i, k: int = k) -> Term:
+                    parts = (*holes[:i], *part._tuple[1:], *holes[i + k :])
+                    return self.interned.view(p.op, parts, ())
 
-            yield from _grouped(found, (i, i + k), whole)
+                yield from _grouped(found, (i, i + k), whole)
 
     def _node(self, p: PApp, key: Key) -> list[tuple[dict, Term]]:
         """Bindings of ``p`` on e-node ``key`` (its head is ``p.op``), with the shape."""
         mk = (id(p), key)
         found = self.memo.get(mk)
-        if found is not None:
-            return found
+        if found is None:
+            found = self.memo[mk] = self._fixed(p, key) if p.rest is None else self._rest(p, key)
+        return found
+
+    def _fixed(self, p: PApp, key: Key) -> list[tuple[dict, Term]]:
         children, params = key[1], key[2]
+        if len(children) + len(params) != len(p.args):
+            return []
         orders = [tuple(range(len(children)))]
         if p.swaps and not params and children[0] != children[1]:
             orders.append((1, 0))  # a binary pattern on a commutative Op: either order
-        found = self.memo[mk] = []
+        found = []
         for order in orders:
             options = [self._class(a, children[j]) for a, j in zip(p.args, order)]
             options += [_literal(a, v) for a, v in zip(p.args[len(children) :], params)]
@@ -101,6 +112,42 @@ class EMatcher:
                     shown = [combo[order.index(j)][1] for j in range(len(children))]
                     found.append((b, self.interned.view(p.op, tuple(shown), params)))
         return found
+
+    def _rest(self, p: PApp, key: Key) -> list[tuple[dict, Term]]:
+        """A rest part alone: every operand its item (as matching a view does, the
+        first match of each item that agrees with the items before it)."""
+        children, params = key[1], key[2]
+        if params or not children:
+            return []
+        if isinstance(p.rest, PRest):
+            holes = [self.interned.hole(self.egraph, c) for c in children]
+            view = self.interned.view(p.op, tuple(holes), ())
+            return [(b, view) for b in p.rest.match_many(holes, {})]
+        rests = p.rest.rests
+        b: dict = {}
+        got: dict = {v: [] for v in rests}
+        shown = []
+        for c in children:
+            item = self._first_agreeing(p.rest.template, c, b, got)
+            if item is None:
+                return []
+            b, part, term = item
+            for v in rests:
+                got[v].append(part[v])
+            shown.append(term)
+        b.update({v: tuple(values) for v, values in got.items()})
+        return [(b, self.interned.view(p.op, tuple(shown), ()))]
+
+    def _first_agreeing(self, template: Any, cid: int, b: dict, rests: Any) -> tuple | None:
+        """The first match of ``template`` on class ``cid`` that agrees with ``b`` on
+        every variable but ``rests``: the bindings together, the match's, its term."""
+        for part, term in self._class(template, cid):
+            merged = _merged(
+                ((b, None), ({k: w for k, w in part.items() if k not in rests}, None))
+            )
+            if merged is not None:
+                return merged, part, term
+        return None
 
     def _class(self, p: Any, cid: int) -> list[tuple[dict, Any]]:
         """Bindings of ``p`` on class ``cid``, with the term shown for it."""
@@ -116,8 +163,7 @@ class EMatcher:
             for key in self.egraph.nodes(cid):
                 if key[0] is not p.op or canon in key[1]:
                     continue  # another head, or the class inside itself (x + 0)
-                if len(key[1]) + len(key[2]) == len(p.args):
-                    found.extend(self._node(p, key))
+                found.extend(self._node(p, key))
         self.memo[mk] = found
         return found
 
