@@ -195,17 +195,16 @@ def reads(guide: dict | None = None) -> Callable[[Relation], Relation]:
     """Declare what a relation reads of a term, so :func:`~relgraph.explore` shows it
     only that: ``{head: operands}`` for each head Op it rewrites, ``operands`` what it
     reads of every operand in the same form (``{}``: the operand as a whole, an
-    e-class; a ``"leaf"`` key shows an operand that is a symbol or a constant as
-    itself); ``None``: any head, its operands as wholes.  Without it the relation
+    e-class); ``None``: any head, its operands as wholes.  Without it the relation
     is shown every e-node two levels deep, each combination of its operands' e-nodes
     a view of its own.  A declaration that leaves out what it reads loses answers.
 
     Examples
     --------
     >>> import relgraph as rg
-    >>> @reads({rg.add: {rg.add: {}}})  # a sum, and the sums among its operands
-    ... def splice_sumo(a, b): ...
-    >>> splice_sumo.depth
+    >>> @reads({rg.dot: {rg.mul: {}}})  # a product, and the products among its operands
+    ... def dot_scaledo(a, b): ...
+    >>> dot_scaledo.depth
     2
     """
 
