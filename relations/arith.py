@@ -91,6 +91,11 @@ def _is_ac(op: Any) -> bool:
     return (op,) in associative.facts and (op,) in commutative.facts
 
 
+#: What the AC normal form reads of a sum (product): the sums (products) it splices,
+#: and the symbols and constants it sorts by name and value.
+_NESTED = {ops.add: {ops.add: {}, "leaf": {}}, ops.mul: {ops.mul: {}, "leaf": {}}}
+
+
 def _ac_normal(t: Any, regroup: bool = False) -> Any:
     """The AC normal form of a sum or product, or None if ``t`` is in it already.
 
@@ -128,6 +133,7 @@ def _ac_normal(t: Any, regroup: bool = False) -> Any:
     whole=True,
 )
 @register(specialize_db, SPECIALIZE, FAST_RUN, position=1, tracks=(ops.add, ops.mul), whole=True)
+@reads(_NESTED)
 def ac_normalo(in_lv, out_lv):
     """Flatten nested ``add``/``mul`` and sort their arguments where that keeps the
     values exactly: the AC normal form (integers and bools flattened and sorted;
@@ -145,6 +151,7 @@ def ac_normalo(in_lv, out_lv):
 @register(
     canonicalize_db, CANONICALIZE, REASSOCIATE, position=1, tracks=(ops.add, ops.mul), whole=True
 )
+@reads(_NESTED)
 def reassociateo(in_lv, out_lv):
     """Flatten and sort float sums and products too (``x * (y * 1e300) ->
     1e300 * x * y``): the float AC normal form, opt-in like LLVM's ``reassoc`` flag,

@@ -84,7 +84,7 @@ class _Deriver:
             self.moves -= 1
             if self.moves < 0:
                 raise DerivationError(f"no derivation of {brief(goal)} in {MAX_MOVES} moves")
-            here, there = self.proofs.id_of(sub, self.ids), self.proofs.id_of(goal, self.ids)
+            here, there = self._recorded(sub), self._recorded(goal)
             if here is not None and there is not None:  # two recorded terms: the record
                 self._follow(pos, sub, here, there)
                 continue
@@ -106,6 +106,17 @@ class _Deriver:
                 self._operands(pos, self.proofs.term(here))
             else:
                 self._follow(pos, sub, here, self.g.node_ids[goal_key])
+
+    def _recorded(self, term: Any) -> int | None:
+        """The proof id of ``term`` as written, if its tree is its class's.  A chain
+        the graph spliced (``(a + b) + c`` of ``((a + b) + c) + d``) was written, but
+        only the whole chain is linked to the e-node: a class made later for a part of
+        it has a tree of its own."""
+        pid = self.proofs.id_of(term, self.ids)
+        if pid is None:
+            return None
+        key, _ = self._spelling(term)
+        return pid if self.proofs.linked(pid, self.g.node_ids[key]) else None
 
     def _hop(self, pos: tuple, sub: Any, flat: bool, app: Merge, forward: bool) -> None:
         """A move along the application ``app`` (from ``sub``'s flat form, if ``flat``)."""

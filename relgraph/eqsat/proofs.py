@@ -75,6 +75,10 @@ class Proofs:
         self.parent[source] = other
         self.links[source] = (reason, True)
 
+    def linked(self, a: int, b: int) -> bool:
+        """Whether ids ``a`` and ``b`` are in one tree (proven equal)."""
+        return self._root(a) == self._root(b)
+
     def _root(self, pid: int) -> int:
         while self.parent[pid] != pid:
             pid = self.parent[pid]

@@ -6,7 +6,8 @@ typed :class:`~relgraph.eqsat.egraph.Hole` symbols (or their constants) below th
 rule (:func:`relgraph.rule`) knows how deep it looks and which Op it needs at each
 place (its *guide*), so only those e-nodes are expanded; a hand-written goal sees
 every e-node to its depth (2), unless it declares what it reads
-(:func:`relgraph.rewriting.relation.reads`: a guide of its own).  An
+(:func:`relgraph.rewriting.relation.reads`: a guide, in which ``"leaf"`` shows a
+symbol or constant operand as itself).  An
 e-node shows at most ``MAX_VIEWS`` views, an operand class at most
 ``MAX_ALTERNATIVES`` e-nodes; what was left out is counted.
 """
@@ -167,7 +168,7 @@ class Views:
             if key[0] is not LEAF and canon in key[1]:
                 continue  # the class inside itself (x + 0): its hole shows as much
             if key[0] is LEAF:
-                if guide is ALL:
+                if guide is ALL or LEAF in guide:
                     out.append(key[2])
             elif guide is ALL:
                 out.extend(self.of_node(key, ALL, depth))

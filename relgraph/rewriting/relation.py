@@ -195,7 +195,8 @@ def reads(guide: dict | None = None) -> Callable[[Relation], Relation]:
     """Declare what a relation reads of a term, so :func:`~relgraph.explore` shows it
     only that: ``{head: operands}`` for each head Op it rewrites, ``operands`` what it
     reads of every operand in the same form (``{}``: the operand as a whole, an
-    e-class); ``None``: any head, its operands as wholes.  Without it the relation
+    e-class; a ``"leaf"`` key shows an operand that is a symbol or a constant as
+    itself); ``None``: any head, its operands as wholes.  Without it the relation
     is shown every e-node two levels deep, each combination of its operands' e-nodes
     a view of its own.  A declaration that leaves out what it reads loses answers.
 

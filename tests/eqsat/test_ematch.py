@@ -157,3 +157,21 @@ def test_a_relation_that_declares_what_it_reads_is_shown_only_that():
     # and exploring still finds what it rewrites to
     space = rg.explore(A @ (2.0 * a), [dot_scaleo], directions=["forward"], timeout=None)
     assert 2.0 * (A @ a) in space
+
+
+def test_the_ac_normal_form_sees_the_sums_it_splices_and_its_symbols():
+    from relations.arith import ac_normalo
+
+    i, j, k = (rg.vector(n, "int64") for n in "ijk")
+    g = graph_of(i + (j + k))
+    g.merge(g.add_term(j + k), g.add_term(rg.matrix("M", "int64") @ k))  # a product too
+    g.rebuild()
+    run = DirectedRule(Rule(ac_normalo, "ac_normalo"), "forward", 8)
+    root = g.lookup(i + (j + k))
+    views = Views(g, Interned())
+    operands = [o for key in g.nodes(root) for v in views.of_root(root, key, run) for o in v.args]
+    assert i in operands  # by name, so the normal form sorts as rg.rewrite's does
+    assert any(type(o) is rg.Term and o.op is rg.add for o in operands)
+    assert not any(type(o) is rg.Term and o.op is rg.dot for o in operands)
+    space = rg.explore(i + (j + k), [ac_normalo], directions=["forward"], timeout=None)
+    assert rg.add(i, j, k) in space
