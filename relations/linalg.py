@@ -15,6 +15,7 @@ kanren goal constructor, so it runs forward and backward.
 """
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -26,7 +27,16 @@ from unification import var, vars as lvars
 from relations.databases import canonicalize_db, linalg_db, register, specialize_db
 from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, LINALG, SPECIALIZE, UNSAFE
 from relgraph import ops
-from relgraph.logic.goals import is_number, is_scalar, pipeo, removeo, testo, variadico, zipo
+from relgraph.logic.goals import (
+    has_head,
+    is_number,
+    is_scalar,
+    pipeo,
+    removeo,
+    testo,
+    variadico,
+    zipo,
+)
 from relgraph.ops import (
     add,
     cholesky,
@@ -143,10 +153,21 @@ def cheaper_dot_ordero(in_lv, out_lv):
     With unknown sizes, ``(A @ B) @ x -> A @ (B @ x)`` still wins (two
     matrix-vector products instead of a matrix product).
     """
-    return lall(
-        conde([dot_assoco(in_lv, out_lv)], [dot_assoco(out_lv, in_lv)]),
-        testo(lambda a, b: _flops(b) < _flops(a), in_lv, out_lv),
+    return pipeo(
+        in_lv,
+        testo(partial(_has_operand, dot, dot), in_lv),  # a cheap test first
+        lall(
+            conde([dot_assoco(in_lv, out_lv)], [dot_assoco(out_lv, in_lv)]),
+            testo(lambda a, b: _flops(b) < _flops(a), in_lv, out_lv),
+        ),
     )
+
+
+def _has_operand(op: Any, inner: Any, t: Any) -> bool:
+    """Whether ``t`` applies ``op`` to a term applying ``inner`` (the test a relation
+    runs before its goal: a product of a product, the sum of a product)."""
+    t = as_term(t)  # built by a goal when run backward
+    return has_head(t, op) and any(has_head(a, inner) for a in t._tuple[1:])
 
 
 #: What the scaling relations read: the products among a product's (a sum's) operands.
@@ -175,7 +196,11 @@ def dot_scaleo(in_lv, out_lv):
     Not for other scalars: see ``dot_scale_anyo``.
     """
     c = var()
-    return lall(dot_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c))
+    return pipeo(
+        in_lv,
+        testo(partial(_has_operand, dot, mul), in_lv),  # a cheap test first
+        lall(dot_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c)),
+    )
 
 
 @register(linalg_db, LINALG, UNSAFE, produces=(ops.mul,), position=3, tracks=(ops.dot,))
@@ -190,6 +215,7 @@ def dot_scale_anyo(in_lv, out_lv, c=None):
     A, B, scaled = lvars(3)
     return pipeo(
         in_lv,
+        testo(partial(_has_operand, dot, mul), in_lv),  # a cheap test first
         conde(
             [eq(in_lv, etuple(dot, scaled, B)), _scalar_factoro(scaled, c, A)],
             [eq(in_lv, etuple(dot, A, scaled)), _scalar_factoro(scaled, c, B)],
@@ -222,7 +248,11 @@ def sum_scaleo(in_lv, out_lv):
     ``sum_scale_anyo``.
     """
     c = var()
-    return lall(sum_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c))
+    return pipeo(
+        in_lv,
+        testo(partial(_has_operand, sum, mul), in_lv),  # a cheap test first
+        lall(sum_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c)),
+    )
 
 
 def _at_least_one(c: Any) -> bool:
@@ -243,6 +273,7 @@ def sum_scale_anyo(in_lv, out_lv, c=None):
     x, scaled = lvars(2)
     return pipeo(
         in_lv,
+        testo(partial(_has_operand, sum, mul), in_lv),  # a cheap test first
         eq(in_lv, etuple(sum, scaled)),
         _scalar_factoro(scaled, c, x),
         eq(out_lv, etuple(mul, c, etuple(sum, x))),
