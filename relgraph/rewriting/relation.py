@@ -11,6 +11,7 @@ subterm.
 from __future__ import annotations
 
 import time
+import weakref
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -124,6 +125,20 @@ def reverse(relation: Rule | Relation) -> Relation:
     'reverse(dot_distributeo)'
     """
     rule = as_rule(relation)
+    try:  # one reversed relation per relation, so its goal is built once (Matcher)
+        made = _REVERSED.setdefault(rule.relation, {})
+    except TypeError:  # a callable that takes no weak reference
+        made = {}
+    found = made.get((rule.name, rule.tracks))
+    if found is None:
+        found = made[rule.name, rule.tracks] = _reversed(rule)
+    return found
+
+
+_REVERSED: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
+
+
+def _reversed(rule: Rule) -> Relation:
     if hasattr(rule.relation, "reversed"):  # a pattern rule: its sides swapped
         return rule.relation.reversed()
 
@@ -258,7 +273,6 @@ class Matcher:
         self.rule = rule
         self.max_answers = max_answers
         self.named = f"relation {rule.name!r}" + (f" ({label})" if label else "")
-        self.in_var, self.out_var = var(), var()
         # Answers refused, by reason, over this matcher's life (reports take differences).
         self.dropped: Counter[str] = Counter()
         self.direct = getattr(rule.relation, "answers", None)
@@ -266,24 +280,15 @@ class Matcher:
             self.direct = None
         # A rule's filter on fixed heads and arities, run before anything else.
         self.quick = getattr(rule.relation, "quick", None) if self.direct else None
-        try:
-            self.goal = rule.relation(self.in_var, self.out_var)
-        except Exception as exc:
-            raise RelationError(
-                f"relation {rule.name!r} could not build its goal: {type(exc).__name__}: {exc} "
-                "(a relation is a goal constructor rel(a, b) of two arguments)",
-                rule.name,
-                None,
-            ) from exc
-        if not callable(self.goal):
-            raise RelationError(
-                f"relation {rule.name!r} returned {self.goal!r}, not a kanren goal",
-                rule.name,
-                None,
-            )
-        # What the goal says of itself when run forward: its one computed answer,
-        # or a test that fails first, taken without building kanren streams.
-        self.compute, self.guard = forward_of(self.goal, self.in_var, self.out_var)
+        # The goal, its variables, and what it says of itself when run forward (its
+        # one computed answer, or a test that fails first, taken without kanren's
+        # streams): built once per relation, as a goal holds no state.
+        parts = _GOALS.get(rule.relation) if _weak(rule.relation) else None
+        if parts is None:
+            parts = _goal_of(rule)
+            if _weak(rule.relation):
+                _GOALS[rule.relation] = parts
+        self.goal, self.in_var, self.out_var, self.compute, self.guard = parts
 
     def answers(
         self,
@@ -342,6 +347,37 @@ class Matcher:
                 self.dropped[reason] += 1
             if count >= self.max_answers:
                 return
+
+
+_GOALS: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
+
+
+def _weak(relation: Any) -> bool:
+    try:
+        weakref.ref(relation)
+    except TypeError:
+        return False
+    return True
+
+
+def _goal_of(rule: Rule) -> tuple:
+    """``(goal, in_var, out_var, compute, guard)`` of ``rule`` (see :class:`Matcher`),
+    or RelationError naming the relation."""
+    in_var, out_var = var(), var()
+    try:
+        goal = rule.relation(in_var, out_var)
+    except Exception as exc:
+        raise RelationError(
+            f"relation {rule.name!r} could not build its goal: {type(exc).__name__}: {exc} "
+            "(a relation is a goal constructor rel(a, b) of two arguments)",
+            rule.name,
+            None,
+        ) from exc
+    if not callable(goal):
+        raise RelationError(
+            f"relation {rule.name!r} returned {goal!r}, not a kanren goal", rule.name, None
+        )
+    return (goal, in_var, out_var, *forward_of(goal, in_var, out_var))
 
 
 def refusal(before: Term, after: Any) -> str | None:

@@ -83,3 +83,12 @@ def test_matcher_builds_the_goal_once(syms):
     assert list(m.answers(B @ (z + w))) == [B @ z + B @ w]
     assert list(m.answers(A @ x)) == []
     assert len(calls) == 1
+    # once per relation, not per matcher: each explore and rewrite makes its own
+    again = Matcher(as_rule(counting_o))
+    assert list(again.answers(A @ (x + y))) == [A @ x + A @ y] and len(calls) == 1
+    assert again.dropped is not m.dropped  # what a matcher counts stays its own
+    back = Matcher(as_rule(rg.reverse(counting_o)))
+    assert list(back.answers(A @ x + A @ y)) == [A @ (x + y)] and len(calls) == 2
+    assert rg.reverse(counting_o) is rg.reverse(counting_o)
+    Matcher(as_rule(rg.reverse(counting_o)))
+    assert len(calls) == 2
