@@ -102,7 +102,8 @@ class EMatcher:
         orders = [tuple(range(len(children)))]
         if p.swaps and not params and children[0] != children[1]:
             orders.append((1, 0))  # a binary pattern on a commutative Op: either order
-        found = []
+        found: list[tuple[dict, Term]] = []
+        type_ = self._type(key)
         for order in orders:
             options = [self._class(a, children[j]) for a, j in zip(p.args, order)]
             options += [_literal(a, v) for a, v in zip(p.args[len(children) :], params)]
@@ -110,7 +111,7 @@ class EMatcher:
                 b = _merged(combo)
                 if b is not None:
                     shown = [combo[order.index(j)][1] for j in range(len(children))]
-                    found.append((b, self.interned.view(p.op, tuple(shown), params)))
+                    found.append((b, self.interned.view(p.op, tuple(shown), params, type_)))
         return found
 
     def _rest(self, p: PApp, key: Key) -> list[tuple[dict, Term]]:
@@ -121,7 +122,7 @@ class EMatcher:
             return []
         if isinstance(p.rest, PRest):
             holes = [self.interned.hole(self.egraph, c) for c in children]
-            view = self.interned.view(p.op, tuple(holes), ())
+            view = self.interned.view(p.op, tuple(holes), (), self._type(key))
             return [(b, view) for b in p.rest.match_many(holes, {})]
         rests = p.rest.rests
         b: dict = {}
@@ -136,7 +137,13 @@ class EMatcher:
                 got[v].append(part[v])
             shown.append(term)
         b.update({v: tuple(values) for v, values in got.items()})
-        return [(b, self.interned.view(p.op, tuple(shown), ()))]
+        return [(b, self.interned.view(p.op, tuple(shown), (), self._type(key)))]
+
+    def _type(self, key: Key) -> Any:
+        """The type of the class of e-node ``key``; None for a run of an e-node's
+        operands (no e-node: its type is inferred)."""
+        cid = self.egraph.memo.get(key)
+        return None if cid is None else self.egraph.classes[self.egraph.find(cid)].type
 
     def _first_agreeing(self, template: Any, cid: int, b: dict, rests: Any) -> tuple | None:
         """The first match of ``template`` on class ``cid`` that agrees with ``b`` on

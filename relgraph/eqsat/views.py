@@ -108,12 +108,15 @@ class Interned:
             found = self.holes[cid, cls.type] = g.hole(cid)
         return found
 
-    def view(self, op: Any, combo: tuple, params: tuple) -> Term:
-        """The one Term of ``op`` over these (interned) parts."""
+    def view(self, op: Any, combo: tuple, params: tuple, type_: Any = None) -> Term:
+        """The one Term of ``op`` over these (interned) parts; ``type_``, the type of
+        the e-class it shows, is its type (not inferred again)."""
         parts = (op, params, *map(id, combo))
         found = self.by_parts.get(parts)
         if found is None:
             found = self.by_parts[parts] = self.term(Term.of_ground((op, *combo, *params)))
+            if found._type is None:
+                found._type = type_
         return found
 
     def places(self, view: Term) -> tuple:
@@ -148,8 +151,9 @@ class Views:
         crowded = any((c, id(g), depth - 1) in self.crowded for c, g in zip(children, guides))
         if crowded or prod(map(len, alts)) > MAX_VIEWS:
             self.interned.cut.add(key)
+        type_ = self.egraph.classes[self.egraph.find(self.egraph.memo[key])].type
         for combo in islice(product(*alts), MAX_VIEWS):
-            yield self.interned.view(op, combo, params)
+            yield self.interned.view(op, combo, params, type_)
 
     def alternatives(self, cid: int, guide: Any, depth: int) -> list:
         """What a view shows for operand class ``cid``."""
