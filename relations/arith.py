@@ -49,7 +49,7 @@ from relgraph.logic.goals import (
     testo,
     variadico,
 )
-from relgraph.ops import add, mul, neg, pow, sqrt, sub, true_div
+from relgraph.ops import add, mul, neg, pow, sqrt, true_div
 from relgraph.rewriting.relation import forward_only, reads
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
@@ -274,27 +274,6 @@ def mul_zeroo(in_lv, out_lv):
     return computeo(_zero_product, [in_lv], out_lv)
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=6, tracks=(ops.sub,))
-def sub_zeroo(in_lv, out_lv):
-    """``x - 0 -> x``."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(sub, x, 0)), eq(out_lv, x))
-
-
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=7, tracks=(ops.true_div,))
-def div_oneo(in_lv, out_lv):
-    """``x / 1 -> x``."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(true_div, x, 1)), eq(out_lv, x))
-
-
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=8, tracks=(ops.pow,))
-def pow_oneo(in_lv, out_lv):
-    """``x ** 1 -> x``."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(pow, x, 1)), eq(out_lv, x))
-
-
 def _one_like(t: Any) -> Any:
     tp = typeof(t)
     return np.ones((), tp.dtype)[()] if tp.ndim == 0 else None
@@ -309,6 +288,16 @@ def pow_zeroo(in_lv, out_lv):
 
 
 _x = lvar("x")
+sub_zeroo = rule(_x - 0, _x, name="sub_zeroo")
+sub_zeroo.__doc__ = """``x - 0 -> x``."""
+register(canonicalize_db, CANONICALIZE, FAST_RUN, position=6, tracks=(ops.sub,))(sub_zeroo)
+div_oneo = rule(_x / 1, _x, name="div_oneo")
+div_oneo.__doc__ = """``x / 1 -> x``."""
+register(canonicalize_db, CANONICALIZE, FAST_RUN, position=7, tracks=(ops.true_div,))(div_oneo)
+pow_oneo = rule(_x**1, _x, name="pow_oneo")
+pow_oneo.__doc__ = """``x ** 1 -> x``."""
+register(canonicalize_db, CANONICALIZE, FAST_RUN, position=8, tracks=(ops.pow,))(pow_oneo)
+
 neg_nego = rule(neg(neg(_x)), _x, name="neg_nego")
 neg_nego.__doc__ = """``-(-x) -> x``."""
 register(canonicalize_db, CANONICALIZE, FAST_RUN, position=10, tracks=(ops.neg,))(neg_nego)
@@ -419,21 +408,10 @@ def neg_mulo(in_lv, out_lv):
     )
 
 
-@register(
-    canonicalize_db,
-    CANONICALIZE,
-    UNSAFE,
-    produces=(ops.true_div,),
-    position=36,
-    tracks=(ops.true_div,),
-)
-def div_divo(in_lv, out_lv):
-    """``(x / y) / z -> x / (y * z)``: one division instead of two."""
-    x, y, z = lvars(3)
-    return lall(
-        eq(in_lv, etuple(true_div, etuple(true_div, x, y), z)),
-        eq(out_lv, etuple(true_div, x, etuple(mul, y, z))),
-    )
+_z = lvar("z")
+div_divo = rule((_x / _y) / _z, _x / (_y * _z), name="div_divo")
+div_divo.__doc__ = """``(x / y) / z -> x / (y * z)``: one division instead of two."""
+register(canonicalize_db, CANONICALIZE, UNSAFE, position=36, tracks=(ops.true_div,))(div_divo)
 
 
 @register(canonicalize_db, CANONICALIZE, UNSAFE, position=33, tracks=(ops.true_div,))
@@ -480,11 +458,9 @@ def distributeo(in_lv, out_lv):
     )
 
 
-@register(specialize_db, SPECIALIZE, UNSAFE, produces=(ops.sqrt,), position=6, tracks=(ops.pow,))
-def pow_halfo(in_lv, out_lv):
-    """``x ** 0.5 <-> sqrt(x)``."""
-    x = lvars(1)[0]
-    return lall(eq(in_lv, etuple(pow, x, 0.5)), eq(out_lv, etuple(sqrt, x)))
+pow_halfo = rule(_x**0.5, sqrt(_x), name="pow_halfo")
+pow_halfo.__doc__ = """``x ** 0.5 <-> sqrt(x)``."""
+register(specialize_db, SPECIALIZE, UNSAFE, position=6, tracks=(ops.pow,))(pow_halfo)
 
 
 @register(

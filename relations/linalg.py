@@ -106,16 +106,16 @@ register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=28,
          tracks=(ops.transpose,))(transpose_transposeo)  # fmt: skip
 
 
-@register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=29, tracks=(ops.transpose,))
-def transpose_lowo(in_lv, out_lv):
+transpose_lowo = rule(transpose(_T), _T, name="transpose_lowo", when=lambda A: _low(A))
+transpose_lowo.__doc__ = (
     """``x.T -> x`` for vectors and scalars (transpose reverses no axes there)."""
-    x = var()
-    return pipeo(
-        in_lv,
-        eq(in_lv, etuple(transpose, x)),
-        testo(lambda t: typeof(t).ndim <= 1, x),
-        eq(out_lv, x),
-    )
+)
+register(canonicalize_db, CANONICALIZE, LINALG, FAST_RUN, position=29,
+         tracks=(ops.transpose,))(transpose_lowo)  # fmt: skip
+
+
+def _low(x: Any) -> bool:
+    return typeof(x).ndim <= 1
 
 
 _P, _Q = lvar("A"), lvar("B")
