@@ -61,8 +61,8 @@ class EMatcher:
         self.interned = interned
         self.memo: dict[tuple[int, Any], list[tuple[dict, Any]]] = {}
 
-    def matches(self, p: PApp, cid: int, key: Key, windows: bool) -> Iterator[Found]:
-        """The matches of ``p`` on e-node ``key`` of class ``cid``, grouped by shape."""
+    def matches(self, p: PApp, key: Key, windows: bool) -> Iterator[Found]:
+        """The matches of ``p`` on e-node ``key``, grouped by shape."""
         if key[0] is not p.op:
             return
         yield from _grouped(self._node(p, key), None, lambda shape: shape)

@@ -1,7 +1,7 @@
 """Equality saturation: relations, as they are, run on the e-graph step by step of
-a schedule.  A rule whose left-hand side has no rest variable is e-matched
-(:mod:`relgraph.eqsat.ematch`); every other relation runs on views of e-classes
-(:mod:`relgraph.eqsat.views`).  Each relation is tried only on the e-nodes whose
+a schedule.  A rule is e-matched (:mod:`relgraph.eqsat.ematch`) unless a rest
+part of its left-hand side sits beside other arguments; every other relation runs on
+views of e-classes (:mod:`relgraph.eqsat.views`).  Each relation is tried only on the e-nodes whose
 head it tracks (one index of the e-nodes by head per search phase).
 
 Each ground answer, holes mapped back to their classes, is added to the graph and
@@ -274,7 +274,7 @@ def _search(egraph, runners, iteration, budgets, deadline, changed, interned) ->
     views, ematcher = Views(egraph, interned), EMatcher(egraph, interned)
     found: list[_Match] = []
     everything = list(egraph.classes)
-    indexes = {
+    indexes = {  # for runners that search every class (stale), and the others
         True: _HeadIndex(egraph, everything),
         False: _HeadIndex(egraph, [c for c in everything if c in changed]),
     }
@@ -329,7 +329,7 @@ def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list,
     stop = time.perf_counter() + max_seconds
     known, find = views.egraph.known, views.egraph.find
 
-    def in_class(answer: Any) -> bool:
+    def in_class(answer: Any) -> bool:  # of the class being searched (the loop's cid)
         found = known.get(answer) if type(answer) is Term else None
         return found is not None and find(found) == cid
 
@@ -360,7 +360,7 @@ def _candidates(runner, views, ematcher, cid, key) -> Iterator[tuple]:
     if runner.pattern is not None:
         relation = runner.matcher.rule.relation
         for view, window, candidate, bindings in ematcher.matches(
-            runner.pattern, cid, key, runner.windows
+            runner.pattern, key, runner.windows
         ):
             views.egraph.known[view] = cid
             yield view, window, candidate, partial(relation.built, bindings)

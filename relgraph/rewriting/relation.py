@@ -125,20 +125,6 @@ def reverse(relation: Rule | Relation) -> Relation:
     'reverse(dot_distributeo)'
     """
     rule = as_rule(relation)
-    try:  # one reversed relation per relation, so its goal is built once (Matcher)
-        made = _REVERSED.setdefault(rule.relation, {})
-    except TypeError:  # a callable that takes no weak reference
-        made = {}
-    found = made.get((rule.name, rule.tracks))
-    if found is None:
-        found = made[rule.name, rule.tracks] = _reversed(rule)
-    return found
-
-
-_REVERSED: weakref.WeakKeyDictionary[Any, dict] = weakref.WeakKeyDictionary()
-
-
-def _reversed(rule: Rule) -> Relation:
     if hasattr(rule.relation, "reversed"):  # a pattern rule: its sides swapped
         return rule.relation.reversed()
 
@@ -148,7 +134,9 @@ def _reversed(rule: Rule) -> Relation:
     reversed_relation.__name__ = f"reverse({rule.name})"
     swap = {"forward": "backward", "backward": "forward"}
     directions = tuple(d for d in BOTH if swap[d] in directions_of(rule))
-    vars(reversed_relation).update(__wrapped__=rule.relation, directions=directions)
+    vars(reversed_relation).update(
+        __wrapped__=rule.relation, reverses=rule.relation, directions=directions
+    )
     if rule.tracks is not None:  # what it rewrote forward is what it produces now
         vars(reversed_relation)["produces"] = rule.tracks
     return reversed_relation
@@ -280,15 +268,12 @@ class Matcher:
             self.direct = None
         # A rule's filter on fixed heads and arities, run before anything else.
         self.quick = getattr(rule.relation, "quick", None) if self.direct else None
-        # The goal, its variables, and what it says of itself when run forward (its
-        # one computed answer, or a test that fails first, taken without kanren's
-        # streams): built once per relation, as a goal holds no state.
-        parts = _GOALS.get(rule.relation) if _weak(rule.relation) else None
-        if parts is None:
-            parts = _goal_of(rule)
-            if _weak(rule.relation):
-                _GOALS[rule.relation] = parts
-        self.goal, self.in_var, self.out_var, self.compute, self.guard = parts
+        # The goal (built once per relation: a goal holds no state; a reversed one is
+        # its relation's with the variables swapped), and what it says of itself when
+        # run forward: its one computed answer, or a test that fails first, taken
+        # without kanren's streams.
+        self.goal, self.in_var, self.out_var = _goal_of(rule)
+        self.compute, self.guard = forward_of(self.goal, self.in_var, self.out_var)
 
     def answers(
         self,
@@ -349,23 +334,32 @@ class Matcher:
                 return
 
 
+#: Goals by relation (a plain goal constructor: a rule's goal holds the rule, which
+#: would keep it alive here), with their input and output variables.
 _GOALS: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
 
 
-def _weak(relation: Any) -> bool:
-    try:
-        weakref.ref(relation)
-    except TypeError:
-        return False
-    return True
-
-
 def _goal_of(rule: Rule) -> tuple:
-    """``(goal, in_var, out_var, compute, guard)`` of ``rule`` (see :class:`Matcher`),
-    or RelationError naming the relation."""
-    in_var, out_var = var(), var()
+    """``(goal, in_var, out_var)`` of ``rule`` (see :class:`Matcher`), or
+    RelationError naming the relation."""
+    relation = getattr(rule.relation, "reverses", rule.relation)
+    cache = not hasattr(relation, "answers")
     try:
-        goal = rule.relation(in_var, out_var)
+        found = _GOALS.get(relation) if cache else None
+    except TypeError:  # a callable that takes no weak reference
+        found, cache = None, False
+    if found is None:
+        found = _built(rule, relation)
+        if cache:
+            _GOALS[relation] = found
+    goal, a, b = found
+    return (goal, b, a) if relation is not rule.relation else found
+
+
+def _built(rule: Rule, relation: Any) -> tuple:
+    a, b = var(), var()
+    try:
+        goal = relation(a, b)
     except Exception as exc:
         raise RelationError(
             f"relation {rule.name!r} could not build its goal: {type(exc).__name__}: {exc} "
@@ -377,7 +371,7 @@ def _goal_of(rule: Rule) -> tuple:
         raise RelationError(
             f"relation {rule.name!r} returned {goal!r}, not a kanren goal", rule.name, None
         )
-    return (goal, in_var, out_var, *forward_of(goal, in_var, out_var))
+    return goal, a, b
 
 
 def refusal(before: Term, after: Any) -> str | None:

@@ -48,9 +48,9 @@ def by_ematching(g, interned, run):
     """``(term matched, window, bindings)`` of every match on every e-node."""
     matcher = EMatcher(g, interned)
     found = set()
-    for cid, cls in g.classes.items():
+    for cls in g.classes.values():
         for key in cls.nodes:
-            for _, window, term, bindings in matcher.matches(run.pattern, cid, key, run.windows):
+            for _, window, term, bindings in matcher.matches(run.pattern, key, run.windows):
                 for b in bindings:
                     found.add((term, window, frozenset(b.items())))
     return found

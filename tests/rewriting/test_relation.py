@@ -87,8 +87,7 @@ def test_matcher_builds_the_goal_once(syms):
     again = Matcher(as_rule(counting_o))
     assert list(again.answers(A @ (x + y))) == [A @ x + A @ y] and len(calls) == 1
     assert again.dropped is not m.dropped  # what a matcher counts stays its own
-    back = Matcher(as_rule(rg.reverse(counting_o)))
-    assert list(back.answers(A @ x + A @ y)) == [A @ (x + y)] and len(calls) == 2
-    assert rg.reverse(counting_o) is rg.reverse(counting_o)
-    Matcher(as_rule(rg.reverse(counting_o)))
-    assert len(calls) == 2
+    back = Matcher(as_rule(rg.reverse(counting_o)))  # the same goal, run the other way
+    assert list(back.answers(A @ x + A @ y)) == [A @ (x + y)] and len(calls) == 1
+    twice = Matcher(as_rule(rg.reverse(rg.reverse(counting_o))))
+    assert list(twice.answers(A @ (x + y))) == [A @ x + A @ y]
