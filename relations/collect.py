@@ -33,7 +33,7 @@ from relations.tags import CANONICALIZE, FAST_RUN, SPECIALIZE, UNSAFE
 from relgraph import ops
 from relgraph.logic.goals import computeo, has_head, ifgroundo, is_constant, is_number, testo
 from relgraph.ops import add, mul, neg, pow
-from relgraph.rewriting.relation import forward_only
+from relgraph.rewriting.relation import forward_only, reads
 from relgraph.terms.term import Term
 
 __all__ = ["collect_termso", "add_zero_termo", "mul_selfo", "pow_mulo", "pow_powo"]
@@ -98,6 +98,7 @@ def _sum_of_like(rest: tuple, coefficients: list) -> Any:
     tracks=(ops.add,),
     whole=True,
 )
+@reads({ops.add: {ops.mul: {}, ops.neg: {}}})  # multiples: c * x, -x, x
 def collect_termso(in_lv, out_lv):
     """Like terms: ``c1 * x + c2 * x -> (c1 + c2) * x``; so ``x + x -> 2 * x``, ``x - x -> 0 * x``.
 
@@ -134,6 +135,7 @@ def _without_zero_terms(t: Any) -> Any:
 
 @register(canonicalize_db, CANONICALIZE, UNSAFE, position=32, tracks=(ops.add,), whole=True)
 @forward_only
+@reads({ops.add: {ops.mul: {}}})  # the 0 * x terms
 def add_zero_termo(in_lv, out_lv):
     """``0 * x + y -> y`` (every such term of a sum at once).  Unsafe: ``0 * inf`` is NaN."""
     return computeo(_without_zero_terms, [in_lv], out_lv)
@@ -180,6 +182,7 @@ def _product_of_powers(base: Any, exponents: list) -> Term:
     tracks=(ops.mul,),
     whole=True,
 )
+@reads({ops.mul: {ops.pow: {}}})  # powers: x ** c, x
 def pow_mulo(in_lv, out_lv):
     """``x ** a * x ** b * x -> x ** (a + b + 1)``, numbers ``a, b >= 0``; so ``x * x -> x ** 2``.
 

@@ -175,3 +175,16 @@ def test_the_ac_normal_form_sees_the_sums_it_splices_and_its_symbols():
     assert not any(type(o) is rg.Term and o.op is rg.dot for o in operands)
     space = rg.explore(i + (j + k), [ac_normalo], directions=["forward"], timeout=None)
     assert rg.add(i, j, k) in space
+
+
+def test_like_terms_are_collected_in_the_egraph_as_by_rewrite():
+    """collect_termso reads multiples among a sum's operands: ``x`` and the ``x`` of
+    ``2.0 * x`` are one class, shown alike (a symbol beside a placeholder was not)."""
+    from relations import optdb
+
+    x, y = rg.vector("x"), rg.vector("y")
+    query = optdb.query(include=["canonicalize"])
+    for start, collected in [(x + 2.0 * x, 3.0 * x), (2.0 * x + y + 3.0 * x, 5.0 * x + y)]:
+        space = rg.explore(start, query, timeout=None, max_nodes=1_000)
+        assert space.best() == collected == rg.rewrite(start, query)
+        assert space.stopped_by != "max_nodes"
