@@ -2,7 +2,9 @@
 
 A *view* of an e-class is one of its e-nodes as a term, its operand classes
 expanded into their e-nodes as many levels deep as the relation looks and shown as
-typed :class:`~relgraph.eqsat.egraph.Hole` symbols (or their constants) below that.  A
+typed :class:`~relgraph.eqsat.egraph.Hole` symbols (or their constants) below that; a
+class's symbol is shown as its hole at every depth, so an operand compares equal to
+the same class deeper in the view (the ``y`` of ``(x * y) / y``).  A
 rule (:func:`relgraph.rule`) knows how deep it looks and which Op it needs at each
 place (its *guide*), so only those e-nodes are expanded; a hand-written goal sees
 every e-node to its depth (2), unless it declares what it reads
@@ -172,8 +174,14 @@ class Views:
             if key[0] is not LEAF and canon in key[1]:
                 continue  # the class inside itself (x + 0): its hole shows as much
             if key[0] is LEAF:
-                if guide is ALL or LEAF in guide:
-                    out.append(key[2])
+                if guide is not ALL and LEAF in guide:
+                    out.append(key[2])  # asked for as itself (by name, to sort)
+                elif guide is ALL:
+                    # as the class, as below the view's depth: x beside the x of 2 * x
+                    # is the same placeholder, so relations that compare operands see it
+                    hole = self.interned.hole(g, cid)
+                    if not any(o is hole for o in out):  # two leaves: one placeholder
+                        out.append(hole)
             elif guide is ALL:
                 out.extend(self.of_node(key, ALL, depth))
             elif key[0] in guide:

@@ -188,3 +188,15 @@ def test_like_terms_are_collected_in_the_egraph_as_by_rewrite():
         space = rg.explore(start, query, timeout=None, max_nodes=1_000)
         assert space.best() == collected == rg.rewrite(start, query)
         assert space.stopped_by != "max_nodes"
+
+
+def test_a_symbol_is_shown_as_its_class_at_every_depth():
+    """``(x * y) / y``: the y beside the product and the y inside it are one placeholder
+    in a view, so mul_div_cancelo (opt-in: unsafe) finds what the driver finds."""
+    from relations import optdb
+
+    x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
+    query = optdb.query(include=["canonicalize", "unsafe"])
+    for start in [(x * y) / y, (y * x) / y, (x * y * z) / y]:
+        space = rg.explore(start, query, timeout=None, max_nodes=1_000)
+        assert space.best() == rg.rewrite(start, query) != start
