@@ -66,6 +66,10 @@ class LVar(TermOps, Var):
     """
 
     __slots__ = ("name", "ndim", "dtype", "constant")
+    # Equal LVars are one object (Var keeps one object per token, and each LVar's
+    # token is new), so hashing by identity is Var's equality, without a Python call:
+    # bindings are dicts keyed by these.
+    __hash__ = object.__hash__
 
     def __new__(cls, name: str, *, ndim=None, dtype=None, constant=None):
         if not isinstance(name, str) or not name.isidentifier():
