@@ -53,7 +53,7 @@ from relgraph.terms.traverse import substitute
 from relgraph.terms.types import TensorType
 from relgraph.unionfind import UnionFind
 
-__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno"]
+__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno", "leaf_key"]
 
 #: An e-node: ``(op, children, params)``, or ``(LEAF, type(value), value)``.
 Key = tuple

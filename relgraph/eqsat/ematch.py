@@ -3,10 +3,11 @@
 A rule (:func:`relgraph.rule`) whose left-hand side is a tree of fixed-arity
 applications is matched as egg matches its patterns: the root against an e-node,
 an inner application against every e-node of its operand class with that head, a
-variable against the class itself.  A variable binds to what a view would show
-for the class (its typed :class:`~relgraph.eqsat.egraph.Hole`, or its constant),
-so conditions and the right-hand side see the same values as on a view; a
-repeated variable matches one class.  Nothing is built for the e-nodes that do not
+variable against the class itself, a symbol of the pattern against a class that
+holds it.  A variable binds to what a view would show for the class (its typed
+:class:`~relgraph.eqsat.egraph.Hole`, or its constant), so conditions and the
+right-hand side see the same values as on a view; a repeated variable matches one
+class.  Nothing is built for the e-nodes that do not
 match, and no combination is cut (views show at most ``MAX_VIEWS`` of them).
 
 Each match comes with the term it matched (its *shape*: matched e-nodes as
@@ -27,11 +28,12 @@ from collections.abc import Iterator
 from itertools import product
 from typing import Any
 
-from relgraph.eqsat.egraph import EGraph, Key
+from relgraph.eqsat.egraph import LEAF, EGraph, Key, leaf_key
 from relgraph.eqsat.views import MAX_WINDOW_ARITY, Interned
 from relgraph.rewriting.patterns import PApp, PLit, PRest, PVar, same
 from relgraph.rewriting.promotion import is_pure
 from relgraph.rewriting.relation import is_associative
+from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
 
 __all__ = ["matchable", "EMatcher"]
@@ -162,7 +164,12 @@ class EMatcher:
         found = self.memo.get(mk)
         if found is not None:
             return found
-        if not isinstance(p, PApp):
+        if isinstance(p, PLit) and isinstance(p.value, Symbol):
+            # a symbol of the pattern: a class that holds it, shown as itself
+            leaf = leaf_key(p.value)
+            nodes = self.egraph.nodes(cid)
+            found = [({}, p.value)] if any(k[0] is LEAF and k == leaf for k in nodes) else []
+        elif not isinstance(p, PApp):
             found = _literal(p, self.interned.hole(self.egraph, cid))
         else:
             found = []

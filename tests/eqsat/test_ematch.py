@@ -200,3 +200,14 @@ def test_a_symbol_is_shown_as_its_class_at_every_depth():
     for start in [(x * y) / y, (y * x) / y, (x * y * z) / y]:
         space = rg.explore(start, query, timeout=None, max_nodes=1_000)
         assert space.best() == rg.rewrite(start, query) != start
+
+
+def test_a_symbol_of_a_pattern_matches_the_class_that_holds_it():
+    b, x, y = rg.vector("b"), rg.vector("x"), rg.vector("y")
+    exp_b = rg.rule(rg.exp(b) * rg.exp(u), rg.exp(b + u), name="exp_b")
+    assert runner(exp_b).pattern is not None
+    space = rg.explore(rg.exp(b) * rg.exp(x), [exp_b], timeout=None)
+    assert rg.exp(b + x) in space and space.explain(rg.exp(b + x)).result == rg.exp(b + x)
+    assert rg.explore(rg.exp(y) * rg.exp(x), [exp_b], timeout=None).terms == (
+        rg.exp(y) * rg.exp(x),
+    )  # another symbol: no match
