@@ -8,6 +8,7 @@ source, in memory and on disk (:mod:`relgraph.backends.numba.kernel_cache`).
 
 from __future__ import annotations
 
+import math
 import threading
 import warnings
 import weakref
@@ -18,6 +19,7 @@ import numpy as np
 
 from relgraph.backends.numba import buffers
 from relgraph.backends.numba.background import COMPILER
+from relgraph.backends.numba.fastcall import fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
@@ -145,6 +147,10 @@ class Function:
         # The last call's argument shapes and the shapes planned for the slots: calls
         # in a loop, all of one shape, check and plan them once.
         self._last: tuple[list, list] | None = None
+        # The last such call as one generated function (fastcall), and shapes the
+        # flat kernel refused (they broadcast).
+        self._fast: Callable[[tuple], Any] | None = None
+        self._refused: list | None = None
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
         self.repeated = tuple(k for k, o in enumerate(outputs) if o in outputs[:k])
@@ -267,6 +273,11 @@ class Function:
     def __call__(self, *args: Any, out: Any = None) -> Any:
         """Run the kernel on ``args``; ``out`` (an array, or one per output, None for
         "allocate") receives the results in place, as numpy's ``out=`` does."""
+        fast = self._fast
+        if fast is not None and out is None:
+            found = fast(args)
+            if found is not None:
+                return found
         if len(args) != len(self.inputs):
             names = ", ".join(s.name for s in self.inputs)
             raise TypeError(f"expected {len(self.inputs)} arguments ({names}), got {len(args)}")
@@ -299,7 +310,31 @@ class Function:
         results = self._run(values, large)
         if outs is not None:
             results = self._into(outs, results)
+        elif not large:
+            self._keep_fast(shapes, values, planned)
         return results[0] if self.single else results
+
+    def _keep_fast(self, shapes: list, values: list, planned: list) -> None:
+        """After a call that could run the serial kernel: the fast call for arguments
+        of these shapes and dtypes (:mod:`~relgraph.backends.numba.fastcall`), where
+        no step of the checked call is needed again: every input an array of one or
+        more axes, outputs that are new small arrays, each its own."""
+        if self._kernel is None or self.compile == "never" or shapes == self._refused:
+            return
+        if self.repeated or self.has_scalars or any(nd == 0 for _, nd, _ in self.expected):
+            return
+        outputs = []
+        for (ndim, dtype), shape in zip(self._placeholder_types, planned):
+            shape = (0,) * ndim if shape is None else shape
+            if np.dtype(dtype).itemsize * math.prod(shape) >= buffers.MIN_BYTES:
+                return  # a large output comes from the pool of released blocks
+            outputs.append((shape, dtype))
+        dtypes = [v.dtype for v in values[: len(self.inputs)]]
+
+        def refuse() -> None:  # the kernel raised: shapes that broadcast
+            self._fast, self._refused = None, shapes
+
+        self._fast = fast_call(self._kernel, shapes, dtypes, outputs, self.single, refuse)
 
     def _lazy_call(self, values: list, out: Any) -> Any:
         """Called with dask arrays: a dask array, built by the Dask backend."""

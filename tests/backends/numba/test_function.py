@@ -508,3 +508,33 @@ def test_shapes_are_checked_again_when_they_change(rng):
     with pytest.raises(TypeCheckError, match="shapes do not fit"):
         f(a, rng.normal(size=4))
     assert f(a, b).shape == (5,)
+
+
+def test_repeated_calls_of_one_shape_take_the_fast_call_and_agree_with_the_checked_one(rng):
+    """After a call, arrays of its shapes and dtypes take one generated function
+    (fastcall); anything else (a view, a list, another dtype or shape, shapes that
+    broadcast, out=) goes the checked way, with the same values and errors."""
+    x, y = rg.vector("x"), rg.vector("y")
+    f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y), compile="eager")
+    a, b = rng.normal(size=6), rng.normal(size=6)
+    want = np.exp(a) * b + np.log1p(b * b)
+    first = f(a, b)
+    assert f._fast is not None
+    second = f(a, b)
+    np.testing.assert_allclose(second, want, rtol=1e-14)
+    assert second is not first and not np.shares_memory(first, second)  # new arrays
+    second[:] = 0.0  # a result the caller holds is the caller's
+    np.testing.assert_allclose(f(a, b), want, rtol=1e-14)
+    w = rng.normal(size=12)
+    np.testing.assert_allclose(f(w[::2], b), np.exp(w[::2]) * b + np.log1p(b * b), rtol=1e-14)
+    np.testing.assert_allclose(f(list(a), b), want, rtol=1e-14)
+    np.testing.assert_allclose(f(a.astype("float32"), b), want, rtol=1e-6)
+    with pytest.raises(TypeCheckError, match="shapes do not fit"):
+        f(a, rng.normal(size=5))
+    one = rng.normal(size=1)  # broadcasts: the flat kernel refuses it, every time
+    for _ in range(2):
+        np.testing.assert_allclose(f(a, one), np.exp(a) * one + np.log1p(one * one))
+    out = np.empty(6)
+    assert f(a, b, out=out) is out and np.allclose(out, want)
+    with pytest.raises(TypeError, match="expected 2 arguments"):
+        f(a)
