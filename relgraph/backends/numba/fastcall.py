@@ -8,7 +8,8 @@ arrays of one shape; so after a call that ran the serial kernel, the function ke
 a *fast call* for exactly those argument shapes and dtypes: a function generated for
 its arity that tests each argument (an ndarray, the shape, the dtype, C-contiguous),
 allocates the outputs and calls the kernel.  Any other call (another shape, a list,
-a view, ``out=``) returns None from it and goes the checked way.
+a view, an ``out=`` array that is not a new-output lookalike) returns None from it
+and goes the checked way.
 
 >>> import numpy as np
 >>> def kernel(a, b, out):
@@ -18,6 +19,9 @@ a view, ``out=``) returns None from it and goes the checked way.
 >>> call((np.ones(3), np.ones(3)))
 array([2., 2., 2.])
 >>> call((np.ones(4), np.ones(4))) is None  # another shape: the checked call
+True
+>>> out = np.empty(3)
+>>> call((np.ones(3), np.ones(3)), out) is out
 True
 """
 
@@ -38,14 +42,17 @@ def fast_call(
     outputs: Sequence[tuple[tuple, Any]],
     single: bool,
     refuse: Callable[[], None] = lambda: None,
-) -> Callable[[tuple], Any]:
-    """``call(args)``: the kernel's results on ``args`` if every argument is a
-    C-contiguous ndarray of its shape and dtype (new output arrays of the given
-    ``(shape, dtype)``; the first result alone if ``single``), else None.  A kernel
-    that raises ValueError (shapes that broadcast) gives None after ``refuse()``."""
+) -> Callable[..., Any]:
+    """``call(args, out=None)``: the kernel's results on ``args`` if every argument
+    is a C-contiguous ndarray of its shape and dtype (new output arrays of the given
+    ``(shape, dtype)``, or ``out`` for a single output where it is one of them and
+    shares no argument's memory; the first result alone if ``single``), else None.
+    A kernel that raises ValueError (shapes that broadcast) gives None after
+    ``refuse()``."""
     names = [f"a{i}" for i in range(len(shapes))]
     env: dict[str, Any] = {
         "kernel": kernel, "ndarray": np.ndarray, "empty": np.empty, "refuse": refuse,
+        "shares": np.may_share_memory, "copyto": np.copyto,
     }  # fmt: skip
     tests = []
     for i, (name, shape, dtype) in enumerate(zip(names, shapes, dtypes)):
@@ -58,19 +65,35 @@ def fast_call(
     for j, (shape, dtype) in enumerate(outputs):
         env[f"o{j}"], env[f"t{j}"] = tuple(shape), np.dtype(dtype)
         allocs.append(f"empty(o{j}, t{j})")
-    unpack = f"    {', '.join(names)}, = args\n" if names else ""
-    source = (
-        "def call(args):\n"
-        f"    if len(args) != {len(names)}:\n"
-        "        return None\n"
-        f"{unpack}"
-        f"    if not ({' and '.join(tests) or 'True'}):\n"
-        "        return None\n"
-        "    try:\n"
-        f"        results = kernel({', '.join([*names, *allocs])})\n"
-        "    except ValueError:\n"
-        "        return None\n"
-        f"    return {'results[0]' if single else 'list(results)'}\n"
-    )
+    # out=: one output, of its shape and dtype, writeable, sharing no input's memory
+    takes_out = single and len(outputs) == 1
+    out_ok = " and ".join([
+        "type(out) is ndarray and out.shape == o0 and out.dtype is t0",
+        "out.flags.c_contiguous and out.flags.writeable",
+        *(f"not shares(out, {name})" for name in names),
+    ])  # fmt: skip
+    lines = [
+        "def call(args, out=None):",
+        f"    if len(args) != {len(names)}:",
+        "        return None",
+        f"    {', '.join(names)}, = args" if names else "    pass",
+        f"    if not ({' and '.join(tests) or 'True'}):",
+        "        return None",
+        f"    buffers = ({''.join(a + ', ' for a in allocs)})",
+        "    if out is not None:",
+        f"        if not ({out_ok if takes_out else 'False'}):",
+        "            return None",
+        "        buffers = (out,)",
+        "    try:",
+        f"        results = kernel({', '.join(names)}{', ' if names else ''}*buffers)",
+        "    except ValueError:",
+        "        refuse()",
+        "        return None",
+        "    if out is not None and results[0] is not out:",
+        "        copyto(out, results[0])",
+        "        return out",
+        f"    return {'results[0]' if single else 'list(results)'}",
+    ]
+    source = "\n".join(lines) + "\n"
     exec(source, env)  # noqa: S102  (code built from counts and names only)
     return env["call"]

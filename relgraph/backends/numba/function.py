@@ -149,7 +149,7 @@ class Function:
         self._last: tuple[list, list] | None = None
         # The last such call as one generated function (fastcall), and shapes the
         # flat kernel refused (they broadcast).
-        self._fast: Callable[[tuple], Any] | None = None
+        self._fast: Callable[..., Any] | None = None
         self._refused: list | None = None
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
@@ -274,8 +274,8 @@ class Function:
         """Run the kernel on ``args``; ``out`` (an array, or one per output, None for
         "allocate") receives the results in place, as numpy's ``out=`` does."""
         fast = self._fast
-        if fast is not None and out is None:
-            found = fast(args)
+        if fast is not None:
+            found = fast(args, out)
             if found is not None:
                 return found
         if len(args) != len(self.inputs):
@@ -310,7 +310,7 @@ class Function:
         results = self._run(values, large)
         if outs is not None:
             results = self._into(outs, results)
-        elif not large:
+        if not large:
             self._keep_fast(shapes, values, planned)
         return results[0] if self.single else results
 

@@ -517,6 +517,7 @@ def test_repeated_calls_of_one_shape_take_the_fast_call_and_agree_with_the_check
     x, y = rg.vector("x"), rg.vector("y")
     f = rg.function([x, y], rg.exp(x) * y + rg.log1p(y * y), compile="eager")
     a, b = rng.normal(size=6), rng.normal(size=6)
+    a_before = a.copy()
     want = np.exp(a) * b + np.log1p(b * b)
     first = f(a, b)
     assert f._fast is not None
@@ -535,6 +536,13 @@ def test_repeated_calls_of_one_shape_take_the_fast_call_and_agree_with_the_check
     for _ in range(2):
         np.testing.assert_allclose(f(a, one), np.exp(a) * one + np.log1p(one * one))
     out = np.empty(6)
-    assert f(a, b, out=out) is out and np.allclose(out, want)
+    for _ in range(2):  # out= of the new output's shape and dtype: the fast call too
+        out[:] = np.nan
+        assert f(a, b, out=out) is out and np.allclose(out, want)
+    with pytest.raises(TypeCheckError, match="shares memory with argument 'x'"):
+        f(a, b, out=a)  # the kernel would overwrite an input it reads
+    with pytest.raises(TypeCheckError, match="must be a 1-d float64 array"):
+        f(a, b, out=np.empty(6, "float32"))
+    np.testing.assert_array_equal(a, a_before)  # refused before anything ran
     with pytest.raises(TypeError, match="expected 2 arguments"):
         f(a)
