@@ -42,11 +42,13 @@ def fast_call(
     outputs: Sequence[tuple[tuple, Any]],
     single: bool,
     refuse: Callable[[], None] = lambda: None,
+    takes_out: bool = True,
 ) -> Callable[..., Any]:
     """``call(args, out=None)``: the kernel's results on ``args`` if every argument
     is a C-contiguous ndarray of its shape and dtype (new output arrays of the given
     ``(shape, dtype)``, or ``out`` for a single output where it is one of them and
-    shares no argument's memory; the first result alone if ``single``), else None.
+    shares no argument's memory, unless not ``takes_out``; the first result alone if
+    ``single``), else None.
     A kernel that raises ValueError (shapes that broadcast) gives None after
     ``refuse()``."""
     names = [f"a{i}" for i in range(len(shapes))]
@@ -66,7 +68,7 @@ def fast_call(
         env[f"o{j}"], env[f"t{j}"] = tuple(shape), np.dtype(dtype)
         allocs.append(f"empty(o{j}, t{j})")
     # out=: one output, of its shape and dtype, writeable, sharing no input's memory
-    takes_out = single and len(outputs) == 1
+    takes_out = takes_out and single and len(outputs) == 1
     out_ok = " and ".join([
         "type(out) is ndarray and out.shape == o0 and out.dtype is t0",
         "out.flags.c_contiguous and out.flags.writeable",
@@ -79,11 +81,12 @@ def fast_call(
         f"    {', '.join(names)}, = args" if names else "    pass",
         f"    if not ({' and '.join(tests) or 'True'}):",
         "        return None",
-        f"    buffers = ({''.join(a + ', ' for a in allocs)})",
-        "    if out is not None:",
-        f"        if not ({out_ok if takes_out else 'False'}):",
-        "            return None",
+        "    if out is None:",
+        f"        buffers = ({''.join(a + ', ' for a in allocs)})",
+        f"    elif {out_ok if takes_out else 'False'}:",
         "        buffers = (out,)",
+        "    else:",
+        "        return None",
         "    try:",
         f"        results = kernel({', '.join(names)}{', ' if names else ''}*buffers)",
         "    except ValueError:",

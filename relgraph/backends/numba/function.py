@@ -334,7 +334,8 @@ class Function:
         def refuse() -> None:  # the kernel raised: shapes that broadcast
             self._fast, self._refused = None, shapes
 
-        self._fast = fast_call(self._kernel, shapes, dtypes, outputs, self.single, refuse)
+        known = all(shape is not None for shape in planned)  # else the kernel's shape
+        self._fast = fast_call(self._kernel, shapes, dtypes, outputs, self.single, refuse, known)
 
     def _lazy_call(self, values: list, out: Any) -> Any:
         """Called with dask arrays: a dask array, built by the Dask backend."""
