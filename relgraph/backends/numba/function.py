@@ -36,6 +36,7 @@ __all__ = ["function", "Function", "cache_dir"]
 # Functions by (inputs, outputs): held weakly, so a Function the caller drops is freed
 # (its kernel stays in _KERNELS, shared by every graph of the same structure).
 _FUNCTIONS: weakref.WeakValueDictionary[tuple, Function] = weakref.WeakValueDictionary()
+FAST_CALLS = 8  # fast calls a function keeps (for as many argument shapes)
 
 
 MAX_NODES = 4_000  # Numba compiles about 300 nodes a second, in one function
@@ -150,6 +151,7 @@ class Function:
         # The last such call as one generated function (fastcall), and shapes the
         # flat kernel refused (they broadcast).
         self._fast: Callable[..., Any] | None = None
+        self._fast_calls: dict[tuple, Callable[..., Any]] = {}  # by shapes and dtypes
         self._refused: list | None = None
         # An output listed twice comes back as its own array each time, not as one
         # array twice: changing one result must not change another.
@@ -294,7 +296,8 @@ class Function:
                 values[i] = _checked_value(self.inputs[i], v)
         shapes = _shapes(values)
         last = self._last
-        if last is None or last[0] != shapes:
+        repeated = last is not None and last[0] == shapes
+        if last is None or not repeated:
             if self.groups or self.equalities:
                 check_shapes(self.groups, self.equalities, shapes, self.inputs)
             last = self._last = (shapes, self._planned(shapes))
@@ -310,15 +313,22 @@ class Function:
         results = self._run(values, large)
         if outs is not None:
             results = self._into(outs, results)
-        if not large:
+        if repeated and not large:  # a second call in a row with these shapes
             self._keep_fast(shapes, values, planned)
         return results[0] if self.single else results
 
     def _keep_fast(self, shapes: list, values: list, planned: list) -> None:
         """After a call that could run the serial kernel: the fast call for arguments
-        of these shapes and dtypes (:mod:`~relgraph.backends.numba.fastcall`), where
-        no step of the checked call is needed again: every input an array of one or
-        more axes, outputs that are new small arrays, each its own."""
+        of these shapes and dtypes (:mod:`~relgraph.backends.numba.fastcall`), where no
+        step of the checked call is needed again: every input an array of one or more
+        axes, outputs that are new small arrays, each its own.  Generating one costs
+        about 100 us: each is kept (a few), so shapes that alternate, or a view passed
+        every time (which takes the checked call), do not generate it again."""
+        key = (tuple(shapes), tuple(v.dtype for v in values[: len(self.inputs)]))
+        made = self._fast_calls.get(key)
+        if made is not None:
+            self._fast = made
+            return
         if self._kernel is None or self.compile == "never" or shapes == self._refused:
             return
         if self.repeated or self.has_scalars or any(nd == 0 for _, nd, _ in self.expected):
@@ -329,13 +339,17 @@ class Function:
             if np.dtype(dtype).itemsize * math.prod(shape) >= buffers.MIN_BYTES:
                 return  # a large output comes from the pool of released blocks
             outputs.append((shape, dtype))
-        dtypes = [v.dtype for v in values[: len(self.inputs)]]
 
         def refuse() -> None:  # the kernel raised: shapes that broadcast
             self._fast, self._refused = None, shapes
+            self._fast_calls.pop(key, None)
 
         known = all(shape is not None for shape in planned)  # else the kernel's shape
-        self._fast = fast_call(self._kernel, shapes, dtypes, outputs, self.single, refuse, known)
+        if len(self._fast_calls) >= FAST_CALLS:
+            self._fast_calls.clear()
+        self._fast = self._fast_calls[key] = fast_call(
+            self._kernel, shapes, key[1], outputs, self.single, refuse, known
+        )
 
     def _lazy_call(self, values: list, out: Any) -> Any:
         """Called with dask arrays: a dask array, built by the Dask backend."""
