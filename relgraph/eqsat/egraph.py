@@ -424,6 +424,11 @@ class EGraph:
     def class_count(self) -> int:
         return len(self.classes)
 
+    def type_of(self, key: Key) -> TensorType | None:
+        """The type of the class of e-node ``key`` (None if no e-node has that key)."""
+        cid = self.memo.get(key)
+        return None if cid is None else self.classes[self.find(cid)].type
+
     def nodes(self, cid: int) -> list[Key]:
         return self.classes[self.find(cid)].nodes
 

@@ -24,7 +24,7 @@ views.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from itertools import product
 from typing import Any
 
@@ -105,12 +105,12 @@ class EMatcher:
         if p.swaps and not params and children[0] != children[1]:
             orders.append((1, 0))  # a binary pattern on a commutative Op: either order
         found: list[tuple[dict, Term]] = []
-        type_ = self._type(key)
+        type_ = self.egraph.type_of(key)  # None for a run of operands: inferred
         for order in orders:
             options = [self._class(a, children[j]) for a, j in zip(p.args, order)]
             options += [_literal(a, v) for a, v in zip(p.args[len(children) :], params)]
             for combo in product(*options):
-                b = _merged(combo)
+                b = _merged(part for part, _ in combo)
                 if b is not None:
                     shown = [combo[order.index(j)][1] for j in range(len(children))]
                     found.append((b, self.interned.view(p.op, tuple(shown), params, type_)))
@@ -124,7 +124,7 @@ class EMatcher:
             return []
         if isinstance(p.rest, PRest):
             holes = [self.interned.hole(self.egraph, c) for c in children]
-            view = self.interned.view(p.op, tuple(holes), (), self._type(key))
+            view = self.interned.view(p.op, tuple(holes), (), self.egraph.type_of(key))
             return [(b, view) for b in p.rest.match_many(holes, {})]
         rests = p.rest.rests
         b: dict = {}
@@ -139,21 +139,13 @@ class EMatcher:
                 got[v].append(part[v])
             shown.append(term)
         b.update({v: tuple(values) for v, values in got.items()})
-        return [(b, self.interned.view(p.op, tuple(shown), (), self._type(key)))]
-
-    def _type(self, key: Key) -> Any:
-        """The type of the class of e-node ``key``; None for a run of an e-node's
-        operands (no e-node: its type is inferred)."""
-        cid = self.egraph.memo.get(key)
-        return None if cid is None else self.egraph.classes[self.egraph.find(cid)].type
+        return [(b, self.interned.view(p.op, tuple(shown), (), self.egraph.type_of(key)))]
 
     def _first_agreeing(self, template: Any, cid: int, b: dict, rests: Any) -> tuple | None:
         """The first match of ``template`` on class ``cid`` that agrees with ``b`` on
         every variable but ``rests``: the bindings together, the match's, its term."""
         for part, term in self._class(template, cid):
-            merged = _merged(
-                ((b, None), ({k: w for k, w in part.items() if k not in rests}, None))
-            )
+            merged = _merged((b, {k: w for k, w in part.items() if k not in rests}))
             if merged is not None:
                 return merged, part, term
         return None
@@ -187,11 +179,11 @@ def _literal(p: Any, value: Any) -> list[tuple[dict, Any]]:
     return [(b, value) for b in p.match(value, {})]
 
 
-def _merged(combo: tuple) -> dict | None:
+def _merged(parts: Iterable[dict]) -> dict | None:
     """The bindings of the arguments together; None where a variable bound in two
     of them differs (a repeated variable matches one class)."""
     b: dict = {}
-    for part, _ in combo:
+    for part in parts:
         for v, value in part.items():
             if v in b and not same(b[v], value):
                 return None

@@ -69,7 +69,7 @@ class Proofs:
     def union(self, source: int, other: int, reason: Any) -> None:
         """Link the trees of ``source`` and ``other`` by ``reason``; nothing if they are
         one tree already (an e-node the graph made twice before a rebuild found it)."""
-        if self._root(source) == self._root(other):
+        if self.linked(source, other):
             return
         self._reroot(source)
         self.parent[source] = other

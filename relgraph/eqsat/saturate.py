@@ -1,8 +1,8 @@
 """Equality saturation: relations, as they are, run on the e-graph step by step of
-a schedule.  A rule is e-matched (:mod:`relgraph.eqsat.ematch`) unless a rest
-part of its left-hand side sits beside other arguments; every other relation runs on
-views of e-classes (:mod:`relgraph.eqsat.views`).  Each relation is tried only on the e-nodes whose
-head it tracks (one index of the e-nodes by head per search phase).
+a schedule.  A rule is e-matched (:mod:`relgraph.eqsat.ematch`) unless a rest part
+of its left-hand side sits beside other arguments; every other relation runs on
+views of e-classes (:mod:`relgraph.eqsat.views`).  Each relation is tried only on
+the e-nodes whose head it tracks (one index of the e-nodes by head per search phase).
 
 Each ground answer, holes mapped back to their classes, is added to the graph and
 merged with the class.  An answer that holds its own class (``x -> x + 0``) is
@@ -25,7 +25,6 @@ import heapq
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -274,15 +273,16 @@ def _search(egraph, runners, iteration, budgets, deadline, changed, interned) ->
     views, ematcher = Views(egraph, interned), EMatcher(egraph, interned)
     found: list[_Match] = []
     everything = list(egraph.classes)
-    indexes = {  # for runners that search every class (stale), and the others
-        True: _HeadIndex(egraph, everything),
-        False: _HeadIndex(egraph, [c for c in everything if c in changed]),
-    }
+    indexes: dict[bool, _HeadIndex] = {}  # stale runners search every class
     for runner in runners:
         if runner.banned_until > iteration:
             runner.stale = True
             continue
-        nodes = indexes[runner.stale].nodes(runner.tracks)
+        index = indexes.get(runner.stale)
+        if index is None:
+            classes = everything if runner.stale else [c for c in everything if c in changed]
+            index = indexes[runner.stale] = _HeadIndex(egraph, classes)
+        nodes = index.nodes(runner.tracks)
         runner.stale = False
         scale = 1 << runner.times_banned
         limits = (budgets.match_limit * scale, budgets.search_seconds * scale)
@@ -341,7 +341,7 @@ def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list,
             seen_key = (term_key(candidate), window)
             if seen_key in runner.seen:
                 continue
-            found = runner.matcher.answers(candidate, in_class, results and results())
+            found = runner.matcher.answers(candidate, in_class, results)
             answers = tuple(dict.fromkeys(found))
             if answers:
                 mine.append(_Match(runner, cid, key, view, window, candidate, answers))
@@ -355,15 +355,15 @@ def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list,
 
 def _candidates(runner, views, ematcher, cid, key) -> Iterator[tuple]:
     """What ``runner`` is tried on at e-node ``key``: ``(view, window, candidate,
-    results)``, ``results`` None (run the relation on the candidate) or a function
-    giving the answers of the bindings the e-graph's matcher found."""
+    results)``, ``results`` None (run the relation on the candidate) or the answers,
+    lazily, of the bindings the e-graph's matcher found."""
     if runner.pattern is not None:
         relation = runner.matcher.rule.relation
         for view, window, candidate, bindings in ematcher.matches(
             runner.pattern, key, runner.windows
         ):
             views.egraph.known[view] = cid
-            yield view, window, candidate, partial(relation.built, bindings)
+            yield view, window, candidate, relation.built(bindings)
         return
     for view in views.of_root(cid, key, runner):
         for candidate, window in _places(view, runner, views.interned):

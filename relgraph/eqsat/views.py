@@ -153,7 +153,7 @@ class Views:
         crowded = any((c, id(g), depth - 1) in self.crowded for c, g in zip(children, guides))
         if crowded or prod(map(len, alts)) > MAX_VIEWS:
             self.interned.cut.add(key)
-        type_ = self.egraph.classes[self.egraph.find(self.egraph.memo[key])].type
+        type_ = self.egraph.type_of(key)
         for combo in islice(product(*alts), MAX_VIEWS):
             yield self.interned.view(op, combo, params, type_)
 

@@ -209,12 +209,12 @@ class PatternRelation:
         quick = self.quick
         if quick is not None and not quick(term):
             return
-        for b in self.bindings(self.left, term):
-            yield self.right.build(b)
+        yield from self.built(self.left.match(term, {}))
 
     def built(self, matches: Iterable[dict]) -> Iterator[Any]:
         """The right-hand side under each of ``matches`` (bindings of the left-hand
-        side, found elsewhere: the e-graph's matcher) that satisfies the conditions."""
+        side: its own match on a term, or the e-graph's matcher's) that satisfies the
+        conditions."""
         for b in matches:
             for b1 in self._conditions(b, 0):
                 yield self.right.build(b1)
