@@ -15,7 +15,7 @@ names ``unsafe``.
 >>> rg.pprint(rg.rewrite(rg.log(1 + x * 1) + (y - y * 1), optdb.query(include=["fast_run"])))
 '((0 * y) + log1p(x))'
 >>> rg.pprint(rg.rewrite(y * x + x * y, optdb.query(include=["canonicalize"])))
-'(2 * x * y)'
+'(2 * (x * y))'
 """
 
 # Importing a subject's module registers its relations (relations.databases.register).

@@ -34,7 +34,7 @@ from kanren.assoccomm import associative, commutative, eq_assoccomm, flatten_ass
 from unification import vars as lvars
 
 from relations.databases import canonicalize_db, register, specialize_db
-from relations.order import sorted_args
+from relations.order import combinable, sorted_args
 from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, REASSOCIATE, SPECIALIZE, UNSAFE
 from relgraph import ops
 from relgraph.logic.goals import (
@@ -50,7 +50,7 @@ from relgraph.logic.goals import (
     variadico,
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, true_div
-from relgraph.rewriting.relation import forward_only, reads
+from relgraph.rewriting.relation import forward_only, reads, reassociates
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
 from relgraph.terms.infer import typeof
@@ -151,11 +151,15 @@ def ac_normalo(in_lv, out_lv):
 @register(
     canonicalize_db, CANONICALIZE, REASSOCIATE, position=1, tracks=(ops.add, ops.mul), whole=True
 )
+@reassociates
 @reads(_NESTED)
 def reassociateo(in_lv, out_lv):
     """Flatten and sort float sums and products too (``x * (y * 1e300) ->
     1e300 * x * y``): the float AC normal form, opt-in like LLVM's ``reassoc`` flag,
     since another grouping can overflow or round where the written one does not.
+    A query that selects it lets the other relations (collecting like terms, folding
+    constants, merging exponentials) take their arguments from anywhere in a float
+    sum or product, as they do in integer ones.
     """
     regrouped = partial(_ac_normal, regroup=True)
     return ifgroundo(in_lv, computeo(regrouped, [in_lv], out_lv), eq_assoccomm(in_lv, out_lv))
@@ -197,17 +201,19 @@ def _exact(t: Term, value: np.ndarray) -> bool:
 
 def _folded(t: Any) -> Any:
     """The value of ``t`` if its arguments are constants; a sum or product with
-    its constant arguments folded into one; else None."""
+    its constant arguments folded into one (in floating point, its leading ones);
+    else None."""
     if type(t) is not Term:
         return None
     op, args = t._tuple[0], t._tuple[1:]
-    constants = [a for a in args if is_constant(a)]
-    if len(constants) == len(args):
+    if all(is_constant(a) for a in args):
         return _fold(t)
-    if len(constants) < 2 or not _is_ac(op):
+    if not _is_ac(op):
+        return None
+    constants, others = combinable(t, is_constant)
+    if len(constants) < 2:
         return None
     value = _fold(Term((op, *constants)))
-    others = (a for a in args if not is_constant(a))
     return None if value is None else Term((op, value, *others))
 
 
@@ -216,7 +222,8 @@ def _folded(t: Any) -> Any:
 @reads()
 def constant_foldo(in_lv, out_lv):
     """An Op applied to constants is its value: ``2 * 3 -> 6``; the constants of a
-    sum or product fold into one: ``2 + x + 3 -> 5 + x`` (finite results only)."""
+    sum or product fold into one: ``2 + 3 + x -> 5 + x``, ``2 + i + 3 -> 5 + i`` for
+    integers (in floating point ``(2 + x) + 3`` rounds twice; finite results only)."""
     return computeo(_folded, [in_lv], out_lv)
 
 
@@ -447,8 +454,10 @@ def mul_div_cancelo(in_lv, out_lv):
     reverse=True,
 )
 @register(specialize_db, EXPAND, produces=(ops.add,), position=11, tracks=(ops.mul,))
+@reassociates
 def distributeo(in_lv, out_lv):
-    """``x * (y + z) <-> x * y + x * z`` (reversed, it factors ``x`` out)."""
+    """``x * (y + z) <-> x * y + x * z`` (reversed, it factors ``x`` out); it regroups
+    float sums itself, so a query with it regroups them as ``reassociateo`` does."""
     x, y, z, xy, xz = lvars(5)
     return lall(
         commo(mul, x, etuple(add, y, z), in_lv),

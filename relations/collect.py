@@ -4,14 +4,22 @@ powers of one base, each group at once.
 ``collect_termso`` takes a whole sum (``2 * x + y + 3 * x -> 5 * x + y``) and
 ``pow_mulo`` a whole product (``x * x ** 2 * x -> x ** 4``), rather than pairs of
 neighbours: one application per sum, and no new sum for every pair.  Run backward
-they split one term off (``2 * x`` from ``x + x``).
+they split one term off (``2 * x`` from ``x + x``).  In floating point, where a sum
+folds from the left and every other grouping rounds and overflows differently, only
+the leading group is collected (``(2 * x + 3 * x) + y -> 5 * x + y``), unless the
+query regroups floats (``reassociate``).
 
 >>> import relgraph as rg
 >>> from kanren import run, var
 >>> x, y = rg.vector("x"), rg.vector("y")
+>>> i, j = rg.vector("i", "int64"), rg.vector("j", "int64")
 >>> q = var()
->>> [rg.pprint(rg.as_term(r)) for r in run(0, q, collect_termso(rg.add(2 * x, y, 3 * x), q))]
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, collect_termso(rg.add(2 * i, j, 3 * i), q))]
+['((5 * i) + j)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, collect_termso(rg.add(2 * x, 3 * x, y), q))]
 ['((5 * x) + y)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, collect_termso(rg.add(2 * x, y, 3 * x), q))]
+[]
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, pow_mulo(rg.mul(x, x**2, x), q))]
 ['(x ** 4)']
 """
@@ -28,11 +36,12 @@ from kanren import eq, lall
 from unification import vars as lvars
 
 from relations.databases import canonicalize_db, register, specialize_db
-from relations.order import sorted_args
+from relations.order import combinable, sorted_args
 from relations.tags import CANONICALIZE, FAST_RUN, SPECIALIZE, UNSAFE
 from relgraph import ops
 from relgraph.logic.goals import computeo, has_head, ifgroundo, is_constant, is_number, testo
 from relgraph.ops import add, mul, neg, pow
+from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.relation import forward_only, reads
 from relgraph.terms.term import Term
 
@@ -47,26 +56,40 @@ def _coefficient(t: Any) -> tuple[Any, tuple]:
             c, rest = _coefficient(args[0])
             return -c, rest
         if head is mul and len(args) > 1:
-            return (args[0], args[1:]) if is_number(args[0]) else (1, args)
+            if not is_number(args[0]):
+                return 1, args
+            if len(args) == 2 and has_head(args[1], mul):  # c * (x * y)
+                return args[0], args[1]._tuple[1:]
+            return args[0], args[1:]
     return 1, (t,)
 
 
 def _scaled(c: Any, rest: tuple) -> Any:
-    """``c`` times the product of ``rest``, written ``x``, ``-x`` or ``c * x``."""
+    """``c`` times the product of ``rest``, written ``x``, ``-x`` or ``c * x``
+    (``c * (x * y)``: the product is computed first, as in ``x * y + x * y``)."""
     product = rest[0] if len(rest) == 1 else Term((mul, *rest))
     if c == 1:
         return product
-    return Term((neg, product)) if c == -1 else Term((mul, c, *rest))
+    return Term((neg, product)) if c == -1 else Term((mul, c, product))
 
 
 def _collected(op: Any, split: Callable, join: Callable, t: Any) -> Any:
     """``t`` (an ``op`` term) with each group of arguments of one key joined, or None.
 
     ``split(arg)`` is ``(key, part)`` (``key`` None: the argument stays alone);
-    ``join(key, parts)`` is the one argument a group becomes.
+    ``join(key, parts)`` is the one argument a group becomes.  In floating point only
+    the leading group is joined, a part of the left fold: ``(x + x) + y -> 2 * x + y``,
+    but ``(y + x) + x`` stays (``2 * x`` overflows where ``y + x`` may not).
     """
     if type(t) is not Term or t._tuple[0] is not op:
         return None
+    if not regroups(t):
+        key = split(t._tuple[1])[0]
+        like, rest = combinable(t, lambda a: key is not None and split(a)[0] == key)
+        if len(like) < 2:
+            return None
+        joined = join(key, [split(a)[1] for a in like])
+        return Term((op, joined, *rest)) if rest else joined
     groups: dict[Any, list] = {}
     for arg in t._tuple[1:]:
         key, part = split(arg)

@@ -49,7 +49,7 @@ from relgraph.ops import (
     sum,
     transpose,
 )
-from relgraph.rewriting.relation import reads
+from relgraph.rewriting.relation import reads, reassociates
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
 from relgraph.terms.lvars import lvar, rest as rest_lvar
@@ -74,11 +74,14 @@ __all__ = [
 ]
 
 
+@reassociates
 def dot_distributeo(in_lv, out_lv):
     """Relate ``A @ (a + b + ...)`` and ``(A @ a) + (A @ b) + ...``.
 
     Nested sums are flattened first (``add`` is associative), so the output is
-    one variadic sum of products.
+    one variadic sum of products.  A distribution regroups float sums itself, so a
+    query with it regroups them as one with ``reassociate`` does (gathering
+    ``B @ z + B @ w`` out of the middle of a sum).
     """
     A_lv, add_term_lv, add_cdr_lv, dot_cdr_lv, add_flat_lv = lvars(5)
 
@@ -297,9 +300,10 @@ NaN on one side only.  ``A @ (x + B)`` with ``x`` a vector and ``B`` a matrix ad
 ``x`` to every row of ``B``, and ``A @ x + A @ B`` is another (well-typed) matrix: the
 documentation's relation does not hold there.  The databases hold this rule twin of
 :func:`dot_distributeo` (a pattern, which the e-graph matches directly); it takes a
-nested sum flat, as that goal does."""
+nested sum flat, as that goal does.  A distribution regroups float sums itself, so a
+query with it regroups them as ``reassociateo`` does."""
 register(linalg_db, LINALG, EXPAND, name="dot_distributeo", position=1, tracks=(ops.dot,))(
-    dot_distribute_sameo
+    reassociates(dot_distribute_sameo)
 )
 register(
     specialize_db,

@@ -7,6 +7,10 @@ sorts by what it is a multiple of (``x``, ``2 * x`` and ``-x`` are neighbours),
 in a product by what it is a power of (``x`` and ``x ** 2``), so a collected
 sum or product reads in the same order as the input.
 
+A relation that takes a whole sum or product (folding its constants, merging its
+exponentials) takes the arguments :func:`combinable` gives it: in floating point the
+leading ones only, since every other grouping rounds and overflows differently.
+
 Keys are built from names and values only, never from ``hash`` (which changes
 per process for strings), and cached on each term.
 
@@ -19,14 +23,16 @@ per process for strings), and cached on each term.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from hashlib import blake2b
 from typing import Any
 
 from relgraph.ops import add, mul, neg, pow
+from relgraph.rewriting.promotion import regroups
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term, memoized
 
-__all__ = ["term_key", "arg_key", "sorted_args"]
+__all__ = ["term_key", "arg_key", "sorted_args", "combinable"]
 
 Key = tuple
 
@@ -97,3 +103,23 @@ def _product_key(t: Term) -> tuple[Key, Key]:
 def sorted_args(op: Any, args: Any) -> list[Any]:
     """``args`` in the normal form's order for the AC Op ``op``."""
     return sorted(args, key=functools.partial(arg_key, op))
+
+
+def combinable(t: Term, wanted: Callable[[Any], bool]) -> tuple[list, list]:
+    """The arguments of the sum or product ``t`` that a relation may combine into one
+    term (put first), and the others in their order: every ``wanted`` argument in
+    integer arithmetic and logic, where any grouping has one value; in floating point
+    only the leading run of them, which is a part of the left fold
+    (``a * exp(x) * exp(y)`` is not ``a * exp(x + y)`` at ``a = 1e-300, x = y = 400``).
+
+    >>> import relgraph as rg
+    >>> x, i = rg.vector("x"), rg.vector("i", "int64")
+    >>> number = lambda a: isinstance(a, int)
+    >>> combinable(rg.add(2, i, 3), number), combinable(rg.add(2, x, 3), number)
+    (([2, 3], [i]), ([2], [x, 3]))
+    """
+    args = t._tuple[1:]
+    if regroups(t):
+        return [a for a in args if wanted(a)], [a for a in args if not wanted(a)]
+    n = next((k for k, a in enumerate(args) if not wanted(a)), len(args))
+    return list(args[:n]), list(args[n:])

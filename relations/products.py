@@ -27,11 +27,12 @@ from unification import var, vars as lvars
 
 from relations.arith import _zero_like, commo, negated, nego
 from relations.databases import canonicalize_db, register
-from relations.order import sorted_args
+from relations.order import combinable, sorted_args
 from relations.tags import CANONICALIZE, FAST_RUN, UNSAFE
 from relgraph import ops
 from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
+from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.relation import forward_only
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
@@ -49,10 +50,14 @@ def _factors(t: Any) -> tuple | None:
 
 
 def _product(args: list) -> Any:
-    """The product of ``args`` in normal order: one factor alone, none is 1."""
+    """The product of ``args``: one factor alone, none is 1; sorted in integer
+    arithmetic, in their order in floating point (another order rounds otherwise)."""
     if not args:
         return 1
-    return args[0] if len(args) == 1 else Term((mul, *sorted_args(mul, args)))
+    if len(args) == 1:
+        return args[0]
+    product = Term((mul, *args))
+    return Term((mul, *sorted_args(mul, args))) if regroups(product) else product
 
 
 def _signs_pulled(t: Any) -> Any:
@@ -110,11 +115,10 @@ def _abs_merged(t: Any) -> Any:
     factors = _factors(t)
     if factors is None:
         return None
-    inside = [a._tuple[1] for a in factors if has_head(a, abs)]
-    if len(inside) < 2:
+    absolutes, rest = combinable(t, lambda a: has_head(a, abs))
+    if len(absolutes) < 2:
         return None
-    rest = [a for a in factors if not has_head(a, abs)]
-    return _product([*rest, Term((abs, _product(inside)))])
+    return _product([Term((abs, _product([a._tuple[1] for a in absolutes]))), *rest])
 
 
 @register(
@@ -187,21 +191,23 @@ def _exps_merged(t: Any) -> Any:
     factors = _factors(t)
     if factors is None:
         return None
+    if regroups(t):
+        powers, rest = combinable(t, lambda a: _power_base(a) is not None)
+    else:  # floats: the leading powers of one base only
+        first = _power_base(factors[0])
+        powers, rest = combinable(t, lambda a: first is not None and _power_base(a) == first)
     groups: dict[Any, list] = {}
-    for a in factors:
-        base = _power_base(a)
-        if base is not None:
-            groups.setdefault(base, []).append(a)
-    if all(len(g) < 2 for g in groups.values()):
+    for a in powers:
+        groups.setdefault(_power_base(a), []).append(a)
+    if len(groups) == len(powers):
         return None
-    merged, used = [], set()
-    for base, group in groups.items():
-        if len(group) < 2:
-            continue
-        used.update(map(id, group))
-        total = _sum_of([_exponent(a) for a in group])
-        merged.append(Term((exp, total)) if base == "exp" else Term((pow, base, total)))
-    return _product([a for a in factors if id(a) not in used] + merged)
+    merged = [g[0] if len(g) == 1 else _merged_power(base, g) for base, g in groups.items()]
+    return _product(merged + rest)
+
+
+def _merged_power(base: Any, group: list) -> Term:
+    total = _sum_of([_exponent(a) for a in group])
+    return Term((exp, total)) if base == "exp" else Term((pow, base, total))
 
 
 def _sum_of(exponents: list) -> Term:
@@ -240,12 +246,15 @@ def exp_mulo(in_lv, out_lv):
 
 
 def _exps_divided(t: Any) -> Any:
-    """``(exp(a) * y) / (exp(b) * z) -> (exp(a + -b) * y) / z``: exps of a quotient merge."""
+    """``(exp(a) * y) / (exp(b) * z) -> (exp(a + -b) * y) / z``: exps of a quotient
+    merge (in floating point only ``exp(a) / exp(b)``: others regroup the products)."""
     if not has_head(t, true_div):
         return None
     num, den = (list(_factors(a) or (a,)) for a in t._tuple[1:])
     moved = [a for a in den if has_head(a, exp)]
     if not moved or not any(has_head(a, exp) for a in num):
+        return None
+    if not regroups(t) and len(num) + len(den) > 2:
         return None
     top = [*num, *(Term((exp, negated(a._tuple[1]))) for a in moved)]
     merged = _exps_merged(Term((mul, *top)))

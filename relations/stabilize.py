@@ -68,6 +68,7 @@ from relgraph.ops import (
     true_div,
     where,
 )
+from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.relation import forward_only
 from relgraph.rewriting.rules import rule
 from relgraph.terms.leaves import Constant
@@ -111,13 +112,15 @@ def _expm1_in_sum(t: Any) -> Any:
     if not has_head(t, add):
         return None
     args = list(t._tuple[1:])
+    if not regroups(t):  # floats: the two lead the sum, a part of its fold
+        args = args[:2]
     one = next((i for i, a in enumerate(args) if _is_all(-1, a)), None)
     e = next((i for i, a in enumerate(args) if has_head(a, exp)), None)
     if one is None or e is None:
         return None
     merged = Term((expm1, args[e]._tuple[1]))
-    rest = [a for i, a in enumerate(args) if i not in (one, e)]
-    return merged if not rest else Term((add, *rest, merged))
+    rest = [a for i, a in enumerate(t._tuple[1:]) if i not in (one, e)]
+    return merged if not rest else Term((add, merged, *rest))
 
 
 @register(

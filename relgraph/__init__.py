@@ -204,6 +204,7 @@ from relgraph.rewriting.relation import (
     directions_of as directions_of,
     forward_only as forward_only,
     produces as produces,
+    reassociates as reassociates,
     reverse as reverse,
     rewrites as rewrites,
 )
@@ -407,6 +408,7 @@ __all__ = [
     "pprint",
     "prod",
     "produces",
+    "reassociates",
     "reciprocal",
     "reshape",
     "reshape_as",

@@ -25,6 +25,7 @@ x_, y_, z_ = rg.lvars("x_ y_ z_")
 A_ = rg.lvar("A_", ndim=2)
 
 
+@rg.reassociates  # a distribution regroups float sums
 def dot_distributeo(in_lv: Any, out_lv: Any) -> Callable:
     """Relate ``A @ (a + b + ...)`` and ``(A @ a) + (A @ b) + ...``."""
     A_lv, add_term_lv, add_cdr_lv, dot_cdr_lv, add_flat_lv = lvars(5)

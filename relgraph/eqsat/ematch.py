@@ -14,10 +14,12 @@ Each match comes with the term it matched (its *shape*: matched e-nodes as
 written, holes below), which the saturation loop records as the view the rule
 ran on.  Over an associative Op a pattern of ``k`` arguments is also matched on
 each run of ``k`` neighbouring arguments of a longer e-node (a *window*), as the
-driver tries runs of a sum.
+driver tries runs of a sum: in floating point only the leading run, the one that is
+a part of the fold.
 
 A rest part alone in an argument list (``add(xs)``, ``add(A @ xs)``) takes every
-operand, and on an associative Op also each run of two or more of them (not all);
+operand, and on an associative Op also each run of two or more of them (not all,
+leading ones in floating point);
 rules with a rest part beside other arguments (``x + 0 + rest``) are matched on
 views.
 """
@@ -31,7 +33,7 @@ from typing import Any
 from relgraph.eqsat.egraph import LEAF, EGraph, Key, leaf_key
 from relgraph.eqsat.views import MAX_WINDOW_ARITY, Interned
 from relgraph.rewriting.patterns import PApp, PLit, PRest, PVar, same
-from relgraph.rewriting.promotion import is_pure
+from relgraph.rewriting.promotion import run_starts
 from relgraph.rewriting.relation import is_associative
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
@@ -77,10 +79,10 @@ class EMatcher:
         if not sizes or not is_associative(p.op):
             return
         holes = tuple(self.interned.hole(self.egraph, c) for c in children)
-        if not is_pure(self.interned.view(p.op, holes, ())):
-            return  # a run stands for its part of the fold only in one dtype
+        # a run stands for its part of the fold in one dtype; in floats, a leading one
+        starts = run_starts(self.interned.view(p.op, holes, ()))
         for k in sizes:
-            for i in range(arity - k + 1):
+            for i in range(min(starts, arity - k + 1)):
                 found = self._node(p, (p.op, children[i : i + k], ()))
 
                 def whole(part: Term, i: int = i, k: int = k) -> Term:

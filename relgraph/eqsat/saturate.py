@@ -44,7 +44,7 @@ from relgraph.eqsat.views import (
 )
 from relgraph.logic.search import check_cancelled
 from relgraph.rewriting.patterns import PApp
-from relgraph.rewriting.promotion import keeps_values
+from relgraph.rewriting.promotion import keeps_values, regrouping
 from relgraph.rewriting.relation import (
     Matcher,
     Rule,
@@ -210,7 +210,9 @@ def saturate(
     deadline = None if budgets.timeout is None else time.perf_counter() + budgets.timeout
     interned = Interned()
     try:
-        return _rounds(egraph, runners, budgets, applications, progress, steps, deadline, interned)
+        with regrouping(r.matcher.rule for r in runners):
+            return _rounds(egraph, runners, budgets, applications, progress, steps, deadline,
+                           interned)  # fmt: skip
     finally:
         budgets.views_cut = len(interned.cut)
 

@@ -23,7 +23,7 @@ from typing import Any, Literal
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
 from relgraph.logic.search import check_cancelled, run_deep
 from relgraph.rewriting.cycles import check_relations
-from relgraph.rewriting.promotion import is_pure, keeps_values
+from relgraph.rewriting.promotion import keeps_values, regrouping, run_starts
 from relgraph.rewriting.relation import Matcher, Rule, as_rule, is_associative, keeps_type
 from relgraph.rewriting.report import Application, RewriteReport, RuleStats
 from relgraph.terms.printing import brief
@@ -158,22 +158,23 @@ class EquilibriumRewriter:
         run = _Run(self, term, trace)
         root = term
         seen = {root: 0}
-        for passes in range(1, self.max_passes + 1):
-            run.pass_roots.append(root)
-            new_root = run.sweep(root)
-            if root == new_root:  # identity, except after the first pass made it canonical
+        with regrouping(self.rules):
+            for passes in range(1, self.max_passes + 1):
+                run.pass_roots.append(root)
+                new_root = run.sweep(root)
+                if root == new_root:  # identity, except after the first pass made it canonical
+                    root = new_root
+                    break
+                if new_root in seen:
+                    raise OscillationError(*run.cycle_message(seen[new_root], passes))
+                seen[new_root] = passes
                 root = new_root
-                break
-            if new_root in seen:
-                raise OscillationError(*run.cycle_message(seen[new_root], passes))
-            seen[new_root] = passes
-            root = new_root
-        else:
-            raise EquilibriumLimitError(
-                f"{self.name}: no fixpoint after max_passes={self.max_passes} passes; "
-                f"most applied: {_top(run.counts())}",
-                run.counts(),
-            )
+            else:
+                raise EquilibriumLimitError(
+                    f"{self.name}: no fixpoint after max_passes={self.max_passes} passes; "
+                    f"most applied: {_top(run.counts())}",
+                    run.counts(),
+                )
         return root, run.report(time.perf_counter() - start, passes, root)
 
 
@@ -354,11 +355,12 @@ class _Run:
         result = self.try_candidates(node, candidates)
         if result is not None or len(args) <= 2 or not is_associative(op):
             return result
-        # A run of arguments is a subterm only when the fold stays in one dtype.
-        if not is_pure(node):
+        # A run of arguments is a part of the fold in one dtype, in floats a leading one.
+        starts = run_starts(node)
+        if not starts:
             return None
         # For an associative head, runs of arguments are subterms too: in
-        # x + y + B@z + B@w the gather applies to the run (B@z, B@w).  Every
+        # B@z + B@w + x the gather applies to the run (B@z, B@w).  Every
         # disjoint run that rewrites is rewritten in this one pass.
         candidates = self.window_candidates[op]
         if not candidates:
@@ -366,7 +368,7 @@ class _Run:
         new_args: list[Any] = []
         i = 0
         while i < len(args):
-            run = self.try_run(op, args, i, candidates)
+            run = self.try_run(op, args, i, candidates) if i < starts else None
             if run is None:
                 new_args.append(args[i])
                 i += 1
@@ -550,17 +552,11 @@ class _Run:
         return message, names
 
     def report(self, elapsed: float, passes: int, root: Any) -> RewriteReport:
+        columns = (self.matchers, self.attempts, self.applications, self.times, self.created)
         stats = sorted(
             (
                 RuleStats(m.rule.name, a, n, t, c, tuple(sorted((m.dropped - d).items())))
-                for m, a, n, t, c, d in zip(
-                    self.matchers,
-                    self.attempts,
-                    self.applications,
-                    self.times,
-                    self.created,
-                    self.dropped_before,
-                )
+                for m, a, n, t, c, d in zip(*columns, self.dropped_before)
             ),
             key=lambda s: -s.time,
         )

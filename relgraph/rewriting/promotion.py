@@ -15,10 +15,21 @@ A node is *pure* when neither happens: its value is one ring or field operation 
 own dtype (modular for integers).  A rewrite keeps the values of a program, up to float
 rounding, when every node it removes or creates is pure; the driver and the one-step
 API refuse any other answer.
+
+A sum or product of many arguments folds from the left.  In integer arithmetic and
+logic every grouping and order of its arguments has one value; in floating point
+each rounds and overflows differently (``a * (exp(x) * exp(y))`` is inf where
+``a * exp(x) * exp(y)`` is 2.7e47, at ``a = 1e-300, x = y = 400``), so only a leading
+run of arguments is a part of the fold there (:func:`run_starts`), unless the run
+regroups floats as a query that selects a relation marked
+:func:`~relgraph.rewriting.relation.reassociates` asks (:func:`regrouping`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -29,7 +40,9 @@ from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term, memoized
 from relgraph.terms.traverse import subterms
 
-__all__ = ["is_pure", "pure_throughout", "keeps_values"]
+__all__ = ["is_pure", "pure_throughout", "keeps_values", "regroups", "run_starts", "regrouping"]
+
+_REGROUPING: ContextVar[bool] = ContextVar("relgraph_regrouping", default=False)
 
 _CONSTANTS = (bool, int, float, complex, np.generic, Constant)
 
@@ -88,6 +101,51 @@ def is_pure(node: Term) -> bool:
         if value is None or not _constant_fits(value, dtype):
             return False
     return True
+
+
+def regroups(node: Term) -> bool:
+    """Whether every grouping and order of the arguments of the sum or product
+    ``node`` computes its value: integers wrap around and bools are logic, floats round
+    (unless within :func:`regrouping`).
+
+    >>> import relgraph as rg
+    >>> regroups(rg.vector("i", "int8") * 3), regroups(rg.vector("x") * 3)
+    (True, False)
+    >>> def regroupo(a, b): ...
+    >>> with regrouping([rg.Rule(rg.reassociates(regroupo), "regroupo")]):
+    ...     regroups(rg.vector("x") * 3)
+    True
+    """
+    return _REGROUPING.get() or typeof(node).dtype.kind in "biu"
+
+
+@contextmanager
+def regrouping(rules: Iterable[Any]) -> Iterator[None]:
+    """Within it (in this thread), float sums and products count as regroupable if
+    one of ``rules`` (:class:`~relgraph.Rule`) runs a relation marked
+    :func:`~relgraph.rewriting.relation.reassociates`: the driver and the e-graph run
+    a query's rules so."""
+    allowed = any(getattr(r.relation, "reassociates", False) for r in rules)
+    token = _REGROUPING.set(allowed)
+    try:
+        yield
+    finally:
+        _REGROUPING.reset(token)
+
+
+def run_starts(node: Term) -> int:
+    """How many leading arguments of ``node`` (an associative Op's term) a run of its
+    arguments may start at and stand for its part of the fold: any in integer
+    arithmetic, the first in floating point, none where ``node`` is not pure.
+
+    >>> import relgraph as rg
+    >>> i, x = rg.vector("i", "int64"), rg.vector("x")
+    >>> run_starts(rg.add(i, i, i)), run_starts(rg.add(x, x, x)), run_starts(rg.add(x, i, i))
+    (3, 1, 0)
+    """
+    if not is_pure(node):
+        return 0
+    return len(node._tuple) - 1 if regroups(node) else 1
 
 
 def _bottom_up(term: Term, fn: Any) -> Any:

@@ -25,7 +25,7 @@ from relgraph.exceptions import RelationError, TypeCheckError
 from relgraph.logic.goals import forward_of
 from relgraph.logic.search import run_deep
 from relgraph.logic.state import initial_state
-from relgraph.rewriting.promotion import is_pure, keeps_values
+from relgraph.rewriting.promotion import keeps_values, run_starts
 from relgraph.terms.infer import typeof
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
@@ -39,6 +39,7 @@ __all__ = [
     "produces",
     "produced_heads",
     "reads",
+    "reassociates",
     "directions_of",
     "Matcher",
     "rewrites",
@@ -66,8 +67,9 @@ class Rule:
         The head Ops of the terms the relation can rewrite; ``None`` means any.
     windows : bool
         Also try the relation on runs of arguments of an associative Op
-        (``x + y + z`` has the runs ``x + y`` and ``y + z``).  ``False`` for a
-        relation that handles any number of arguments itself (``x + 0 -> x``).
+        (``x + y + z`` has the runs ``x + y`` and, in integer arithmetic, ``y + z``).
+        ``False`` for a relation that handles any number of arguments itself
+        (``x + 0 -> x``).
     """
 
     relation: Relation
@@ -139,6 +141,8 @@ def reverse(relation: Rule | Relation) -> Relation:
     )
     if rule.tracks is not None:  # what it rewrote forward is what it produces now
         vars(reversed_relation)["produces"] = rule.tracks
+    if getattr(rule.relation, "reassociates", False):
+        reassociates(reversed_relation)
     return reversed_relation
 
 
@@ -223,6 +227,20 @@ def reads(guide: dict | None = None) -> Callable[[Relation], Relation]:
         return relation
 
     return mark
+
+
+def reassociates(relation: Relation) -> Relation:
+    """Mark a relation that regroups float sums and products (as LLVM's ``reassoc``
+    flag allows): a query that selects it lets every relation of the run take
+    arguments from anywhere in a float sum or product, not only its leading ones
+    (:func:`relgraph.rewriting.promotion.regrouping`).
+
+    >>> def reassociateo(a, b): ...
+    >>> reassociates(reassociateo).reassociates
+    True
+    """
+    vars(relation)["reassociates"] = True
+    return relation
 
 
 def produced_heads(relation: Rule | Relation) -> frozenset | None:
@@ -457,10 +475,11 @@ def positions(node: Term) -> Iterator[tuple[Term, tuple[int, int] | None]]:
     yield node, None
     op, args = node._tuple[0], node._tuple[1:]
     # A run of arguments stands for its part of the left fold only when the fold
-    # stays in one dtype (``0.0 + y + z`` with bool y, z is not ``0.0 + (y + z)``).
-    if len(args) > 2 and is_associative(op) and is_pure(node):
+    # stays in one dtype (``0.0 + y + z`` with bool y, z is not ``0.0 + (y + z)``),
+    # and in floats only from the first (``a + (x + x)`` is not ``(a + x) + x``).
+    if len(args) > 2 and is_associative(op) and (starts := run_starts(node)):
         for size in range(len(args) - 1, 1, -1):
-            for i in range(len(args) - size + 1):
+            for i in range(min(starts, len(args) - size + 1)):
                 yield Term((op, *args[i : i + size])), (i, i + size)
 
 

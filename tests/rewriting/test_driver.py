@@ -181,19 +181,20 @@ class TestDriver:
         assert out == t and rep.applications == {}
 
     def test_a_window_rewrite_that_changes_the_sums_dtype_is_not_a_rewrite(self):
-        # The window 1 + 2.5 folds to a float64 3.5 and keeps its own type, but
-        # x + 3.5 is float64 where x + 1 + 2.5 is float32.
+        # The window 1 + 2 folds to an int64 3 and keeps its own type, but
+        # x + 3 is int64 where x + 1 + 2 is int32.
         from local_relations import constant_foldo
 
         from relgraph.rewriting.relation import as_rule
 
-        x = rg.vector("x", "float32")
         pairs = as_rule(constant_foldo, tracks=[rg.add], windows=True)
-        t = rg.add(x, 1, 2.5)
+        t = rg.add(rg.vector("x", "int32"), 1, 2)
         assert rg.rewrite(t, [pairs]) == t
-        # A float64 sum folds its run of constants.
-        out = rg.rewrite(rg.add(rg.vector("y"), 1, 2.5), [pairs])
-        assert out == rg.add(rg.vector("y"), np.float64(3.5))
+        # An int64 sum folds its run of constants; a float sum only a leading run.
+        i, y = rg.vector("i", "int64"), rg.vector("y")
+        assert rg.rewrite(rg.add(i, 1, 2), [pairs]) == rg.add(i, np.int64(3))
+        assert rg.rewrite(rg.add(y, 1, 2.5), [pairs]) == rg.add(y, 1, 2.5)
+        assert rg.rewrite(rg.add(1, 2.5, y), [pairs]) == rg.add(np.float64(3.5), y)
 
     def test_logic_variables_in_the_input_are_rejected(self):
         with pytest.raises(rg.TypeCheckError, match="logic variable"):

@@ -107,6 +107,39 @@ def test_rewrites_wrong_at_special_points_are_not_in_fast_run(text):
     assert_safe(term, values)
 
 
+# Float sums and products fold from the left: a rewrite that takes arguments from
+# anywhere in one regroups it, and overflows where the program did not.
+REGROUPED = [
+    ("a + x + x", dict(a=1e308, x=-1e308)),  # a + 2 * x is -inf
+    ("x * a * x", dict(x=1e200, a=1e-200)),  # x ** 2 * a is inf
+    ("a * exp(x) * exp(y)", dict(a=1e-300, x=400.0, y=400.0)),  # a * exp(x + y) is inf
+    ("abs(x) * y * abs(z)", dict(x=1e300, y=1e-300, z=1e300)),  # y * abs(x * z) is inf
+    ("z * y * -x", dict(x=1e300, y=1e300, z=1e-300)),  # -(x * y * z) is -inf
+    ("1.0 + x + 1e-16", dict(x=-1.0)),  # 1.0 + x is 0
+    ("y * x + x * y + a", dict(x=1e308, y=0.5, a=-1e308)),  # 2 * x * y is inf
+]
+
+
+@pytest.mark.parametrize("text, point", REGROUPED)
+def test_a_float_sum_or_product_is_regrouped_only_from_its_start(text, point):
+    symbols = {n: rg.vector(n) for n in point}
+    term = rg.parse(text, **symbols)
+    assert_safe(term, {symbols[n]: np.array([v]) for n, v in point.items()})
+
+
+def test_runs_of_a_float_product_lead_it_in_the_driver_and_the_e_graph():
+    u, v, a = rg.lvar("u"), rg.lvar("v"), rg.vector("a")
+    merge = rg.rule(rg.exp(u) * rg.exp(v), rg.exp(u + v), name="merge")
+    term = a * rg.exp(X) * rg.exp(Y)  # (a * exp(x)) * exp(y): the exps are no subterm
+    assert rg.rewrite(term, merge) == term
+    assert rg.pprint(rg.explore(term, merge).best()) == "(a * exp(x) * exp(y))"
+    assert rg.pprint(rg.rewrite(rg.exp(X) * rg.exp(Y) * a, merge)) == "(exp(x + y) * a)"
+    square = rg.rule(u * u, u**2, name="square")
+    i, j = rg.vector("i", "int64"), rg.vector("j", "int64")
+    assert rg.pprint(rg.rewrite(rg.mul(i, j, j), square)) == "(i * (j ** 2))"  # ints wrap
+    assert rg.pprint(rg.rewrite(rg.mul(a, X, X), square)) == "(a * x * x)"
+
+
 def test_stabilisations_reach_their_stable_forms():
     cases = {
         "log(1 - exp(x))": "log1mexp(x)",
