@@ -65,13 +65,17 @@ def _signs_pulled(t: Any) -> Any:
     if factors is not None and len(factors) == 2 and is_number(factors[0]) and factors[0] == -1:
         if has_head(factors[1], add):
             return negated(factors[1])  # -1 * (a + b) is -a + -b, as -(a + b) is
-    if factors is None or not any(has_head(a, neg) for a in factors):
+    if factors is None:
         return None
-    flips, kept = 0, []
-    for a in factors:
+    minus_ones = [a for a in factors if is_number(a) and a == -1]
+    if len(minus_ones) < 2 and not any(has_head(a, neg) for a in factors):
+        return None  # -1 * x is the normal form
+    flips, kept = len(minus_ones), []
+    for a in factors:  # a sign flip is exact wherever it is in the product
         while has_head(a, neg):
             a, flips = a._tuple[1], flips + 1
-        kept.append(a)
+        if not (is_number(a) and a == -1):
+            kept.append(a)
     product = _product(kept)
     return negated(product) if flips % 2 else product
 
@@ -86,7 +90,8 @@ def _signs_pulled(t: Any) -> Any:
     whole=True,
 )
 def mul_nego(in_lv, out_lv):
-    """``x * -y -> -(x * y)``, ``(-x) * (-y) -> x * y``: signs leave a product (exactly).
+    """``x * -y -> -(x * y)``, ``(-x) * (-y) -> x * y``, ``-1 * x * -1 -> x``: signs leave
+    a product (exactly, wherever they are in it).
 
     An odd sign goes into the product's number, if it has one: ``2 * -x -> -2 * x``;
     ``-1 * (a + b) -> -a + -b``, the form ``-(a + b)`` takes.

@@ -289,3 +289,12 @@ def test_the_library_declares_what_its_two_way_relations_produce():
                      "same_choiceo", "reciprocal_reciprocalo", "transpose_transposeo",
                      "transpose_lowo", "log_expo", "log1p_expm1o", "exp_logo"}  # fmt: skip
     assert set(undeclared) <= identity_laws | {"reassociateo"}, undeclared
+
+
+def test_signs_leave_a_float_product_from_anywhere_in_it():
+    # -1 * x * -1 is ((-1 * x) * -1): a sign flip is exact in any place, so the two
+    # -1s cancel though they are no leading run of the product
+    canon = optdb.query(include=["canonicalize"])
+    assert rg.rewrite(-1 * x * -1, canon) == x
+    assert rg.rewrite(rg.mul(x, -1, -y), canon) == x * y
+    assert rg.rewrite(rg.mul(-1, x, y), canon) == rg.mul(-1, x, y)  # the normal form
