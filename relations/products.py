@@ -67,14 +67,16 @@ def _signs_pulled(t: Any) -> Any:
             return negated(factors[1])  # -1 * (a + b) is -a + -b, as -(a + b) is
     if factors is None:
         return None
-    minus_ones = [a for a in factors if is_number(a) and a == -1]
-    if len(minus_ones) < 2 and not any(has_head(a, neg) for a in factors):
+    minus_ones = sum(1 for a in factors if is_number(a) and a == -1)
+    if minus_ones < 2 and not any(has_head(a, neg) for a in factors):
         return None  # -1 * x is the normal form
-    flips, kept = len(minus_ones), []
+    flips, kept = 0, []
     for a in factors:  # a sign flip is exact wherever it is in the product
         while has_head(a, neg):
             a, flips = a._tuple[1], flips + 1
-        if not (is_number(a) and a == -1):
+        if is_number(a) and a == -1:
+            flips += 1
+        else:
             kept.append(a)
     product = _product(kept)
     return negated(product) if flips % 2 else product

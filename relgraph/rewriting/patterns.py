@@ -35,6 +35,7 @@ from typing import Any
 from unification.variable import Var
 
 from relgraph.exceptions import PatternError
+from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.relation import is_associative, is_commutative
 from relgraph.terms.lvars import LVar, Rest, is_lvar
 from relgraph.terms.printing import brief
@@ -212,16 +213,20 @@ class PApp:
         return list(self.iter_items(t))
 
     def iter_items(self, t: Term) -> Iterator[Any]:
-        """:meth:`items`, lazily: a failed match stops before flattening a long sum."""
+        """:meth:`items`, lazily: a failed match stops before flattening a long sum.
+        A float sum splices only its left-nested chain, the rest of its fold
+        (``x + (y + z)`` is no sum of three), unless the run regroups floats."""
         if not self.assoc:
             yield from t._tuple[1:]
             return
         op, stack = self.op, list(reversed(t._tuple[1:]))
+        anywhere, first = regroups(t), True
         while stack:
             a = stack.pop()
-            if type(a) is Term and a._tuple[0] is op:
+            if type(a) is Term and a._tuple[0] is op and (anywhere or first):
                 stack.extend(reversed(a._tuple[1:]))
             else:
+                first = False
                 yield a
 
     def match(self, t: Any, b: Bindings) -> Iterator[Bindings]:
@@ -240,13 +245,19 @@ class PApp:
         items = self.items(t)
         if len(items) <= len(self.args):
             return
-        if self.commutative:
+        if self.commutative and regroups(t):
             yield from self._pick(items, 0, (), b)
             return
+        # In place: a float sum folds from the left, so its arguments stay in their
+        # order but for the first two (x + y is y + x, exactly).
+        orders = [items]
+        if self.commutative and self.args and not same(items[0], items[1]):
+            orders.append([items[1], items[0], *items[2:]])
         k = self.at
-        head, tail = items[:k], items[len(items) - (len(self.args) - k) :]
-        for b1 in _match_seq(self.args, head + tail, 0, b):
-            yield from self.rest.match_many(items[k : len(items) - len(tail)], b1)
+        for order in orders:
+            head, tail = order[:k], order[len(order) - (len(self.args) - k) :]
+            for b1 in _match_seq(self.args, head + tail, 0, b):
+                yield from self.rest.match_many(order[k : len(order) - len(tail)], b1)
 
     def _pick(self, items: list, k: int, used: tuple, b: Bindings) -> Iterator[Bindings]:
         if k == len(self.args):

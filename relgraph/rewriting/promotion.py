@@ -122,11 +122,11 @@ def regroups(node: Term) -> bool:
 @contextmanager
 def regrouping(rules: Iterable[Any]) -> Iterator[None]:
     """Within it (in this thread), float sums and products count as regroupable if
-    one of ``rules`` (:class:`~relgraph.Rule`) runs a relation marked
-    :func:`~relgraph.rewriting.relation.reassociates`: the driver and the e-graph run
-    a query's rules so."""
-    allowed = any(getattr(r.relation, "reassociates", False) for r in rules)
-    token = _REGROUPING.set(allowed)
+    one of ``rules`` (relations or rules) is marked
+    :func:`~relgraph.rewriting.relation.reassociates`, or if they did already: the
+    driver and the e-graph run a query's rules so, and a marked rule matches so."""
+    marked = (getattr(getattr(r, "relation", r), "reassociates", False) for r in rules)
+    token = _REGROUPING.set(_REGROUPING.get() or any(marked))
     try:
         yield
     finally:

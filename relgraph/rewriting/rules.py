@@ -45,6 +45,7 @@ from relgraph.rewriting.patterns import (
     substitute_vars,
     variables,
 )
+from relgraph.rewriting.promotion import regrouping
 from relgraph.rewriting.relation import BOTH
 from relgraph.terms.lvars import LVar, is_lvar
 from relgraph.terms.printing import pprint
@@ -193,8 +194,16 @@ class PatternRelation:
     def bindings(self, source: Any, term: Any) -> Iterator[dict]:
         """Bindings of ``source`` (``self.left`` or ``self.right``) on ``term`` that
         satisfy every condition."""
-        for b in source.match(term, {}):
+        for b in self._matched(source, term):
             yield from self._conditions(b, 0)
+
+    def _matched(self, source: Any, term: Any) -> Iterable[dict]:
+        """``source.match(term)``; for a rule marked :func:`~relgraph.reassociates` (a
+        distribution) with float sums as it reads them: flat, any argument first."""
+        if not getattr(self, "reassociates", False):
+            return source.match(term, {})
+        with regrouping([self]):
+            return list(source.match(term, {}))
 
     def _conditions(self, b: dict, i: int) -> Iterator[dict]:
         if i == len(self.conditions):
@@ -209,7 +218,7 @@ class PatternRelation:
         quick = self.quick
         if quick is not None and not quick(term):
             return
-        yield from self.built(self.left.match(term, {}))
+        yield from self.built(self._matched(self.left, term))
 
     def built(self, matches: Iterable[dict]) -> Iterator[Any]:
         """The right-hand side under each of ``matches`` (bindings of the left-hand

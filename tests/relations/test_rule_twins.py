@@ -23,7 +23,11 @@ TWINS = {
     "transpose_transposeo": (rg.rule(Am.T.T, Am), transpose_transposeo),
     "transpose_doto": (rg.rule((Am @ Bm).T, Bm.T @ Am.T), transpose_doto),
     "dot_assoco": (rg.rule((Am @ Bm) @ Cm, Am @ (Bm @ Cm)), dot_assoco),
-    "dot_distributeo": (rg.rule(Am @ rg.add(XS), rg.add(Am @ XS)), dot_distributeo),
+    # a distribution: it reads float sums flat (rg.reassociates), as kanren's goal does
+    "dot_distributeo": (
+        rg.reassociates(rg.rule(Am @ rg.add(XS), rg.add(Am @ XS))),
+        dot_distributeo,
+    ),  # fmt: skip
 }
 
 

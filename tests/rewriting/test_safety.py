@@ -138,6 +138,12 @@ def test_runs_of_a_float_product_lead_it_in_the_driver_and_the_e_graph():
     i, j = rg.vector("i", "int64"), rg.vector("j", "int64")
     assert rg.pprint(rg.rewrite(rg.mul(i, j, j), square)) == "(i * (j ** 2))"  # ints wrap
     assert rg.pprint(rg.rewrite(rg.mul(a, X, X), square)) == "(a * x * x)"
+    # a rest part beside fixed arguments takes a float product's leading ones only
+    rest = rg.rest("rest")
+    merge_in = rg.rule(rg.mul(rg.exp(u), rg.exp(v), rest), rg.mul(rg.exp(u + v), rest))
+    assert rg.rewrite(term, merge_in) == term  # flat: a * exp(x) * exp(y)
+    assert rg.pprint(rg.rewrite(rg.mul(rg.exp(X), rg.exp(Y), a), merge_in)) == "(exp(x + y) * a)"
+    assert rg.rewrite(rg.exp(X) * (rg.exp(Y) * a), merge_in) == rg.exp(X) * (rg.exp(Y) * a)
 
 
 def test_stabilisations_reach_their_stable_forms():
