@@ -163,6 +163,7 @@ def cheaper_dot_ordero(in_lv, out_lv):
             conde([dot_assoco(in_lv, out_lv)], [dot_assoco(out_lv, in_lv)]),
             testo(lambda a, b: _flops(b) < _flops(a), in_lv, out_lv),
         ),
+        testo(partial(_has_operand, dot, dot), out_lv),  # first backward
     )
 
 

@@ -160,7 +160,12 @@ class Term(TermOps, ExpressionTuple):
         if self is other:
             return True
         if type(other) is Term:
-            return self._hash == other._hash and _structurally_equal(self, other)
+            if self._hash != other._hash:
+                return False
+            a, b = self._tuple, other._tuple  # often the same children: no walk
+            if len(a) == len(b) and all(x is y for x, y in zip(a, b)):
+                return True
+            return _structurally_equal(self, other)
         if isinstance(other, (ExpressionTuple, tuple)):
             return _structurally_equal(self, other)
         if isinstance(other, (int, float, complex, np.generic, np.ndarray, TermOps)):
