@@ -74,8 +74,8 @@ def _signs_pulled(t: Any) -> Any:
     for a in factors:  # a sign flip is exact wherever it is in the product
         while has_head(a, neg):
             a, flips = a._tuple[1], flips + 1
-        if is_number(a) and a == -1:
-            flips += 1
+        if is_number(a) and a in (1, -1):  # -(1) leaves no 1 behind
+            flips += a == -1
         else:
             kept.append(a)
     product = _product(kept)

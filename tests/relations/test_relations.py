@@ -298,3 +298,8 @@ def test_signs_leave_a_float_product_from_anywhere_in_it():
     assert rg.rewrite(-1 * x * -1, canon) == x
     assert rg.rewrite(rg.mul(x, -1, -y), canon) == x * y
     assert rg.rewrite(rg.mul(-1, x, y), canon) == rg.mul(-1, x, y)  # the normal form
+    # -(1) is a sign and leaves no 1 behind (in the e-graph, x * 1 grew into x * 1 * 1 ...)
+    from relations.products import mul_nego
+
+    q, minus_one = var(), rg.Term((rg.neg, 1))
+    assert [rg.as_term(r) for r in run(0, q, mul_nego(rg.mul(x, minus_one), q))] == [-x]
