@@ -107,6 +107,9 @@ def pipeo(in_lv: Any, *goals: Callable) -> Callable:
     tests = getattr(goals[0], "tests", None) if goals else None
     if tests is not None and len(tests[1]) == 1 and tests[1][0] is in_lv:
         goal.guard = tests[0]  # type: ignore[attr-defined]
+    last = getattr(goals[-1], "tests", None) if goals else None
+    if last is not None and len(last[1]) == 1:  # what runs first backward
+        goal.guard_back = last  # type: ignore[attr-defined]
     return goal
 
 
@@ -166,7 +169,8 @@ def forward_of(goal: Callable, in_var: Any, out_var: Any) -> tuple[Any, Any]:
     ``computeo(fn, [in_var], out_var)``, also as the branch ``ifgroundo`` takes (its
     first on a ground ``in_var``, its second on a fresh ``out_var``: run backward);
     ``guard(term)`` false means no answer, when it is a :func:`pipeo` that starts
-    with ``testo(predicate, in_var)``.  Either is None where the goal says nothing.
+    with ``testo(predicate, in_var)`` (or, run backward, ends with one on the
+    relation's output).  Either is None where the goal says nothing.
     A caller that uses them gets the goal's answers without kanren's streams.
 
     Examples
@@ -180,6 +184,8 @@ def forward_of(goal: Callable, in_var: Any, out_var: Any) -> tuple[Any, Any]:
     if branches is not None and branches[0] is in_var:
         guard, goal = getattr(goal, "guard", None), branches[1]
     elif branches is not None and branches[0] is out_var:  # a relation run backward
+        back = getattr(goal, "guard_back", None)
+        guard = back[0] if back is not None and back[1][0] is in_var else None
         goal = branches[2]
     computes = getattr(goal, "computes", None)
     if computes is None or len(computes[1]) != 1:
