@@ -17,7 +17,7 @@ from kanren import conde, eq, lall
 from unification import var
 
 from relations.databases import REDUCTIONS, canonicalize_db, register
-from relations.tags import CANONICALIZE, FAST_RUN
+from relations.tags import CANONICALIZE, FAST_RUN, REASSOCIATE
 from relgraph import ops
 from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo
 from relgraph.ops import maximum, minimum, sum, where
@@ -139,11 +139,13 @@ _x, _y = lvar("x", dtype="floating"), lvar("y", dtype="floating")
 sum_addo = rule(
     sum(_x) + sum(_y), sum(_x + _y), name="sum_addo", when=lambda x, y: _same_known_shape(x, y)
 )
-register(canonicalize_db, CANONICALIZE, position=24, tracks=(ops.add,))(sum_addo)
+register(canonicalize_db, CANONICALIZE, REASSOCIATE, position=24, tracks=(ops.add,))(sum_addo)
 sum_addo.__doc__ = """``sum(x) + sum(y) <-> sum(x + y)`` for float arrays of one known shape.
 
-It adds the same numbers in another order (as a reassociated sum does); with
-shapes unknown ``x + y`` could broadcast, so the rule waits for them.
+It adds the same numbers in another order, as a reassociated sum does, so it is
+opt-in with ``reassociate``: with ``x = y = [1e308, -1e308]`` the sums are 0 and
+``x + y`` is ``[inf, -inf]``, whose sum is NaN.  With shapes unknown ``x + y`` could
+broadcast, so the rule waits for them.
 
 >>> import relgraph as rg
 >>> x, y = rg.vector("x", shape=3), rg.vector("y", shape=3)
