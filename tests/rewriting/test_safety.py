@@ -146,6 +146,13 @@ def test_runs_of_a_float_product_lead_it_in_the_driver_and_the_e_graph():
     assert rg.rewrite(rg.exp(X) * (rg.exp(Y) * a), merge_in) == rg.exp(X) * (rg.exp(Y) * a)
 
 
+def test_a_sum_of_sums_is_added_in_another_order_only_when_asked():
+    x, y = rg.vector("x", shape=2), rg.vector("y", shape=2)
+    t = rg.sum(x) + rg.sum(y)  # 0 at x = y = [1e308, -1e308], where sum(x + y) is NaN
+    assert rg.rewrite(t, optdb.query(include=["canonicalize"])) == t
+    assert rg.rewrite(t, optdb.query(include=["canonicalize", "reassociate"])) == rg.sum(x + y)
+
+
 def test_stabilisations_reach_their_stable_forms():
     cases = {
         "log(1 - exp(x))": "log1mexp(x)",
