@@ -31,6 +31,7 @@ from collections.abc import Callable
 from functools import partial, reduce
 from typing import Any
 
+import numpy as np
 from etuples import etuple
 from kanren import eq, lall
 from unification import vars as lvars
@@ -79,13 +80,15 @@ def _collected(op: Any, split: Callable, join: Callable, t: Any) -> Any:
     ``split(arg)`` is ``(key, part)`` (``key`` None: the argument stays alone);
     ``join(key, parts)`` is the one argument a group becomes.  In floating point only
     the leading group is joined, a part of the left fold: ``(x + x) + y -> 2 * x + y``,
-    but ``(y + x) + x`` stays (``2 * x`` overflows where ``y + x`` may not).
+    but ``(y + x) + x`` stays (``2 * x`` overflows where ``y + x`` may not); and only
+    parts of one sign (``x + -2 * x`` is NaN at inf where ``-x`` is not, ``x - x`` is
+    0.0 where ``0 * x`` is -0.0, which turns a quotient's inf around).
     """
     if type(t) is not Term or t._tuple[0] is not op:
         return None
     if not regroups(t):
-        key = split(t._tuple[1])[0]
-        like, rest = combinable(t, lambda a: key is not None and split(a)[0] == key)
+        key, first = split(t._tuple[1])
+        like, rest = combinable(t, lambda a: key is not None and _alike(split(a), key, first))
         if len(like) < 2:
             return None
         joined = join(key, [split(a)[1] for a in like])
@@ -101,6 +104,13 @@ def _collected(op: Any, split: Callable, join: Callable, t: Any) -> Any:
         for key, group in groups.items()
     ]
     return args[0] if len(args) == 1 else Term((op, *args))
+
+
+def _alike(part: tuple, key: Any, first: Any) -> bool:
+    """Whether ``part`` (a ``split`` result) has ``key`` and a number of ``first``'s
+    sign, not 0."""
+    k, c = part
+    return k == key and is_number(c) and np.sign(c) == np.sign(first) != 0
 
 
 def _like_term(arg: Any) -> tuple[Any, Any]:
@@ -134,11 +144,17 @@ def collect_termso(in_lv, out_lv):
 
 
 def _split_like(t: Any) -> Any:
+    """``c * x`` as ``(c - 1) * x + x``; in floating point with both parts of ``c``'s
+    sign: ``-2 * x`` as ``-x + -x``, and ``-x`` not at all (``x + -2 * x`` is NaN at
+    inf)."""
     c, rest = _coefficient(t)
     if c == 1 or is_constant(t) or not is_number(c):
         return None
-    plain = _scaled(1, rest)
-    return Term((add, *sorted_args(add, [_scaled(c - 1, rest), plain])))
+    one = 1 if regroups(t) or c > 1 else -1
+    if one == -1 and c >= -1:
+        return None
+    plain = _scaled(one, rest)
+    return Term((add, *sorted_args(add, [_scaled(c - one, rest), plain])))
 
 
 def _is_zero_term(x: Any) -> bool:

@@ -73,7 +73,6 @@ def test_a_relation_that_never_applies_says_so():
 # inputs although nothing tags them unsafe: products and distributions reassociated at
 # overflow (inf * 0 becomes NaN), and the backward direction of collect_termso at +-inf.
 KNOWN_UNSOUND = {
-    "collect_termso": "backward -x -> x + -2 * x is inf - inf at x = -inf",
     "distributeo": "x * (y + z) -> x*y + x*z is inf - inf at x = inf",
     "div_mul_invo": "x / y -> x * y**-1 is -inf where 1 / y overflows (y = -5e-324)",
     "dot_distributeo": "A @ (x + y) -> A@x + A@y is inf - inf with infinite entries",

@@ -127,6 +127,19 @@ def test_a_float_sum_or_product_is_regrouped_only_from_its_start(text, point):
     assert_safe(term, {symbols[n]: np.array([v]) for n, v in point.items()})
 
 
+# Like terms of two signs: x + -2 * x is NaN at inf where -x is not, and x - x is 0.0
+# where 0 * x is -0.0, which turns the sign of a quotient's infinity around.
+@pytest.mark.parametrize(
+    "text, point",
+    [("(y + z) / (x - x)", dict(x=-1e308, y=-np.inf, z=-np.inf)),
+     ("abs(y) + abs(y) * -2", dict(y=-np.inf)), ("y + -2 * y", dict(y=np.inf))],
+)  # fmt: skip
+def test_like_terms_of_two_signs_are_not_collected_in_floats(text, point):
+    symbols = {n: rg.vector(n) for n in point}
+    term = rg.parse(text, **symbols)
+    assert_safe(term, {symbols[n]: np.array([v]) for n, v in point.items()})
+
+
 def test_runs_of_a_float_product_lead_it_in_the_driver_and_the_e_graph():
     u, v, a = rg.lvar("u"), rg.lvar("v"), rg.vector("a")
     merge = rg.rule(rg.exp(u) * rg.exp(v), rg.exp(u + v), name="merge")
