@@ -37,9 +37,7 @@ from relgraph.logic.goals import (
     ifgroundo,
     is_number,
     pipeo,
-    removeo,
     testo,
-    variadico,
 )
 from relgraph.ops import (
     abs,
@@ -86,15 +84,33 @@ __all__ = [
 
 @register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.log1p,), position=7, tracks=(ops.log,))
 def log1po(in_lv, out_lv):
-    """``log(1 + x) -> log1p(x)``: exact for small ``x``, where ``1 + x`` rounds."""
-    args, rest, x = lvars(3)
-    return pipeo(
-        in_lv,
-        eq(in_lv, etuple(log, cons(add, args))),
-        removeo(1, args, rest),
-        variadico(add, rest, x),
-        eq(out_lv, etuple(log1p, x)),
+    """``log(1 + x) -> log1p(x)``: exact for small ``x``, where ``1 + x`` rounds.
+
+    In a longer integer sum the 1 may be anywhere (``log(i + 1 + j) -> log1p(i + j)``);
+    a float sum ``(1 + a) + b`` is no ``1 + x`` (``1 + (a + b)`` rounds otherwise).
+    """
+    return ifgroundo(
+        in_lv, computeo(_log1p_of, [in_lv], out_lv), computeo(_log_of, [out_lv], in_lv)
     )
+
+
+def _log1p_of(t: Any) -> Any:
+    if not (has_head(t, log) and has_head(t._tuple[1], add)):
+        return None
+    total = t._tuple[1]
+    args = list(total._tuple[1:])
+    if len(args) > 2 and not regroups(total):
+        return None
+    one = next((i for i, a in enumerate(args) if is_number(a) and a == 1), None)
+    if one is None:
+        return None
+    rest = args[:one] + args[one + 1 :]
+    return Term((log1p, rest[0] if len(rest) == 1 else Term((add, *rest))))
+
+
+def _log_of(t: Any) -> Any:
+    t = as_term(t)  # built by a goal when run backward
+    return Term((log, Term((add, 1, t._tuple[1])))) if has_head(t, log1p) else None
 
 
 def _is_all(value: int, c: Any) -> bool:
