@@ -26,7 +26,12 @@ the rewritten program may give a value closer to the exact one (`log1p(x)` for
 `log(1 + x)` at `x = 1e-20`, `logaddexp(x, y)` where `exp` overflows), never the
 reverse.  Stabilisations are checked against the exact value computed with mpmath
 (`relgraph.ops.exact`).  A relation that holds only for finite, nonzero or positive
-inputs carries `unsafe` and is selected only when a query names it."""
+inputs carries `unsafe` and is selected only when a query names it.  A float sum or
+product folds from the left, so a safe relation combines only its leading arguments
+(`a * exp(x) * exp(y)` keeps its two exps apart: `a * exp(x + y)` is inf at
+`a = 1e-300, x = y = 400`, where the program is 2.7e47); regrouping floats is the
+opt-in tag `reassociate` (or a relation marked `rg.reassociates`, as a distribution
+is)."""
 
 
 def _doc(relation) -> tuple[str, str]:
