@@ -186,7 +186,9 @@ def test_like_terms_are_collected_in_the_egraph_as_by_rewrite():
     query = optdb.query(include=["canonicalize"])
     for start, collected in [(x + 2.0 * x, 3.0 * x), (2.0 * x + 3.0 * x + y, 5.0 * x + y)]:
         space = rg.explore(start, query, timeout=None, max_nodes=1_000)
-        assert space.best() == collected == rg.rewrite(start, query)
+        assert collected in space and collected == rg.rewrite(start, query)
+        # op weights count a sum once, whatever its length: x + x + x + x + x + y is cheaper
+        assert space.cost(space.best()) <= space.cost(collected)
         assert space.stopped_by != "max_nodes"
     # (2x + y) + 3x: the like terms are no part of one fold in floating point
     assert 5.0 * x + y not in rg.explore(2.0 * x + y + 3.0 * x, query, timeout=None)
