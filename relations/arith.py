@@ -50,6 +50,7 @@ from relgraph.logic.goals import (
     variadico,
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, true_div
+from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.relation import forward_only, reads, reassociates
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
@@ -321,13 +322,18 @@ register(specialize_db, SPECIALIZE, FAST_RUN, name="add_nego", produces=(ops.sub
 
 def negated(x: Any) -> Any:
     """``-x`` in the normal form: ``-(-u)`` is ``u``, ``-(c * u)`` is ``(-c) * u``, ``-c`` a
-    number, ``-(a + b)`` is ``-a + -b``."""
+    number, ``-(a + b)`` is ``-a + -b`` (sorted where that keeps its value: two terms,
+    or an integer sum; a longer float sum keeps its order, the order of its fold)."""
     if is_number(x):
         return -x
     if has_head(x, neg):
         return x._tuple[1]
     if has_head(x, add):
-        return Term((add, *sorted_args(add, [negated(a) for a in x._tuple[1:]])))
+        terms = [negated(a) for a in x._tuple[1:]]
+        total = Term((add, *terms))
+        return (
+            Term((add, *sorted_args(add, terms))) if len(terms) == 2 or regroups(total) else total
+        )
     if has_head(x, mul) and is_number(x._tuple[1]):
         c, rest = -x._tuple[1], x._tuple[2:]
         if c == 1:

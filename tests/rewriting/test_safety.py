@@ -118,6 +118,7 @@ REGROUPED = [
     ("1.0 + x + 1e-16", dict(x=-1.0)),  # 1.0 + x is 0
     ("y * x + x * y + a", dict(x=1e308, y=0.5, a=-1e308)),  # 2 * x * y is inf
     ("log(1 + y + exp(x))", dict(y=-1.0, x=-710.0)),  # log1p(y + exp(x)) is -inf
+    ("-1 * (z + y + x)", dict(x=1e308, y=1e308, z=-1e308)),  # -x + -y + -z is -inf
 ]
 
 
