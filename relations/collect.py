@@ -150,8 +150,11 @@ def _split_like(t: Any) -> Any:
     c, rest = _coefficient(t)
     if c == 1 or is_constant(t) or not is_number(c):
         return None
-    one = 1 if regroups(t) or c > 1 else -1
-    if one == -1 and c >= -1:
+    if regroups(t) or c > 1:
+        one = 1
+    elif c < -1:
+        one = -1
+    else:
         return None
     plain = _scaled(one, rest)
     return Term((add, *sorted_args(add, [_scaled(c - one, rest), plain])))
