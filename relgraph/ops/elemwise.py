@@ -99,18 +99,25 @@ class Elemwise(Op):
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         self.check_arity(len(types))
-        try:
-            shape = broadcast_shapes(*(t.shape for t in types))
-        except ValueError as exc:
-            raise TypeCheckError(f"{self.name}: {exc}") from None
         keys = tuple(dtype_key(a, t) for a, t in zip(args, types))
-        if self.nin is None:
-            dtype = result_dtype(self.ufunc, keys[:2])
-            for key in keys[2:]:
-                dtype = result_dtype(self.ufunc, (dtype, key))
-        else:
-            dtype = result_dtype(self.ufunc, keys)
-        return TensorType(dtype, len(shape), shape)
+        return _elementwise_type(self, keys, tuple(t.shape for t in types))
+
+
+@functools.lru_cache(maxsize=4096)
+def _elementwise_type(op: Elemwise, keys: tuple, shapes: tuple) -> TensorType:
+    """The result type of ``op`` on operands of these dtype keys and shapes: the same
+    few combinations recur in every rewrite, so they are computed once."""
+    try:
+        shape = broadcast_shapes(*shapes)
+    except ValueError as exc:
+        raise TypeCheckError(f"{op.name}: {exc}") from None
+    if op.nin is None:
+        dtype = result_dtype(op.ufunc, keys[:2])
+        for key in keys[2:]:
+            dtype = result_dtype(op.ufunc, (dtype, key))
+    else:
+        dtype = result_dtype(op.ufunc, keys)
+    return TensorType(dtype, len(shape), shape)
 
 
 class Cast(Op):

@@ -48,9 +48,11 @@ class SequenceRewriter:
         children: list[Any] = []
         outputs: dict[int, Any] = {}
         for name, step in self.steps:
-            if outputs.get(id(step)) is term:
+            last = outputs.get(id(step))
+            if last is not None and (last is term or last == term):
                 # A step that runs again on its own output (nothing between changed
-                # it) is at its fixpoint already.
+                # it, though a step between may have rebuilt equal nodes) is at its
+                # fixpoint already.
                 size = count_nodes(term)
                 children.append(RewriteReport(name, 0, 0.0, size, size))
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -53,10 +54,23 @@ def _leaf_type(x: Any) -> TensorType:
     if isinstance(x, (Symbol, Constant)):
         return x.type
     if isinstance(x, (bool, int, float, complex, np.generic)):
-        return TensorType(np.asarray(x).dtype, 0, ())
+        if type(x) is int:  # numpy's default integer, unless it does not hold x
+            return _scalar_type(_INT if _INT_MIN <= x <= _INT_MAX else np.asarray(x).dtype)
+        return _scalar_type(type(x))
     if isinstance(x, Var):
         raise TypeCheckError(f"cannot type a logic variable {x}: the term is a pattern")
     raise TypeCheckError(f"{x!r} of type {type(x).__name__} is not a term")
+
+
+_INT = np.asarray(0).dtype
+_INT_MIN, _INT_MAX = int(np.iinfo(_INT).min), int(np.iinfo(_INT).max)
+
+
+@functools.lru_cache(maxsize=64)
+def _scalar_type(kind: Any) -> TensorType:
+    """The 0-d type of a Python or numpy scalar type (of an int's dtype: its size
+    decides it), made once."""
+    return TensorType(np.dtype(kind), 0, ())
 
 
 def _infer_node(node: Term) -> TensorType:

@@ -246,6 +246,29 @@ def test_sequence_rewriter_runs_steps_in_order(syms):
     assert [c.name for c in rep.children] == ["equilibrium", "equilibrium"]
 
 
+def test_sequence_skips_a_step_run_again_on_its_own_output(syms):
+    """A step between that changes nothing (here: hands back an equal copy) leaves the
+    repeated step at its fixpoint: it is reported with no passes."""
+    from relgraph.rewriting.report import RewriteReport
+    from relgraph.terms.term import Term
+
+    class Copy:  # any rewriter: rebuilds the root as an equal, new object
+        def apply(self, term, trace=False):
+            return Term(term._tuple), RewriteReport("copy", 1, 0.0, 1, 1)
+
+    A, B, x, y, z, w = syms
+    gather = rg.EquilibriumRewriter([rg.reverse(dot_distributeo)])
+    seq = rg.SequenceRewriter([("gather", gather), ("copy", Copy()), ("again", gather)])
+    out, rep = rg.rewrite(A @ x + A @ y + B @ z, seq, report=True)
+    assert out == A @ (x + y) + B @ z
+    assert [c.passes > 0 for c in rep.children] == [True, True, False]
+    negneg = rg.EquilibriumRewriter([neg_neg_o])
+    changed = rg.SequenceRewriter([("gather", gather), ("negneg", negneg)] * 2)
+    out, rep = rg.rewrite(-(-(A @ x + A @ y)), changed, report=True)
+    assert out == A @ (x + y)  # gather runs again on the changed term; negneg need not
+    assert [c.passes > 0 for c in rep.children] == [True, True, True, False]
+
+
 def test_no_warning_for_clean_runs(syms):
     A, B, x, y, z, w = syms
     with warnings.catch_warnings():
