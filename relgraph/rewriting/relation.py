@@ -324,6 +324,23 @@ class Matcher:
                 term,
             ) from exc
 
+    def first(self, term: Any) -> Term | None:
+        """``next(self.answers(term), None)``, with the relation's own test, or its
+        computed answer, taken first: most attempts end there, and this way they cost
+        a function call.  An error in either is raised, named, by :meth:`answers`."""
+        if self.direct is None and type(term) is Term and term._ground:
+            try:
+                if self.guard is not None and not self.guard(term):
+                    return None
+                value = self.compute(term) if self.compute is not None else term
+            except Exception:
+                value = term  # answers runs them again and names the error
+            if value is None:
+                return None
+            if value is not term:
+                return next(self.answers(term, results=iter((as_term(value),))), None)
+        return next(self.answers(term), None)
+
     def _results(self, term: Any) -> Iterator[Any]:
         if self.direct is not None:
             return self.direct(term)

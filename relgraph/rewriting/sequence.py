@@ -44,7 +44,7 @@ class SequenceRewriter:
         """Apply each step in order; the report nests the steps' reports (and, with
         ``trace=True``, their traces: ``report.applied`` lists them all in order)."""
         term = checked_term(term, "rewrite")
-        start, before = time.perf_counter(), count_nodes(term)
+        start = time.perf_counter()
         children: list[Any] = []
         outputs: dict[int, Any] = {}
         for name, step in self.steps:
@@ -53,16 +53,17 @@ class SequenceRewriter:
                 # A step that runs again on its own output (nothing between changed
                 # it, though a step between may have rebuilt equal nodes) is at its
                 # fixpoint already.
-                size = count_nodes(term)
+                size = children[-1].nodes_after
                 children.append(RewriteReport(name, 0, 0.0, size, size))
                 continue
             term, child = step.apply(term, trace=trace) if trace else step.apply(term)
             outputs[id(step)] = term
             children.append(child)
         elapsed = time.perf_counter() - start
-        return term, RewriteReport(
-            self.name, 1, elapsed, before, count_nodes(term), children=tuple(children)
-        )
+        # Each step counted the nodes it took and gave.
+        before = children[0].nodes_before if children else count_nodes(term)
+        after = children[-1].nodes_after if children else before
+        return term, RewriteReport(self.name, 1, elapsed, before, after, children=tuple(children))
 
 
 def rewrite(term: Any, rewriter: Any, *, report: bool = False, trace: bool = False) -> Any:

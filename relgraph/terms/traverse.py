@@ -145,7 +145,16 @@ def count_nodes(term: Any) -> int:
     >>> count_nodes(A @ x + A @ y)
     3
     """
-    return sum(1 for _ in subterms(term))
+    if type(term) is not Term:
+        return 0
+    seen = {term}  # as subterms counts them, without the order it keeps
+    stack = [term]
+    while stack:
+        for child in stack.pop()._tuple:
+            if type(child) is Term and child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return len(seen)
 
 
 def substitute(term: Any, replace: Callable[[Term], Any]) -> Any:
