@@ -56,7 +56,8 @@ def _leaf_type(x: Any) -> TensorType:
     if isinstance(x, (bool, int, float, complex, np.generic)):
         if type(x) is int:  # numpy's default integer, unless it does not hold x
             return _scalar_type(_INT if _INT_MIN <= x <= _INT_MAX else np.asarray(x).dtype)
-        return _scalar_type(type(x))
+        kind: Any = type(x)  # a Python or numpy scalar type names its dtype
+        return _scalar_type(kind)
     if isinstance(x, Var):
         raise TypeCheckError(f"cannot type a logic variable {x}: the term is a pattern")
     raise TypeCheckError(f"{x!r} of type {type(x).__name__} is not a term")
