@@ -33,25 +33,17 @@ class TensorType:
     shape: Shape
 
     def __init__(self, dtype: Any, ndim: int, shape: Shape | None = None):
-        try:
-            dt = np.dtype(dtype)
-        except TypeError:
-            raise ValueError(f"{dtype!r} is not a numpy dtype") from None
-        if dt.kind not in "biufc":
-            raise ValueError(
-                f"unsupported dtype {dt}: relgraph computes with bool, integer, float "
-                "and complex arrays"
-            )
+        key = (dtype, ndim, shape)
+        try:  # type inference makes the same few types over and over
+            dt, shape = _CHECKED[key]
+        except (KeyError, TypeError):  # new, or unhashable (a list for a shape)
+            dt, shape = _checked(dtype, ndim, shape)
+            if len(_CHECKED) < 4096:
+                try:
+                    _CHECKED[key] = (dt, shape)
+                except TypeError:
+                    pass
         object.__setattr__(self, "dtype", dt)
-        if ndim < 0:
-            raise ValueError(f"ndim must be >= 0, got {ndim}")
-        if shape is None:
-            shape = (None,) * ndim
-        shape = tuple(None if d is None else int(d) for d in shape)
-        if any(d is not None and d < 0 for d in shape):
-            raise ValueError(f"shape {shape} has a negative dimension")
-        if len(shape) != ndim:
-            raise ValueError(f"shape {shape} does not have ndim={ndim} dimensions")
         object.__setattr__(self, "ndim", ndim)
         object.__setattr__(self, "shape", shape)
 
@@ -77,6 +69,32 @@ class TensorType:
         return value.ndim == self.ndim and all(
             d is None or d == v for d, v in zip(self.shape, value.shape)
         )
+
+
+_CHECKED: dict[tuple, tuple[np.dtype, Shape]] = {}  # (dtype, ndim, shape) as given -> checked
+
+
+def _checked(dtype: Any, ndim: int, shape: Shape | None) -> tuple[np.dtype, Shape]:
+    """The dtype and shape of a :class:`TensorType`, or ValueError naming the problem."""
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"{dtype!r} is not a numpy dtype") from None
+    if dt.kind not in "biufc":
+        raise ValueError(
+            f"unsupported dtype {dt}: relgraph computes with bool, integer, float "
+            "and complex arrays"
+        )
+    if ndim < 0:
+        raise ValueError(f"ndim must be >= 0, got {ndim}")
+    if shape is None:
+        shape = (None,) * ndim
+    shape = tuple(None if d is None else int(d) for d in shape)
+    if any(d is not None and d < 0 for d in shape):
+        raise ValueError(f"shape {shape} has a negative dimension")
+    if len(shape) != ndim:
+        raise ValueError(f"shape {shape} does not have ndim={ndim} dimensions")
+    return dt, shape
 
 
 def broadcast_shapes(*shapes: Shape) -> Shape:
