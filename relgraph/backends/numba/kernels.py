@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from relgraph.backends.numba import vecmath
 from relgraph.backends.numba.reduce_kernels import (  # the generated code calls kernels.*
     keep_dims,
     logsumexp_all,
@@ -214,42 +215,23 @@ def lane_sum(buf, n):
     return acc
 
 
-def _lane_extreme(largest: bool):
-    """``max(acc, *buf[:n])`` (or min) over eight lanes; NaN wins and stays, as in
-    numpy.  Exact, so the lanes give the result a single loop does; eight independent
-    chains of selects run sooner than one (they do not vectorise: Numba leaves LLVM's
-    SLP vectoriser off, and a NaN-aware select needs ``nnan`` for the loop one)."""
-
-    name = "lane_max" if largest else "lane_min"
-
-    def pick(best, v):
-        return v if ((v > best) if largest else (v < best)) | (v != v) else best
-
-    step = njit(inline="always")(_named(pick, f"{name}_step"))
-
-    def impl(buf, n, acc):
-        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = acc
-        top = n - n % 8
-        for k in range(0, top, 8):
-            a0 = step(a0, buf[k])
-            a1 = step(a1, buf[k + 1])
-            a2 = step(a2, buf[k + 2])
-            a3 = step(a3, buf[k + 3])
-            a4 = step(a4, buf[k + 4])
-            a5 = step(a5, buf[k + 5])
-            a6 = step(a6, buf[k + 6])
-            a7 = step(a7, buf[k + 7])
-        for lane in (a0, a1, a2, a3, a4, a5, a6, a7):
-            acc = step(acc, lane)
-        for k in range(top, n):
-            acc = step(acc, buf[k])
-        return acc
-
-    return njit(nogil=True, error_model="numpy")(_named(impl, name))
+@njit(nogil=True, error_model="numpy")
+def lane_max(buf, n, acc):
+    """``max(acc, *buf[:n])`` as a float64: NaN wins and stays, as in numpy; ``+0.0``
+    counts above ``-0.0`` (numpy's pick between them depends on the order).  Over
+    ``llvm.maximum`` the loop vectorises (it was eight chains of NaN-aware selects:
+    twice the time)."""
+    for k in range(n):
+        acc = vecmath.maximum(acc, buf[k])
+    return acc
 
 
-lane_max = _lane_extreme(True)
-lane_min = _lane_extreme(False)
+@njit(nogil=True, error_model="numpy")
+def lane_min(buf, n, acc):
+    """``min(acc, *buf[:n])``, as :func:`lane_max`."""
+    for k in range(n):
+        acc = vecmath.minimum(acc, buf[k])
+    return acc
 
 
 def index(i, n):

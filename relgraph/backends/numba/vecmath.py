@@ -39,7 +39,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["exp", "log", "log1p", "sigmoid", "softplus", "tanh", "erf"]
+__all__ = ["exp", "log", "log1p", "sigmoid", "softplus", "tanh", "erf", "maximum", "minimum"]
 
 _DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
 
@@ -348,7 +348,29 @@ def _erf(x: _F) -> _F:
     return _if(x != x, x, res)
 
 
+def _extreme(name: str) -> Callable:
+    """The Numba intrinsic ``llvm.maximum`` (or ``llvm.minimum``) of two float64s:
+    NaN if either is NaN, as numpy's ``maximum``, and ``+0.0`` above ``-0.0``.  A
+    reduction loop over it vectorises (one over a NaN-aware select does not)."""
+
+    def typer(typingctx: Any, a: Any, b: Any) -> Any:
+        if not all(isinstance(t, types.Float) for t in (a, b)):
+            return None
+
+        def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+            x, y = (context.cast(builder, v, t, types.float64) for v, t in zip(args, (a, b)))
+            fnty = ir.FunctionType(_DOUBLE, [_DOUBLE, _DOUBLE])
+            fn = builder.module.declare_intrinsic(f"llvm.{name}", [_DOUBLE], fnty)
+            return builder.call(fn, [x, y])
+
+        return types.float64(a, b), codegen
+
+    typer.__name__ = name
+    return intrinsic(typer)
+
+
 exp = _vectorised(_exp)
+maximum, minimum = _extreme("maximum"), _extreme("minimum")
 log = _vectorised(_log)
 log1p = _vectorised(_log1p)
 sigmoid = _vectorised(_sigmoid)

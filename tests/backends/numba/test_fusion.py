@@ -244,3 +244,23 @@ def test_disjoint_spans_of_memory():
     assert not disjoint(a, a[1:2]) and not disjoint(a[::-1], a[3])
     assert disjoint(a[:2], a[2:]) and disjoint(a[:, :0], a) and disjoint(a, np.zeros(3))
     assert not disjoint(a.T, a[2:, 5])
+
+
+@pytest.mark.parametrize("where", [None, 0, 5, 17, 35, 36])
+@pytest.mark.parametrize("n", [1, 8, 37])
+def test_lane_max_and_min_match_numpy_with_a_nan_anywhere(where, n, rng):
+    """The row loops' max and min (a vectorised loop over ``llvm.maximum``): NaN
+    anywhere wins, as in numpy; infinities and signed zeros keep their values."""
+    from relgraph.backends.numba import kernels
+
+    for fill in (None, -np.inf, np.inf, -0.0):
+        buf = rng.standard_normal(n) * 1e300 if fill is None else np.full(n, fill)
+        buf[-1] = 0.0 if fill == -0.0 else buf[-1]
+        if where is not None and where < n:
+            buf[where] = np.nan
+        for lane, reference, start in ((kernels.lane_max, np.max, -np.inf),
+                                       (kernels.lane_min, np.min, np.inf)):  # fmt: skip
+            got = lane(buf, n, start)
+            assert got == reference(buf) or (np.isnan(got) and np.isnan(reference(buf)))
+            assert lane(buf, 0, start) == start  # nothing to reduce: the start
+    assert kernels.lane_max(np.array([1.0, 2.0], np.float32), 2, -np.inf) == 2.0
