@@ -12,7 +12,9 @@ target's by one link:
   view and the answer;
 * congruence (the same Op over equal operands): the operands are steered;
 * a left-nested sum the graph holds as one e-node: the step
-  :func:`~relgraph.eqsat.egraph.flatteno` (backward: the sum as written again).
+  :func:`~relgraph.eqsat.egraph.flatteno` (backward: the sum as written again);
+* an integer sum or product and its operands in another order (a rule matched
+  operands that were not neighbours): steps of :func:`~relgraph.eqsat.ematch.reordero`.
 
 At the target's e-node, the operands are steered to the target's.  Every step is an
 :class:`~relgraph.eqsat.bfs.Edge` that :meth:`~relgraph.eqsat.bfs.Edge.check` checks.
@@ -25,7 +27,8 @@ from typing import Any
 
 from relgraph.eqsat.bfs import Derivation, Direction, Edge, rewritten
 from relgraph.eqsat.egraph import EGraph, flat_form, flatteno
-from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, term_key
+from relgraph.eqsat.ematch import reordero
+from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, REORDERED, term_key
 from relgraph.eqsat.saturate import Merge
 from relgraph.exceptions import DerivationError
 from relgraph.logic.search import run_deep
@@ -37,6 +40,7 @@ from relgraph.terms.traverse import substitute
 __all__ = ["derive", "application_edges", "DerivationError"]
 
 FLATTEN = as_rule(flatteno)
+REORDER = as_rule(reordero)
 MAX_MOVES = 20_000  # moves of one derivation, at most
 FLIP: dict[str, Direction] = {"forward": "backward", "backward": "forward"}
 
@@ -203,6 +207,10 @@ class _Deriver:
         if reason is FLATTENED:
             self._step(pos, sub, None, after, FLATTEN, "forward" if forward else "backward", None)
             return
+        if reason is REORDERED:  # either way: operands moved to the front one by one
+            for moved in _moves(sub, after):
+                self._step(pos, _at(self.cur, pos), None, moved, REORDER, "forward", None)
+            return
         if not isinstance(reason, Merge):  # GIVEN
             raise DerivationError(
                 f"{brief(sub)} and {brief(after)} were merged by the e-graph's user, "
@@ -238,6 +246,29 @@ class _Deriver:
                  pattern, pos)
         )  # fmt: skip
         self.cur = target
+
+
+def _moves(sub: Term, after: Term) -> list[Term]:
+    """The terms from ``sub`` to ``after`` (its operands in another order), each with
+    one operand of the one before moved to the front (:func:`reordero`'s steps): the
+    operands of the longest tail of ``after`` that ``sub`` has in that order stay."""
+    args, target = sub.args, after.args
+    kept: set[int] = set()
+    j = len(args) - 1
+    for operand in reversed(target):
+        while j >= 0 and args[j] != operand:
+            j -= 1
+        if j < 0:
+            break
+        kept.add(j)
+        j -= 1
+    order, steps = list(range(len(args))), list[Term]()
+    for operand in reversed(target[: len(target) - len(kept)]):  # the last one first
+        p = next(q for q in order[len(steps) :] if q not in kept and args[q] == operand)
+        moved = [p, *(q for q in order if q != p)]
+        steps.append(Term((sub.op, *(args[q] for q in moved))))
+        order = moved
+    return [t for t, before in zip(steps, [sub, *steps]) if t != before]
 
 
 def _at(term: Any, pos: tuple) -> Any:

@@ -17,6 +17,13 @@ each run of ``k`` neighbouring arguments of a longer e-node (a *window*), as the
 driver tries runs of a sum: in floating point only the leading run, the one that is
 a part of the fold.
 
+Over an Op that is also commutative, an integer or bool sum or product (where every
+grouping and order of the operands has one value) is matched on any sub-multiset of
+its operands too: ``exp(x) * exp(y)`` on ``mul(exp(i), j, exp(k))`` of integers.  The
+match stands on the e-node with those operands moved to the front, which the
+saturation loop adds to the class with the proof step :func:`reordero`.  In floating
+point each order rounds differently, so only the leading run is a part of the fold.
+
 A rest part alone in an argument list (``add(xs)``, ``add(A @ xs)``) takes every
 operand, and on an associative Op also each run of two or more of them (not all,
 leading ones in floating point);
@@ -27,22 +34,25 @@ views.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from itertools import product
+from itertools import combinations, product
 from typing import Any
 
 from relgraph.eqsat.egraph import LEAF, EGraph, Key, leaf_key
 from relgraph.eqsat.views import MAX_WINDOW_ARITY, Interned
+from relgraph.logic.goals import eacho
 from relgraph.rewriting.patterns import PApp, PLit, PRest, PVar, same
-from relgraph.rewriting.promotion import run_starts
-from relgraph.rewriting.relation import is_associative
+from relgraph.rewriting.promotion import is_pure, run_starts
+from relgraph.rewriting.relation import forward_only, is_associative, is_commutative
+from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
 
-__all__ = ["matchable", "EMatcher"]
+__all__ = ["matchable", "EMatcher", "reordero", "moves_to_front"]
 
 #: One match: the shape matched, its window (None: the whole e-node), the term the
-#: pattern matched (the shape, or its window's run as a term) and the bindings.
-Found = tuple[Term, "tuple[int, int] | None", Term, list]
+#: pattern matched (the shape, or its window's run as a term), the bindings, and the
+#: e-node as the graph holds it where the shape reorders its operands (else None).
+Found = tuple[Term, "tuple[int, int] | None", Term, list, "Term | None"]
 
 
 def matchable(p: Any) -> bool:
@@ -69,7 +79,7 @@ class EMatcher:
         """The matches of ``p`` on e-node ``key``, grouped by shape."""
         if key[0] is not p.op:
             return
-        yield from _grouped(self._node(p, key), None, lambda shape: shape)
+        yield from _grouped(self._node(p, key), None, lambda shape: (shape, None))
         children, params = key[1], key[2]
         arity = len(children)
         if not windows or params or not 2 < arity <= MAX_WINDOW_ARITY:
@@ -85,11 +95,33 @@ class EMatcher:
             for i in range(min(starts, arity - k + 1)):
                 found = self._node(p, (p.op, children[i : i + k], ()))
 
-                def whole(part: Term, i: int = i, k: int = k) -> Term:
+                def whole(part: Term, i: int = i, k: int = k) -> tuple[Term, None]:
                     parts = (*holes[:i], *part._tuple[1:], *holes[i + k :])
-                    return self.interned.view(p.op, parts, ())
+                    return self.interned.view(p.op, parts, ()), None
 
                 yield from _grouped(found, (i, i + k), whole)
+        if starts == arity and _any_order(p, holes):
+            yield from self._reordered(p, children, holes)
+
+    def _reordered(self, p: PApp, children: tuple, holes: tuple) -> Iterator[Found]:
+        """Matches of ``p`` (``k`` fixed arguments) on each ``k`` operands of an e-node
+        that are not a run of neighbours: on the e-node with them moved to the front
+        (window ``(0, k)``), with the e-node as it is."""
+        k = len(p.args)
+        for chosen in combinations(range(len(children)), k):
+            if chosen[-1] - chosen[0] == k - 1:
+                continue  # a run: matched as a window
+            others = [holes[j] for j in range(len(children)) if j not in chosen]
+            found = self._node(p, (p.op, tuple(children[j] for j in chosen), ()))
+
+            def whole(part: Term, chosen: tuple = chosen, others: list = others) -> tuple:
+                written = list(holes)
+                for j, shown in zip(chosen, part._tuple[1:]):
+                    written[j] = shown
+                moved = self.interned.view(p.op, (*part._tuple[1:], *others), ())
+                return moved, self.interned.view(p.op, tuple(written), ())
+
+            yield from _grouped(found, (0, k), whole)
 
     def _node(self, p: PApp, key: Key) -> list[tuple[dict, Term]]:
         """Bindings of ``p`` on e-node ``key`` (its head is ``p.op``), with the shape."""
@@ -194,9 +226,58 @@ def _merged(parts: Iterable[dict]) -> dict | None:
 
 
 def _grouped(found: list[tuple[dict, Term]], window: Any, whole: Any) -> Iterator[Found]:
-    """Matches with one shape together, in the order first found."""
+    """Matches with one shape together, in the order first found (``whole(part)``:
+    the shape, and the e-node as the graph holds it where the shape reorders it)."""
     groups: dict[Term, list] = {}
     for b, part in found:
         groups.setdefault(part, []).append(b)
     for part, bindings in groups.items():
-        yield whole(part), window, part, bindings
+        shape, written = whole(part)
+        yield shape, window, part, bindings, written
+
+
+def _any_order(p: PApp, holes: tuple) -> bool:
+    """Whether every order and grouping of the e-node's operands has one value, so
+    that ``p`` (fixed arguments, none of its own Op: those would splice) may match any
+    of them: a commutative Op of integers or bools, in one dtype."""
+    if p.rest is not None or not is_commutative(p.op):
+        return False
+    if any(isinstance(a, PApp) and a.op is p.op for a in p.args):
+        return False
+    return typeof(holes[0]).dtype.kind in "biu"
+
+
+def moves_to_front(t: Any) -> list[Term]:
+    """``t`` with one of its operands moved to the front, for each operand but the
+    first, where every order of ``t``'s operands has one value (see :func:`reordero`)."""
+    if (
+        type(t) is not Term
+        or len(t.args) < 2
+        or not (is_associative(t.op) and is_commutative(t.op) and is_pure(t))
+    ):
+        return []
+    if typeof(t).dtype.kind not in "biu":
+        return []
+    args = t.args
+    moved = (Term((t.op, args[i], *args[:i], *args[i + 1 :])) for i in range(1, len(args)))
+    return list(dict.fromkeys(m for m in moved if m != t))
+
+
+@forward_only
+def reordero(in_lv: Any, out_lv: Any) -> Any:
+    """``add(i, j, k) -> add(k, i, j)``: an operand of an integer or bool sum or
+    product moved to the front, the same value (integers wrap around, bools are
+    logic: every order and grouping agrees).  Derivations name it where the e-graph
+    matched a rule on operands that were not neighbours.  Not for floats, where each
+    order rounds differently.
+
+    >>> import relgraph as rg
+    >>> from kanren import run, var
+    >>> i, j, k = rg.vector("i", "int64"), rg.vector("j", "int64"), rg.vector("k", "int64")
+    >>> q = var()
+    >>> [str(t) for t in run(0, q, reordero(rg.add(i, j, k), q))]
+    ['(j + i + k)', '(k + i + j)']
+    >>> run(0, q, reordero(rg.add(*(rg.vector(n) for n in "xyz")), q))
+    ()
+    """
+    return eacho(moves_to_front, in_lv, out_lv)

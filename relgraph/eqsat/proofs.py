@@ -6,7 +6,9 @@ written, not made canonical, so an id stands for one concrete term
 (:meth:`Proofs.term`).  Whenever two ids are found equal, the forest links them with
 the reason: a relation's answer on a view (the :class:`~relgraph.eqsat.saturate.Merge`),
 ``CONGRUENCE`` (the same Op over equal operands), ``FLATTENED`` (a left-nested sum as
-written and the one e-node the graph holds it as), or ``GIVEN`` (a caller's
+written and the one e-node the graph holds it as), ``REORDERED`` (an integer sum or
+product and the same operands in another order, where a rule matched operands that
+were not neighbours), or ``GIVEN`` (a caller's
 :meth:`~relgraph.eqsat.egraph.EGraph.merge`).  Each e-class is one tree of the
 forest, so the path between two ids of a class is a proof that their terms are
 equal; :mod:`relgraph.eqsat.derive` turns it into steps (Willsey et al., POPL 2021;
@@ -27,11 +29,12 @@ from typing import Any
 
 from relgraph.terms.term import Term
 
-__all__ = ["Proofs", "CONGRUENCE", "FLATTENED", "GIVEN", "LEAF", "term_key"]
+__all__ = ["Proofs", "CONGRUENCE", "FLATTENED", "REORDERED", "GIVEN", "LEAF", "term_key"]
 
 LEAF = "leaf"  # the head of a leaf's key, as in the e-graph: (LEAF, type(value), value)
 CONGRUENCE = "congruence"
 FLATTENED = "flattened"
+REORDERED = "reordered"
 GIVEN = "given"
 
 

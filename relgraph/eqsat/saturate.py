@@ -33,7 +33,7 @@ from relgraph.eqsat.bfs import Direction
 from relgraph.eqsat.egraph import LEAF, EGraph, Key
 from relgraph.eqsat.ematch import EMatcher, matchable
 from relgraph.eqsat.identities import identity_law, wraps
-from relgraph.eqsat.proofs import term_key
+from relgraph.eqsat.proofs import REORDERED, term_key
 from relgraph.eqsat.views import (
     ALL,
     DEFAULT_DEPTH,
@@ -170,6 +170,7 @@ class _Match:
     window: tuple[int, int] | None
     before: Term
     answers: tuple
+    written: Term | None = None  # the e-node as held, where ``shape`` reorders it
 
 
 class Stop(Exception):
@@ -339,14 +340,16 @@ def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list,
         _check(deadline)
         if time.perf_counter() > stop:
             return mine, "time"
-        for view, window, candidate, results in _candidates(runner, views, ematcher, cid, key):
+        for view, window, candidate, results, written in _candidates(
+            runner, views, ematcher, cid, key
+        ):
             seen_key = (term_key(candidate), window)
             if seen_key in runner.seen:
                 continue
             found = runner.matcher.answers(candidate, in_class, results)
             answers = tuple(dict.fromkeys(found))
             if answers:
-                mine.append(_Match(runner, cid, key, view, window, candidate, answers))
+                mine.append(_Match(runner, cid, key, view, window, candidate, answers, written))
                 count += len(answers)
                 if count > max_matches:
                     return mine, "matches"
@@ -357,25 +360,37 @@ def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list,
 
 def _candidates(runner, views, ematcher, cid, key) -> Iterator[tuple]:
     """What ``runner`` is tried on at e-node ``key``: ``(view, window, candidate,
-    results)``, ``results`` None (run the relation on the candidate) or the answers,
-    lazily, of the bindings the e-graph's matcher found."""
+    results, written)``, ``results`` None (run the relation on the candidate) or the
+    answers, lazily, of the bindings the e-graph's matcher found; ``written`` the
+    e-node as the graph holds it where ``view`` has its operands in another order."""
     if runner.pattern is not None:
         relation = runner.matcher.rule.relation
-        for view, window, candidate, bindings in ematcher.matches(
+        for view, window, candidate, bindings, written in ematcher.matches(
             runner.pattern, key, runner.windows
         ):
-            views.egraph.known[view] = cid
-            yield view, window, candidate, relation.built(bindings)
+            if written is None:  # a reordered view is not in the graph yet
+                views.egraph.known[view] = cid
+            yield view, window, candidate, relation.built(bindings), written
         return
     for view in views.of_root(cid, key, runner):
         for candidate, window in _places(view, runner, views.interned):
-            yield view, window, candidate, None
+            yield view, window, candidate, None, None
 
 
 def _places(view: Any, runner: DirectedRule, interned: Interned) -> Iterable[tuple[Any, Any]]:
     if type(view) is not Term or not runner.windows or len(view._tuple) > MAX_WINDOW_ARITY + 1:
         return ((view, None),)
     return interned.places(view)
+
+
+def _reorder(egraph: EGraph, m: _Match) -> None:
+    """Add the e-node ``m.shape`` (``m.written``'s operands in another order: an
+    integer or bool sum or product) to ``m``'s class, proven by :func:`reordero`."""
+    new, _, moved = egraph.insert(m.shape)
+    if egraph.find(new) != egraph.find(m.cid):
+        egraph.merge(m.cid, new, (egraph.view_id(m.written), moved, REORDERED))
+    elif not egraph.proofs.linked(egraph.view_id(m.written), moved):
+        egraph.proofs.union(egraph.view_id(m.written), moved, REORDERED)
 
 
 def _check(deadline: float | None) -> None:
@@ -385,6 +400,9 @@ def _check(deadline: float | None) -> None:
 
 
 def _apply(egraph, matches, iteration, budgets, applications) -> None:
+    for m in matches:
+        if m.written is not None:
+            _reorder(egraph, m)
     # the proof ids of the views, taken before anything is merged
     sources = [egraph.view_id(m.shape) for m in matches]
     for m, source in zip(matches, sources):

@@ -50,7 +50,7 @@ def by_ematching(g, interned, run):
     found = set()
     for cls in g.classes.values():
         for key in cls.nodes:
-            for _, window, term, bindings in matcher.matches(run.pattern, key, run.windows):
+            for _, window, term, bindings, _ in matcher.matches(run.pattern, key, run.windows):
                 for b in bindings:
                     found.add((term, window, frozenset(b.items())))
     return found
@@ -215,3 +215,48 @@ def test_a_symbol_of_a_pattern_matches_the_class_that_holds_it():
     assert rg.explore(rg.exp(y) * rg.exp(x), [exp_b], timeout=None).terms == (
         rg.exp(y) * rg.exp(x),
     )  # another symbol: no match
+
+
+INTS = [rg.vector(n, "int64") for n in "ijk"]
+NEG_NEG_MUL = rg.rule(-u * -v, u * v, name="neg_neg_mulo")
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int8", "uint16"])
+def test_a_rule_matches_operands_of_an_integer_product_that_are_not_neighbours(dtype):
+    """Every order of an integer product has one value (it wraps around): ``-u * -v``
+    fires on the first and last operands, and the derivation moves them to the front
+    first (reordero steps), every step checked."""
+    i, j, k = (rg.vector(n, dtype) for n in "ijk")
+    space = rg.explore(rg.mul(-i, j, -k), [NEG_NEG_MUL], progress=False)
+    assert rg.mul(i, k, j) in space
+    steps = space.explain(rg.mul(i, k, j))
+    assert all(step.check() for step in steps)
+    names = [step.rule.name for step in steps]
+    assert names[0] == "reordero" and "neg_neg_mulo" in names and len(names) <= 4
+
+
+def test_a_float_product_is_matched_on_its_leading_operands_only():
+    """In floating point the order of a product rounds: (-x * y) * -z is not
+    (-x * -z) * y, so the rule does not fire on the first and last operands."""
+    x, y, z = (rg.vector(n) for n in "xyz")
+    space = rg.explore(rg.mul(-x, y, -z), [NEG_NEG_MUL], progress=False)
+    assert rg.mul(x, z, y) not in space and rg.mul(x * z, y) not in space
+    assert all(step.rule.name != "reordero" for t in space.terms for step in space.explain(t))
+
+
+def test_reordero_moves_an_operand_to_the_front_of_integer_sums_only():
+    from kanren import run, var
+
+    from relgraph.eqsat.ematch import reordero
+
+    def answers(t):
+        q = var()
+        return list(run(0, q, reordero(t, q)))
+
+    i, j, k = INTS
+    assert answers(rg.add(i, j, k)) == [rg.add(j, i, k), rg.add(k, i, j)]
+    assert answers(rg.add(i, i, j)) == [rg.add(j, i, i)]  # no repeats, nothing unmoved
+    x, y = rg.vector("x"), rg.vector("y")
+    assert answers(rg.add(x, y, x)) == []  # floats round by order
+    assert answers(rg.add(i, rg.vector("s", "int8"), j)) == []  # int8 + int8 first: wraps
+    assert answers(i - j) == []  # not commutative
