@@ -387,10 +387,8 @@ def _reorder(egraph: EGraph, m: _Match) -> None:
     """Add the e-node ``m.shape`` (``m.written``'s operands in another order: an
     integer or bool sum or product) to ``m``'s class, proven by :func:`reordero`."""
     new, _, moved = egraph.insert(m.shape)
-    if egraph.find(new) != egraph.find(m.cid):
+    if egraph.find(new) != egraph.find(m.cid):  # else one proof tree holds both already
         egraph.merge(m.cid, new, (egraph.view_id(m.written), moved, REORDERED))
-    elif not egraph.proofs.linked(egraph.view_id(m.written), moved):
-        egraph.proofs.union(egraph.view_id(m.written), moved, REORDERED)
 
 
 def _check(deadline: float | None) -> None:

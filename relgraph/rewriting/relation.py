@@ -337,8 +337,9 @@ class Matcher:
                 value = term  # answers runs them again and names the error
             if value is None:
                 return None
-            if value is not term:
-                return next(self.answers(term, results=iter((as_term(value),))), None)
+            if value is not term:  # as_term inside answers: its errors are named too
+                computed = (as_term(v) for v in (value,))
+                return next(self.answers(term, results=computed), None)
         return next(self.answers(term), None)
 
     def _results(self, term: Any) -> Iterator[Any]:

@@ -61,7 +61,10 @@ def ulp_error(got, ref):
         (_sigmoid_all, _reference(lambda v: 1 / (1 + np.exp(-v))), lambda rng: np.concatenate([
             rng.uniform(-750, 750, 10**6), rng.uniform(-40, 40, 10**5), SPECIAL])),
         (_softplus_all, _reference(lambda v: np.logaddexp(0, v)), lambda rng: np.concatenate([
-            rng.uniform(-750, 750, 10**6), rng.uniform(-40, 40, 10**5), SPECIAL])),
+            rng.uniform(-750, 750, 10**6), rng.uniform(-40, 40, 10**5),
+            rng.uniform(-1, 1, 10**5),  # exp(-|x|) on both sides of sqrt(2) - 1 and 0.5
+            -np.exp(rng.uniform(-60, 0, 10**4)), np.exp(rng.uniform(-60, 0, 10**4)),
+            SPECIAL])),
         (_tanh_all, np.tanh, lambda rng: np.concatenate([
             rng.uniform(-30, 30, 10**6), rng.uniform(-1, 1, 10**5), rng.uniform(0.6, 0.65, 10**5),
             np.exp(rng.uniform(-700, 0, 10**4)), SPECIAL])),
