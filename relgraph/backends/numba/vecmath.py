@@ -276,27 +276,9 @@ def _sigmoid(x: _F) -> _F:
     return _if(x >= 0.0, r, _if(x == x, e * r, x))
 
 
-def _log1p_unit(e: _F) -> _F:
-    """``log1p(e)`` for ``e`` in [0, 1] (or NaN), without the cases of :func:`_log1p`
-    that lie outside: at most sqrt(2) - 1, ``1 + e`` is ``1 + f`` with ``f = e``, no
-    rounding at all; above, it is ``2 (1 + f)`` with ``f = (e - 1) / 2``, where
-    ``e - 1`` is exact from 0.5 on (Sterbenz) and below rounds by at most 2^-55, which
-    ``c`` adds back to first order (``d / (1 + f)``, the series to ``f**2``: 3% of a
-    tenth of an ulp).  No division and five selects fewer than ``log1p``."""
-    big = e > 0.41421356237309503
-    d = e - 1.0
-    half = 0.5 * (e - (d + 1.0))  # what e - 1 lost, halved; d + 1 is exact
-    f = _if(big, 0.5 * d, e)
-    c = _if(big, half * (1.0 - f + f * f), 0.0)
-    tiny = e < 1e-20  # log1p(e) is e; the polynomial would underflow (microcode assists)
-    res = _log_of(_if(tiny, 0.0, f), _if(big, 1.0, 0.0), c)
-    return _if(tiny, e, res)
-
-
 def _softplus(x: _F) -> _F:
-    """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``,
-    the ``log1p`` of a number in [0, 1]."""
-    return _if(x > 0.0, x, 0.0) + _log1p_unit(_exp(-_abs(x)))
+    """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``."""
+    return _if(x > 0.0, x, 0.0) + _log1p(_exp(-_abs(x)))
 
 
 _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
