@@ -89,8 +89,9 @@ class EMatcher:
         if not sizes or not is_associative(p.op):
             return
         holes = tuple(self.interned.hole(self.egraph, c) for c in children)
+        whole_node = self.interned.view(p.op, holes, ())
         # a run stands for its part of the fold in one dtype; in floats, a leading one
-        starts = run_starts(self.interned.view(p.op, holes, ()))
+        starts = run_starts(whole_node)
         for k in sizes:
             for i in range(min(starts, arity - k + 1)):
                 found = self._node(p, (p.op, children[i : i + k], ()))
@@ -100,7 +101,7 @@ class EMatcher:
                     return self.interned.view(p.op, parts, ()), None
 
                 yield from _grouped(found, (i, i + k), whole)
-        if starts == arity and _any_order(p, holes):
+        if starts == arity and _any_order(p, whole_node):
             yield from self._reordered(p, children, holes)
 
     def _reordered(self, p: PApp, children: tuple, holes: tuple) -> Iterator[Found]:
@@ -236,15 +237,17 @@ def _grouped(found: list[tuple[dict, Term]], window: Any, whole: Any) -> Iterato
         yield shape, window, part, bindings, written
 
 
-def _any_order(p: PApp, holes: tuple) -> bool:
-    """Whether every order and grouping of the e-node's operands has one value, so
-    that ``p`` (fixed arguments, none of its own Op: those would splice) may match any
-    of them: a commutative Op of integers or bools, in one dtype."""
+def _any_order(p: PApp, node: Term) -> bool:
+    """Whether every order and grouping of the operands of ``node`` (a view of the
+    e-node, pure) has one value, so that ``p`` (fixed arguments, none of its own Op:
+    those would splice) may match any of them: a commutative Op of integers or bools
+    (not floats, even where a query regroups them: a derivation's step must check
+    alone)."""
     if p.rest is not None or not is_commutative(p.op):
         return False
     if any(isinstance(a, PApp) and a.op is p.op for a in p.args):
         return False
-    return typeof(holes[0]).dtype.kind in "biu"
+    return typeof(node).dtype.kind in "biu"
 
 
 def moves_to_front(t: Any) -> list[Term]:
