@@ -228,16 +228,11 @@ def dot_scale_anyo(in_lv, out_lv, c=None):
     )
 
 
-@register(linalg_db, LINALG, produces=(ops.dot,), position=5, tracks=(ops.sum,))
-def sum_doto(in_lv, out_lv):
-    """``sum(A @ x) <-> sum(A, 0) @ x``: the column sums of ``A`` dotted with ``x``."""
-    A, x = lvars(2)
-    return pipeo(
-        in_lv,
-        eq(in_lv, etuple(sum, etuple(dot, A, x))),
-        testo(lambda a, v: typeof(a).ndim == 2 and typeof(v).ndim == 1, A, x),
-        eq(out_lv, etuple(dot, etuple(sum, A, 0), x)),
-    )
+_S, _w = lvar("A", ndim=2), lvar("x", ndim=1)
+sum_doto = rule(sum(_S @ _w), sum(_S, 0) @ _w, name="sum_doto")
+sum_doto.__doc__ = """``sum(A @ x) <-> sum(A, 0) @ x``: the column sums of ``A`` dotted with
+``x``."""
+register(linalg_db, LINALG, produces=(ops.dot,), position=5, tracks=(ops.sum,))(sum_doto)
 
 
 @register(

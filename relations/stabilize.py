@@ -333,13 +333,11 @@ def log1mexpo(in_lv, out_lv):
     )
 
 
-@register(
-    stabilize_db, STABILIZE, FAST_RUN, produces=(ops.softplus,), position=8, tracks=(ops.log1p,)
-)
-def softpluso(in_lv, out_lv):
-    """``log1p(exp(x)) -> softplus(x)``: no overflow for large ``x``."""
-    x = var()
-    return lall(eq(in_lv, etuple(log1p, etuple(exp, x))), eq(out_lv, etuple(softplus, x)))
+_v = lvar("x")
+softpluso = rule(log1p(exp(_v)), softplus(_v), name="softpluso")
+softpluso.__doc__ = """``log1p(exp(x)) -> softplus(x)``: no overflow for large ``x``."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.softplus,), position=8,
+         tracks=(ops.log1p,))(softpluso)  # fmt: skip
 
 
 @register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.neg,), position=6, tracks=(ops.log,))
@@ -426,11 +424,10 @@ def one_minus_ndtro(in_lv, out_lv):
     return _reflected(ndtr, in_lv, out_lv)
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, position=10, tracks=(ops.log1p,))
-def log1p_expm1o(in_lv, out_lv):
-    """``log1p(expm1(x)) -> x`` (of the same dtype): exact where ``expm1`` overflows."""
-    x = var()
-    return lall(eq(in_lv, etuple(log1p, etuple(expm1, x))), eq(out_lv, x))
+log1p_expm1o = rule(log1p(expm1(_v)), _v, name="log1p_expm1o")
+log1p_expm1o.__doc__ = """``log1p(expm1(x)) -> x`` (of the same dtype): exact where ``expm1``
+overflows."""
+register(stabilize_db, STABILIZE, FAST_RUN, position=10, tracks=(ops.log1p,))(log1p_expm1o)
 
 
 @register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.abs,), position=14, tracks=(ops.sqrt,))
