@@ -46,6 +46,7 @@ from relgraph.logic.search import check_cancelled
 from relgraph.rewriting.patterns import PApp
 from relgraph.rewriting.promotion import keeps_values, regrouping
 from relgraph.rewriting.relation import (
+    REJECTED,
     Matcher,
     Rule,
     directions_of,
@@ -346,6 +347,11 @@ def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list,
             seen_key = (term_key(candidate), window)
             if seen_key in runner.seen:
                 continue
+            if results is None:  # a goal on a view: its own test first
+                results = runner.matcher.shortcut(candidate)
+                if results is REJECTED:
+                    runner.seen.add(seen_key)
+                    continue
             found = runner.matcher.answers(candidate, in_class, results)
             answers = tuple(dict.fromkeys(found))
             if answers:

@@ -32,6 +32,7 @@ from relgraph.terms.term import Term
 from relgraph.terms.traverse import as_term, substitute, subterms
 
 __all__ = [
+    "REJECTED",
     "Rule",
     "as_rule",
     "reverse",
@@ -262,6 +263,10 @@ def directions_of(relation: Rule | Relation) -> tuple[str, ...]:
     return getattr(inner, "directions", BOTH)
 
 
+#: :meth:`Matcher.shortcut`'s answer where the relation's own test fails.
+REJECTED = object()
+
+
 class Matcher:
     """A rule's goal, built once, applied to one subterm at a time.
 
@@ -325,33 +330,39 @@ class Matcher:
             ) from exc
 
     def first(self, term: Any) -> Term | None:
-        """``next(self.answers(term), None)``, with the relation's own test, or its
-        computed answer, taken first: most attempts end there, and this way they cost
-        a function call.  An error in either is raised, named, by :meth:`answers`."""
-        if self.direct is None and type(term) is Term and term._ground:
-            try:
-                if self.guard is not None and not self.guard(term):
-                    return None
-                value = self.compute(term) if self.compute is not None else term
-            except Exception:
-                value = term  # answers runs them again and names the error
-            if value is None:
-                return None
-            if value is not term:  # as_term inside answers: its errors are named too
-                computed = (as_term(v) for v in (value,))
-                return next(self.answers(term, results=computed), None)
-        return next(self.answers(term), None)
+        """``next(self.answers(term), None)``, with :meth:`shortcut` taken first."""
+        results = self.shortcut(term)
+        if results is REJECTED:
+            return None
+        return next(self.answers(term, results=results), None)
+
+    def shortcut(self, term: Any) -> Any:
+        """What the relation's own test, or its computed answer, says of ``term``
+        without kanren's streams: :data:`REJECTED`, the computed results (to pass to
+        :meth:`answers`), or None (run the goal).  Most attempts end here, for the
+        cost of a function call; an error is raised, named, by :meth:`answers`."""
+        if self.direct is not None or type(term) is not Term or not term._ground:
+            return None
+        try:
+            if self.guard is not None and not self.guard(term):
+                return REJECTED
+            value = self.compute(term) if self.compute is not None else term
+        except Exception:
+            return None  # answers runs them again and names the error
+        if value is None:
+            return REJECTED
+        if value is term and self.compute is None:
+            return None  # the test passed: the goal answers
+        return (as_term(v) for v in (value,))  # as_term inside answers: errors named
 
     def _results(self, term: Any) -> Iterator[Any]:
         if self.direct is not None:
             return self.direct(term)
-        shortcut = self.compute is not None or self.guard is not None
-        if shortcut and type(term) is Term and term._ground:
-            if self.guard is not None and not self.guard(term):
-                return iter(())
-            if self.compute is not None:
-                value = self.compute(term)
-                return iter(() if value is None else (as_term(value),))
+        short = self.shortcut(term)
+        if short is REJECTED:
+            return iter(())
+        if short is not None:
+            return short
         stream = self.goal(initial_state({self.in_var: term}))
         return (as_term(reify(self.out_var, s)) for s in stream)
 
