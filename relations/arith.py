@@ -50,7 +50,7 @@ from relgraph.logic.goals import (
     variadico,
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, true_div
-from relgraph.rewriting.promotion import regroups
+from relgraph.rewriting.promotion import any_order, regroups
 from relgraph.rewriting.relation import forward_only, reads, reassociates
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
@@ -111,7 +111,7 @@ def _ac_normal(t: Any, regroup: bool = False) -> Any:
     if type(t) is not Term or not _is_ac(t._tuple[0]):
         return None
     op, args = t._tuple[0], t._tuple[1:]
-    if typeof(t).dtype.kind in "biu" or regroup:
+    if regroup or any_order(t):
         if any(type(a) is Term and a._tuple[0] is op for a in args):
             args = tuple(flatten_assoc_args(lambda head: head is op, args))
         ordered = sorted_args(op, args)
@@ -330,10 +330,9 @@ def negated(x: Any) -> Any:
         return x._tuple[1]
     if has_head(x, add):
         terms = [negated(a) for a in x._tuple[1:]]
-        total = Term((add, *terms))
-        return (
-            Term((add, *sorted_args(add, terms))) if len(terms) == 2 or regroups(total) else total
-        )
+        if len(terms) == 2 or regroups(x):  # negation keeps the dtype: x's order decides
+            terms = sorted_args(add, terms)
+        return Term((add, *terms))
     if has_head(x, mul) and is_number(x._tuple[1]):
         c, rest = -x._tuple[1], x._tuple[2:]
         if c == 1:

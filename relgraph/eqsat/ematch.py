@@ -41,9 +41,8 @@ from relgraph.eqsat.egraph import LEAF, EGraph, Key, leaf_key
 from relgraph.eqsat.views import MAX_WINDOW_ARITY, Interned
 from relgraph.logic.goals import eacho
 from relgraph.rewriting.patterns import PApp, PLit, PRest, PVar, same
-from relgraph.rewriting.promotion import is_pure, run_starts
+from relgraph.rewriting.promotion import any_order, is_pure, run_starts
 from relgraph.rewriting.relation import forward_only, is_associative, is_commutative
-from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
 
@@ -247,19 +246,15 @@ def _any_order(p: PApp, node: Term) -> bool:
         return False
     if any(isinstance(a, PApp) and a.op is p.op for a in p.args):
         return False
-    return typeof(node).dtype.kind in "biu"
+    return any_order(node)
 
 
 def moves_to_front(t: Any) -> list[Term]:
     """``t`` with one of its operands moved to the front, for each operand but the
     first, where every order of ``t``'s operands has one value (see :func:`reordero`)."""
-    if (
-        type(t) is not Term
-        or len(t.args) < 2
-        or not (is_associative(t.op) and is_commutative(t.op) and is_pure(t))
-    ):
+    if type(t) is not Term or len(t.args) < 2:
         return []
-    if typeof(t).dtype.kind not in "biu":
+    if not (is_associative(t.op) and is_commutative(t.op) and is_pure(t) and any_order(t)):
         return []
     args = t.args
     moved = (Term((t.op, args[i], *args[:i], *args[i + 1 :])) for i in range(1, len(args)))

@@ -40,7 +40,10 @@ from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term, memoized
 from relgraph.terms.traverse import subterms
 
-__all__ = ["is_pure", "pure_throughout", "keeps_values", "regroups", "run_starts", "regrouping"]
+__all__ = [
+    "is_pure", "pure_throughout", "keeps_values", "any_order", "regroups", "run_starts",
+    "regrouping",
+]  # fmt: skip
 
 _REGROUPING: ContextVar[bool] = ContextVar("relgraph_regrouping", default=False)
 
@@ -103,6 +106,18 @@ def is_pure(node: Term) -> bool:
     return True
 
 
+def any_order(node: Term) -> bool:
+    """Whether every grouping and order of the arguments of the sum or product
+    ``node`` computes its value by its dtype alone: integers wrap around and bools are
+    logic; floats round.
+
+    >>> import relgraph as rg
+    >>> any_order(rg.vector("i", "uint8") + 3), any_order(rg.vector("x") + 3)
+    (True, False)
+    """
+    return typeof(node).dtype.kind in "biu"
+
+
 def regroups(node: Term) -> bool:
     """Whether every grouping and order of the arguments of the sum or product
     ``node`` computes its value: integers wrap around and bools are logic, floats round
@@ -116,7 +131,7 @@ def regroups(node: Term) -> bool:
     ...     regroups(rg.vector("x") * 3)
     True
     """
-    return _REGROUPING.get() or typeof(node).dtype.kind in "biu"
+    return _REGROUPING.get() or any_order(node)
 
 
 @contextmanager
