@@ -28,6 +28,10 @@ rational functions below 1.25, Cephes' ``1 - exp(-x*x) P/Q`` above.  ``tanh``:
 Cephes' rational function below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above.
 ``log1mexp`` (and float32 results) call libm through Numba: exact to numpy's accuracy,
 but their loops do not vectorise.
+
+A function that calls one of these is marked to prefer 512-bit vectors, so on an
+AVX-512 CPU its loops run eight doubles at a time instead of LLVM's default four
+(the same instructions, wider: the same values).
 """
 
 from __future__ import annotations
@@ -145,6 +149,22 @@ def _int(value: int) -> ir.Constant:
     return ir.Constant(_I64, value)
 
 
+# LLVM's string attribute: the loop vectoriser of the function that carries it may use
+# 512-bit registers.  On AVX-512 CPUs LLVM prefers 256 bits by default (older chips
+# slowed their clocks for 512); a transcendental loop here runs 1.4x faster with 512.
+# A CPU without AVX-512 has no wider registers than 256, so there it changes nothing.
+_WIDE = '"prefer-vector-width"="512"'
+
+
+def _prefer_wide_vectors(builder: ir.IRBuilder) -> None:
+    """Mark the function being built (the loop, or the parallel loop's body, that
+    calls the intrinsic) with :data:`_WIDE`.  Only that function: Numba's own target
+    options, which every compiled function in the process shares, stay as they are.
+    llvmlite's ``FunctionAttributes.add`` accepts only enum attributes, hence
+    ``set.add``; the attribute is printed into the function's definition as given."""
+    set.add(builder.function.attributes, _WIDE)
+
+
 def _vectorised(emit: Callable[[_F], _F]) -> Callable:
     """The Numba intrinsic computing ``emit`` of one float64."""
 
@@ -153,6 +173,7 @@ def _vectorised(emit: Callable[[_F], _F]) -> Callable:
             return None
 
         def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+            _prefer_wide_vectors(builder)
             return emit(_F(builder, args[0])).v
 
         return types.float64(types.float64), codegen
@@ -358,6 +379,7 @@ def _extreme(name: str) -> Callable:
             return None
 
         def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+            _prefer_wide_vectors(builder)
             x, y = (context.cast(builder, v, t, types.float64) for v, t in zip(args, (a, b)))
             fnty = ir.FunctionType(_DOUBLE, [_DOUBLE, _DOUBLE])
             fn = builder.module.declare_intrinsic(f"llvm.{name}", [_DOUBLE], fnty)

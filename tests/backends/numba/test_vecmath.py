@@ -2,6 +2,7 @@
 
 import math
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from numba import njit
@@ -92,3 +93,26 @@ def test_the_loop_vectorises():
     _exp_all(x, np.empty_like(x))
     ir = _exp_all.inspect_llvm(_exp_all.signatures[0])
     assert "x double>" in ir  # LLVM vector types: no scalar libm call per element
+
+
+def _plain_loop(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0
+
+
+def test_only_the_function_that_calls_it_prefers_512_bit_vectors():
+    x = np.linspace(-1, 1, 64)
+    _exp_all(x, np.empty_like(x))
+    assert '"prefer-vector-width"="512"' in _exp_all.inspect_llvm(_exp_all.signatures[0])
+    plain = njit(_plain_loop)  # compiled after it, in the same process: Numba's defaults
+    plain(x, np.empty_like(x))
+    assert "prefer-vector-width" not in plain.inspect_llvm(plain.signatures[0])
+
+
+@pytest.mark.skipif(
+    not llvm.get_host_cpu_features().get("avx512f", False), reason="the CPU has no AVX-512"
+)
+def test_on_avx512_the_loop_uses_512_bit_registers():
+    x = np.linspace(-1, 1, 64)
+    _tanh_all(x, np.empty_like(x))
+    assert "zmm" in _tanh_all.inspect_asm(_tanh_all.signatures[0])
