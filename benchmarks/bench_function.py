@@ -23,7 +23,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numba
@@ -33,15 +32,7 @@ import relgraph as rg
 
 sys.path.insert(0, str(Path(__file__).parent))
 from array_cases import cases as array_cases  # noqa: E402
-
-
-def best(fn, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
+from timing import best  # noqa: E402
 
 
 def triad_bandwidth(n, repeat):

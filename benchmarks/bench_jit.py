@@ -38,16 +38,12 @@ import relgraph as rg  # noqa: E402
 from relgraph.backends.numba.background import COMPILER  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).parent))
+import timing  # noqa: E402
 from jit_cases import functions, inputs  # noqa: E402
 
 
 def best(fn, args, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-    return min(times)
+    return timing.best(lambda: fn(*args), repeat)
 
 
 def first_call(fn, args):
