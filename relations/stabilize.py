@@ -55,7 +55,6 @@ from relgraph.ops import (
     max as max_,
     ndtr,
     neg,
-    pow,
     reciprocal,
     sigmoid,
     softplus,
@@ -292,24 +291,18 @@ def log_add_expo(in_lv, out_lv):
     return ifgroundo(in_lv, computeo(_log_add_exp, [in_lv], out_lv), backward)
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=4, tracks=(ops.log,))
-def log_diff_expo(in_lv, out_lv):
-    """``log(exp(a) - exp(b)) -> where(b == -inf, a, a + log1mexp(b - a))``.
+_a, _b = lvar("a"), lvar("b")
+log_diff_expo = rule(
+    log(exp(_a) + -exp(_b)),
+    where(equal(_b, float("-inf")), _a, _a + log1mexp(_b - _a)),
+    name="log_diff_expo",
+)
+log_diff_expo.__doc__ = """``log(exp(a) - exp(b)) -> where(b == -inf, a, a + log1mexp(b - a))``.
 
-    No overflow and no cancellation; the guard keeps ``a = b = -inf`` at -inf
-    (``b - a`` is NaN there).
-    """
-    a, b = lvars(2)
-    stable = etuple(
-        where,
-        etuple(equal, b, float("-inf")),
-        a,
-        etuple(add, a, etuple(log1mexp, etuple(sub, b, a))),
-    )
-    return lall(
-        eq(in_lv, etuple(log, etuple(add, etuple(exp, a), etuple(neg, etuple(exp, b))))),
-        eq(out_lv, stable),
-    )
+No overflow and no cancellation; the guard keeps ``a = b = -inf`` at -inf
+(``b - a`` is NaN there)."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=4,
+         tracks=(ops.log,))(log_diff_expo)  # fmt: skip
 
 
 @register(
@@ -352,14 +345,11 @@ def log_sigmoido(in_lv, out_lv):
     )
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.neg,), position=9, tracks=(ops.log1p,))
-def log1m_sigmoido(in_lv, out_lv):
-    """``log(1 - sigmoid(x))`` (``log1p(-sigmoid(x))``) ``-> -softplus(x)``."""
-    x = var()
-    return lall(
-        eq(in_lv, etuple(log1p, etuple(neg, etuple(sigmoid, x)))),
-        eq(out_lv, etuple(neg, etuple(softplus, x))),
-    )
+log1m_sigmoido = rule(log1p(-sigmoid(_v)), -softplus(_v), name="log1m_sigmoido")
+log1m_sigmoido.__doc__ = """``log(1 - sigmoid(x))`` (``log1p(-sigmoid(x))``)
+``-> -softplus(x)``."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.neg,), position=9,
+         tracks=(ops.log1p,))(log1m_sigmoido)  # fmt: skip
 
 
 @register(
@@ -430,11 +420,10 @@ overflows."""
 register(stabilize_db, STABILIZE, FAST_RUN, position=10, tracks=(ops.log1p,))(log1p_expm1o)
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.abs,), position=14, tracks=(ops.sqrt,))
-def sqrt_squareo(in_lv, out_lv):
-    """``sqrt(x ** 2) -> abs(x)``: no overflow of ``x ** 2``."""
-    x = var()
-    return lall(eq(in_lv, etuple(sqrt, etuple(pow, x, 2))), eq(out_lv, etuple(abs, x)))
+sqrt_squareo = rule(sqrt(_v**2), abs(_v), name="sqrt_squareo")
+sqrt_squareo.__doc__ = """``sqrt(x ** 2) -> abs(x)``: no overflow of ``x ** 2``."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.abs,), position=14,
+         tracks=(ops.sqrt,))(sqrt_squareo)  # fmt: skip
 
 
 def _log_of_quotient(t: Any) -> Any:

@@ -32,7 +32,9 @@ from relation_cases import (  # noqa: E402
 import relgraph as rg
 from relations import arith, optdb
 from relations.tags import TAGS
+from relgraph.eqsat.saturate import DirectedRule
 from relgraph.rewriting.relation import Matcher, positions
+from relgraph.rewriting.rules import PatternRelation
 from relgraph.terms.traverse import subterms
 
 
@@ -303,3 +305,21 @@ def test_signs_leave_a_float_product_from_anywhere_in_it():
 
     q, minus_one = var(), rg.Term((rg.neg, 1))
     assert [rg.as_term(r) for r in run(0, q, mul_nego(rg.mul(x, minus_one), q))] == [-x]
+
+
+# The library's pure patterns are rules: the e-graph matches them itself (no views).
+PATTERNS = ["softpluso", "log1p_expm1o", "sum_doto", "log1m_sigmoido", "log_diff_expo",
+            "sqrt_squareo", "sigmoid_quotiento", "log_ndtro"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", PATTERNS)
+def test_a_pattern_relation_is_a_rule_the_egraph_matches(name):
+    term, expected, backward = CASES[name]
+    entry = RULES[name][1].obj
+    assert isinstance(entry.relation, PatternRelation)
+    # both ways where the other side is an Op's application too (x alone matches anything)
+    directions = ("forward", "backward") if backward and type(expected) is rg.Term else ()
+    for direction in directions or ("forward",):
+        assert DirectedRule(entry, direction, max_answers=8).pattern is not None  # e-matched
+    space = rg.explore(term, [entry], progress=False)
+    assert expected in space
