@@ -43,18 +43,20 @@ def fast_call(
     single: bool,
     refuse: Callable[[], None] = lambda: None,
     takes_out: bool = True,
+    scalars: Sequence[Any] = (),
 ) -> Callable[..., Any]:
     """``call(args, out=None)``: the kernel's results on ``args`` if every argument
     is a C-contiguous ndarray of its shape and dtype (new output arrays of the given
     ``(shape, dtype)``, or ``out`` for a single output where it is one of them and
     shares no argument's memory, unless not ``takes_out``; the first result alone if
-    ``single``), else None.
+    ``single``), else None.  ``scalars`` gives, per result, the dtype of a 0-d array
+    to return a scalar result as (None: the result as it is).
     A kernel that raises ValueError (shapes that broadcast) gives None after
     ``refuse()``."""
     names = [f"a{i}" for i in range(len(shapes))]
     env: dict[str, Any] = {
         "kernel": kernel, "ndarray": np.ndarray, "empty": np.empty, "refuse": refuse,
-        "shares": np.may_share_memory, "copyto": np.copyto,
+        "shares": np.may_share_memory, "copyto": np.copyto, "asarray": np.asarray,
     }  # fmt: skip
     tests = []
     for i, (name, shape, dtype) in enumerate(zip(names, shapes, dtypes)):
@@ -95,8 +97,21 @@ def fast_call(
         "    if out is not None and results[0] is not out:",
         "        copyto(out, results[0])",
         "        return out",
-        f"    return {'results[0]' if single else 'list(results)'}",
+        f"    return {_returned(single, scalars, env)}",
     ]
     source = "\n".join(lines) + "\n"
     exec(source, env)  # noqa: S102  (code built from counts and names only)
     return env["call"]
+
+
+def _returned(single: bool, scalars: Sequence[Any], env: dict[str, Any]) -> str:
+    """The expression a fast call returns: the results, a scalar one as a 0-d array of
+    its dtype (``scalars[k]``, set in ``env``)."""
+    shown = []
+    for k, dtype in enumerate(scalars):
+        if dtype is not None:
+            env[f"r{k}"] = np.dtype(dtype)
+        shown.append(f"results[{k}]" if dtype is None else f"asarray(results[{k}], r{k})")
+    if single:
+        return shown[0] if shown else "results[0]"
+    return f"[{', '.join(shown)}]" if shown else "list(results)"

@@ -331,7 +331,7 @@ class Function:
             return
         if self._kernel is None or self.compile == "never" or shapes == self._refused:
             return
-        if self.repeated or self.has_scalars or any(nd == 0 for _, nd, _ in self.expected):
+        if self.repeated or any(nd == 0 for _, nd, _ in self.expected):
             return
         outputs = []
         for (ndim, dtype), shape in zip(self._placeholder_types, planned):
@@ -348,8 +348,9 @@ class Function:
         if len(self._fast_calls) >= FAST_CALLS:
             self._fast_calls.clear()
         self._fast = self._fast_calls[key] = fast_call(
-            self._kernel, shapes, key[1], outputs, self.single, refuse, known
-        )
+            self._kernel, shapes, key[1], outputs, self.single, refuse, known,
+            scalars=self.scalar_dtypes,
+        )  # fmt: skip
 
     def _lazy_call(self, values: list, out: Any) -> Any:
         """Called with dask arrays: a dask array, built by the Dask backend."""

@@ -297,9 +297,25 @@ def _sigmoid(x: _F) -> _F:
     return _if(x >= 0.0, r, _if(x == x, e * r, x))
 
 
+def _log1p_unit(e: _F) -> _F:
+    """``np.log1p`` of ``e`` in [0, 1] (or NaN): :func:`_log1p` without what other
+    arguments need.  ``1 + e = 2^k (1 + f)`` with ``k`` 0 (``e`` itself is ``f``, below
+    sqrt(2) - 1) or 1 (``f = (1 + e) / 2 - 1``, exact, and the rounding of ``1 + e``
+    restored by ``c``); a NaN stays NaN through the polynomial."""
+    u = 1.0 + e
+    near = e < 0.41421356237309503
+    tiny = e < 1e-20  # the polynomial would underflow (a microcode assist per element)
+    f = _if(near, _if(tiny, 0.0, e), u * 0.5 - 1.0)
+    c = _if(near, 0.0, (e - (u - 1.0)) / u)
+    res = _log_of(f, _if(near, 0.0, 1.0), c)
+    return _if(tiny, e, res)
+
+
 def _softplus(x: _F) -> _F:
     """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``."""
-    return _if(x > 0.0, x, 0.0) + _log1p(_exp(-_abs(x)))
+    # Above 40, x + log1p(exp(-x)) is x: exp(-40) keeps exp's result a normal number
+    # (a subnormal one costs a microcode assist) and gives x all the same.
+    return _if(x > 0.0, x, 0.0) + _log1p_unit(_exp(_if(x > 40.0, -40.0, -_abs(x))))
 
 
 _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)

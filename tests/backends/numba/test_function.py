@@ -550,3 +550,25 @@ def test_repeated_calls_of_one_shape_take_the_fast_call_and_agree_with_the_check
     np.testing.assert_array_equal(a, a_before)  # refused before anything ran
     with pytest.raises(TypeError, match="expected 2 arguments"):
         f(a)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint8", "bool"])
+def test_a_scalar_output_takes_the_fast_call_as_a_0d_array_of_its_dtype(rng, dtype):
+    """A reduction to a scalar (a loss, a log-likelihood) takes the fast call too, and
+    returns what the checked call returns: a new 0-d array of the result's dtype;
+    beside an array output, each keeps its own kind."""
+    x = rg.vector("x", dtype)
+    a = (rng.normal(size=6) * 50).astype(dtype)
+    f = rg.function([x], rg.sum(x), compile="eager")
+    g = rg.function([x], [rg.sum(x), x * x], compile="eager")
+    checked, (checked_sum, checked_sq) = f(a), g(a)
+    assert f._fast is None and g._fast is None
+    for _ in range(2):
+        fast, (fast_sum, fast_sq) = f(a), g(a)
+        for got, want in ((fast, checked), (fast_sum, checked_sum), (fast_sq, checked_sq)):
+            assert type(got) is np.ndarray and got.dtype == want.dtype
+            assert got.shape == want.shape and got is not want
+            np.testing.assert_array_equal(got, want)
+    assert f._fast is not None and g._fast is not None
+    assert checked.shape == () and checked.dtype == np.sum(a).dtype
+    np.testing.assert_array_equal(checked, np.sum(a))

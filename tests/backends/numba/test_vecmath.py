@@ -116,3 +116,23 @@ def test_on_avx512_the_loop_uses_512_bit_registers():
     x = np.linspace(-1, 1, 64)
     _tanh_all(x, np.empty_like(x))
     assert "zmm" in _tanh_all.inspect_asm(_tanh_all.signatures[0])
+
+
+@njit(error_model="numpy")
+def _softplus_general(x, out):
+    for i in range(x.shape[0]):
+        out[i] = max(x[i], 0.0) + vecmath.log1p(vecmath.exp(-abs(x[i])))
+
+
+def test_softplus_is_the_general_formula_bit_for_bit():
+    # its log1p knows its argument is in [0, 1], and above 40 its exp(-x) stops at
+    # exp(-40): the very same values as max(x, 0) + log1p(exp(-|x|)) everywhere
+    rng = np.random.default_rng(1)
+    edges = [40.0, np.nextafter(40, 41), 0.8813735870195429, -0.8813735870195429]
+    x = np.concatenate([rng.uniform(-800, 800, 10**5), rng.uniform(-50, 50, 10**5),
+                        rng.uniform(39, 41, 10**4), rng.uniform(-1, 1, 10**4), SPECIAL,
+                        edges])  # fmt: skip
+    got, want = np.empty_like(x), np.empty_like(x)
+    _softplus_all(x, got)
+    _softplus_general(x, want)
+    assert np.array_equal(got, want, equal_nan=True)
