@@ -318,8 +318,8 @@ def test_a_pattern_relation_is_a_rule_the_egraph_matches(name):
     entry = RULES[name][1].obj
     assert isinstance(entry.relation, PatternRelation)
     # both ways where the other side is an Op's application too (x alone matches anything)
-    directions = ("forward", "backward") if backward and type(expected) is rg.Term else ()
-    for direction in directions or ("forward",):
+    two_way = backward and type(expected) is rg.Term
+    for direction in ("forward", "backward") if two_way else ("forward",):
         assert DirectedRule(entry, direction, max_answers=8).pattern is not None  # e-matched
     space = rg.explore(term, [entry], progress=False)
     assert expected in space
