@@ -31,6 +31,7 @@ class NodeCosts:
         self.node_cost = getattr(cost, "node", cost)
         self.name = getattr(cost, "__name__", "cost")
         self.cache: dict[Key, float] = {}
+        self.holes: dict[int, Any] = {}
 
     def __call__(self, key: Key) -> float:
         found = self.cache.get(key)
@@ -38,8 +39,7 @@ class NodeCosts:
             if key[0] is LEAF:
                 found = 0.0
             else:
-                g = self.egraph
-                view = Term((key[0], *(g.hole(c) for c in key[1]), *key[2]))
+                view = self._view(key)
                 found = float(self.node_cost(view))
                 if not found >= 0:
                     raise ValueError(
@@ -50,6 +50,20 @@ class NodeCosts:
             self.cache[key] = found
         return found
 
+    def _view(self, key: Key) -> Term:
+        """E-node ``key`` as a term over its operand classes' holes, typed as its class
+        (what a view shows: nothing is inferred again)."""
+        g = self.egraph
+        holes = []
+        for c in key[1]:
+            hole = self.holes.get(c)
+            if hole is None:
+                hole = self.holes[c] = g.hole(c)
+            holes.append(hole)
+        view = Term.of_ground((key[0], *holes, *key[2]))
+        view._type = g.type_of(key)
+        return view
+
 
 def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
     """The cheapest term of class ``root``, its DAG cost, the e-node chosen in each
@@ -59,7 +73,7 @@ def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
     """
     g = egraph
     best: dict[int, tuple[float, int, Key, dict[int, float]]] = {}
-    work = list(g.classes)
+    work = list(g.classes)[::-1]  # oldest first: operands come before their users
     queued = set(work)
     while work:
         cid = g.find(work.pop())

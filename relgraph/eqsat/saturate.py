@@ -375,7 +375,7 @@ def _candidates(runner, views, ematcher, cid, key) -> Iterator[tuple]:
             runner.pattern, key, runner.windows
         ):
             if written is None:  # a reordered view is not in the graph yet
-                views.egraph.known[view] = cid
+                views.interned.record(views.egraph.known, view, cid)
             yield view, window, candidate, relation.built(bindings), written
         return
     for view in views.of_root(cid, key, runner):

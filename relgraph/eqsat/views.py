@@ -94,6 +94,14 @@ class Interned:
         # A view by the identities of its parts (interned, so stable): no structural
         # comparison of an equal view built again in a later search.
         self.by_parts: dict[tuple, Term] = {}
+        self.recorded: set[int] = set()  # ids of the views put in a graph's ``known``
+
+    def record(self, known: dict[Term, int], view: Term, cid: int) -> None:
+        """``known[view] = cid``, once per view: the graph may hold an equal term
+        built elsewhere, and a dict compares the two by walking them each time."""
+        if id(view) not in self.recorded:
+            self.recorded.add(id(view))
+            known[view] = cid
 
     def term(self, t: Term) -> Term:
         return self.terms.setdefault(t, t)
