@@ -213,7 +213,7 @@ class Views:
         found = self.root_cache.get(rk)
         if found is None:
             found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
-            known = self.egraph.known
+            known, record = self.egraph.known, self.interned.record
             for view in found:
-                known[view] = cid
+                record(known, view, cid)
         return found

@@ -1,6 +1,7 @@
 """Reductions along every axis, compiled, against numpy: layouts (C, Fortran,
 strided, transposed), keepdims, dtypes, NaN and infinities, empty and size-1 axes."""
 
+import re
 import warnings
 
 import numpy as np
@@ -8,6 +9,7 @@ import pytest
 from numba.core.errors import NumbaPerformanceWarning
 
 import relgraph as rg
+from relgraph.backends.numba.lowering import lower
 
 KINDS = ["sum", "max", "min", "prod", "mean", "logsumexp"]
 
@@ -172,3 +174,22 @@ def test_column_loops_in_the_parallel_kernel(kind, rng):
     x = rng.normal(size=(40_000, 3)) * 10
     x[1, 0], x[2, 1] = np.nan, np.inf
     agree_with(f, term, {X: x})
+
+
+@pytest.mark.parametrize("kind", ["sum", "max", "min", "mean", "logsumexp"])
+def test_vector_chunks_in_the_parallel_kernel(kind, rng):
+    """A vector's reduction runs in parallel chunks (but logsumexp's two passes), each
+    chunk's operands read as slices from 0: shifted and strided views, a length that
+    ends a chunk early, a broadcast operand (read at its stride), specials."""
+    x, s = rg.vector("x"), rg.vector("s")
+    shifted = getattr(rg, kind)(x[1:] * x[:-1] + s)
+    f = rg.function([x, s], shifted, compile="eager")
+    base = rng.normal(size=2 * (40 * 4096 + 7)) * 5
+    base[[3, 9000]] = np.nan, np.inf
+    for value in (base, base[::2], base[:4097]):
+        for offset in (np.full(1, 0.5), rng.normal(size=value.size - 1)):
+            agree_with(f, shifted, {x: value, s: offset})
+    assert f._parallel is not None
+    source = lower([x, s], [shifted], parallel=True).source
+    if kind != "logsumexp":  # two passes over the vector: one chunk
+        assert re.search(r"(\w+)_c = \1\[(\w+)_lo:\2_hi\]", source)  # a chunk, as a slice
