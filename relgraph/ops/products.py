@@ -74,7 +74,7 @@ class Dot(_Product):
         if ka is not None and kb is not None and ka != kb:
             raise TypeCheckError(f"dot: inner dimensions differ: {ka} ({a}) vs {kb} ({b})")
         shape = ta.shape[:-1] + tb.shape[1:]
-        return TensorType(np.result_type(ta.dtype, tb.dtype), len(shape), shape)
+        return TensorType(_result_dtype(ta, tb), len(shape), shape)
 
 
 class Matmul(_Product):
@@ -113,7 +113,7 @@ class Matmul(_Product):
         except ValueError as exc:
             raise TypeCheckError(f"matmul: the stacks do not broadcast: {exc}") from None
         shape = (*lead, ta.shape[-2], tb.shape[-1])
-        return TensorType(np.result_type(ta.dtype, tb.dtype), len(shape), shape)
+        return TensorType(_result_dtype(ta, tb), len(shape), shape)
 
 
 dot = Dot()
@@ -249,3 +249,9 @@ def _swapped(t: Any) -> Any:
 def _matmul_pullback(g: Any, y: Any) -> tuple:
     a, b = y.args  # the caller sums the stacks' broadcast axes
     return g @ _swapped(b), _swapped(a) @ g
+
+
+def _result_dtype(ta: TensorType, tb: TensorType) -> np.dtype:
+    """numpy's result dtype of a product of these operands (one dtype: itself, with no
+    call into numpy; products of one dtype are most of what inference sees)."""
+    return ta.dtype if ta.dtype == tb.dtype else np.result_type(ta.dtype, tb.dtype)
