@@ -183,6 +183,18 @@ class EquilibriumRewriter:
 LOCAL_STEPS = 64
 
 
+def _passes(guard: Any, node: Term) -> bool:
+    """Whether a goal's own test (``Matcher.guard``) lets ``node`` through, as
+    :meth:`Matcher.shortcut` would ask it: a node with logic variables, or a test that
+    raises, goes on to the attempt (which runs the goal and names the error)."""
+    if not node._ground:
+        return True
+    try:
+        return bool(guard(node))
+    except Exception:
+        return True
+
+
 def _finish(done: dict[int, Any], waiting: dict[int, list[int]], key: int, value: Any) -> None:
     """Record ``value`` for node ``key`` and for every node waiting on ``key``."""
     done[key] = value
@@ -415,7 +427,8 @@ class _Run:
         verdicts: dict[Any, bool] = {}
         matchers = self.matchers
         for index in candidates:
-            quick = matchers[index].quick
+            matcher = matchers[index]
+            quick = matcher.quick
             if quick is not None:
                 ok = verdicts.get(quick)
                 if ok is None:
@@ -423,6 +436,9 @@ class _Run:
                 if not ok:
                     self.attempts[index] += 1
                     continue
+            elif matcher.guard is not None and not _passes(matcher.guard, node):
+                self.attempts[index] += 1  # a goal's own test first, as for a rule
+                continue
             result = self.attempt(index, node)
             if result is not None:
                 if self.canon.get(node) is node:

@@ -7,6 +7,7 @@ from kanren import conde, eq, lall, var
 from local_relations import dot_distributeo, localdb
 
 import relgraph as rg
+from relgraph.logic import goals  # not testo by name: pytest would collect it
 from relgraph.rewriting.relation import replace_at
 from relgraph.ui.display import report_html
 
@@ -105,6 +106,39 @@ class TestDriver:
         assert rep.rules[0].attempts == 3
         _, rep = rg.rewrite(t, [dot_distributeo], report=True)
         assert rep.rules[0].attempts > 3
+
+    def test_a_goals_own_test_runs_first_and_once(self, syms):
+        """A goal that opens with its own test (``testo`` in a ``pipeo``) is asked it
+        before the attempt, as a rule's filter is: each node it rejects is tested once
+        and counted as an attempt (the node it passes is tested again by the goal); a
+        test that raises is named as the goal's error."""
+        A, B, x, y, z, w = syms
+        tested = []
+
+        def is_exp(t):
+            tested.append(t)
+            return t.op is rg.exp
+
+        def exp_to_logo(a, b):
+            u = var()
+            return goals.pipeo(
+                a, goals.testo(is_exp, a), eq(a, etuple(rg.exp, u)), eq(b, etuple(rg.log, u))
+            )
+
+        t = rg.exp(x) + y * z
+        out, rep = rg.rewrite(t, [exp_to_logo], report=True)
+        assert out == rg.log(x) + y * z
+        assert rep.rules[0].attempts == len(set(tested))  # one per node
+        assert all(tested.count(n) == 1 for n in tested if n.op is not rg.exp)
+
+        def raising(t):
+            raise ZeroDivisionError("boom")
+
+        def raiseo(a, b):
+            return goals.pipeo(a, goals.testo(raising, a), eq(b, a))
+
+        with pytest.raises(rg.RelationError, match="raiseo"):
+            rg.rewrite(t, [raiseo])
 
     def test_failures_are_not_retried_and_shared_subterms_rewrite_once(self, syms):
         A, B, x, y, z, w = syms
