@@ -183,14 +183,15 @@ class EquilibriumRewriter:
 LOCAL_STEPS = 64
 
 
-def _passes(guard: Any, node: Term) -> bool:
-    """Whether a goal's own test (``Matcher.guard``) lets ``node`` through, as
-    :meth:`Matcher.shortcut` would ask it: a node with logic variables, or a test that
-    raises, goes on to the attempt (which runs the goal and names the error)."""
-    if not node._ground:
+def _passes(matcher: Matcher, node: Term) -> bool:
+    """Whether a goal's own test (``matcher.guard``) lets ``node`` through, asked as
+    :meth:`Matcher.shortcut` asks it: a rule, a goal without one, a node with logic
+    variables or a test that raises go on to the attempt (which runs the goal and names
+    the error)."""
+    if matcher.guard is None or matcher.direct is not None or not node._ground:
         return True
     try:
-        return bool(guard(node))
+        return bool(matcher.guard(node))
     except Exception:
         return True
 
@@ -436,7 +437,7 @@ class _Run:
                 if not ok:
                     self.attempts[index] += 1
                     continue
-            elif matcher.guard is not None and not _passes(matcher.guard, node):
+            elif not _passes(matcher, node):
                 self.attempts[index] += 1  # a goal's own test first, as for a rule
                 continue
             result = self.attempt(index, node)
