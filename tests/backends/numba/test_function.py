@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
+from relgraph.backends.numba import function as function_module
 from relgraph.backends.numba.function import cache_dir
 from relgraph.backends.numba.lowering import LoweringError, lower
 from relgraph.exceptions import TypeCheckError
@@ -131,6 +132,26 @@ def test_large_inputs_run_one_kernel_or_the_parallel_kernel(rng):
     h = rg.function([x], rg.sum(x[1:] * x[:-1]), compile="eager")
     np.testing.assert_allclose(h(X), np.sum(X[1:] * X[:-1]), rtol=1e-13)
     assert h.loop_inputs == (0,) and h._parallel is not None
+
+
+def test_a_matrix_only_a_skinny_product_reads_makes_a_call_large(rng, monkeypatch):
+    """X in sum(softplus(X @ w)) is read by no fused loop, only by the product, which
+    for a matrix of at most SKINNY columns is the kernel's own loop: a large X runs on
+    blocks of rows.  A wider matrix's product is BLAS's, which has threads of its own:
+    no blocks."""
+    X, w = rg.matrix("X"), rg.vector("w")
+    narrow = rg.function([X, w], rg.sum(rg.softplus(X @ w)), compile="eager")
+    wide = rg.function([X, w], rg.sigmoid(X @ w), compile="eager")
+    assert narrow.loop_inputs == wide.loop_inputs == ()
+    calls = []
+    real = function_module.run_blocks
+    monkeypatch.setattr(function_module, "run_blocks", lambda *a: calls.append(a) or real(*a))
+    x, v = rng.normal(size=(1 << 14, 8)), rng.normal(size=8)  # 2 ** 17 elements
+    np.testing.assert_allclose(narrow(x, v), np.sum(np.logaddexp(0.0, x @ v)), rtol=1e-12)
+    assert len(calls) == 1
+    x, v = rng.normal(size=(300, 300)), rng.normal(size=300)
+    np.testing.assert_allclose(wide(x, v), 1.0 / (1.0 + np.exp(-(x @ v))), rtol=1e-12)
+    assert len(calls) == 1
 
 
 def test_one_fused_loop_without_temporaries():
