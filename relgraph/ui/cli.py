@@ -511,7 +511,16 @@ def _compiled(term, result, symbols, inputs, expected, size: int) -> int:
     return status
 
 
+WARMUP = 0.25  # seconds of calls before timing: an idle core runs its first calls slowly
+
+
 def _best_of(fn, repeat: int = 20) -> float:
+    """The best of ``repeat`` timed calls, after :data:`WARMUP` seconds of calls (on
+    virtual machines a core that sat idle runs the next calls up to 20x slower, and
+    numpy's run leaves the other core idle), the same for every contender."""
+    until = time.perf_counter() + WARMUP
+    while time.perf_counter() < until:
+        fn()
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
