@@ -156,7 +156,8 @@ _(ops.ceil, "np.ceil({0})")
 _(ops.sigmoid, "kernels.scalar_sigmoid(np.float64({0}))", f64=_vec("sigmoid"))
 _(ops.softplus, "kernels.scalar_softplus(np.float64({0}))", f64=_vec("softplus"))
 _(ops.log1mexp, "kernels.scalar_log1mexp(np.float64({0}))")
-_(ops.logaddexp, "np.logaddexp({0}, {1})")
+_(ops.logaddexp, "np.logaddexp({0}, {1})",
+  f64="vecmath.logaddexp(np.float64({0}), np.float64({1}))")  # fmt: skip
 _(ops.erf, "math.erf({0})", f64=_vec("erf"))
 _(ops.less, "({0} < {1})")
 _(ops.less_equal, "({0} <= {1})")

@@ -1,5 +1,5 @@
-"""Branch-free float64 ``exp``, ``log``, ``log1p``, ``sigmoid``, ``softplus``, ``tanh``
-and ``erf`` that LLVM can vectorise inside Numba loops.
+"""Branch-free float64 ``exp``, ``log``, ``log1p``, ``sigmoid``, ``softplus``,
+``logaddexp``, ``tanh`` and ``erf`` that LLVM can vectorise inside Numba loops.
 
 PyPI's llvmlite has no SVML, so ``np.exp`` in a Numba loop is a scalar libm call
 per element and blocks vectorisation: a fused loop ends up slower than numpy's own
@@ -21,7 +21,7 @@ with numpy's results for inf, NaN, overflow, underflow and subnormals.
 right.  ``log1p``: fdlibm's algorithm (as in musl): ``1 + x = 2^k (1 + f)`` with a
 correction term for the rounding of ``1 + x``, and the Remez polynomial in
 ``s = f / (2 + f)``.  ``sigmoid`` and ``softplus`` are the stable forms of
-:mod:`relgraph.ops.special` over these two.
+:mod:`relgraph.ops.special` over these two, ``logaddexp`` numpy's form over them.
 
 ``log``: the same polynomial as ``log1p`` on ``x = 2^k (1 + f)``.  ``erf``: fdlibm's
 rational functions below 1.25, Cephes' ``1 - exp(-x*x) P/Q`` above.  ``tanh``:
@@ -43,7 +43,9 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
 
-__all__ = ["exp", "log", "log1p", "sigmoid", "softplus", "tanh", "erf", "maximum", "minimum"]
+__all__ = [
+    "exp", "log", "log1p", "sigmoid", "softplus", "logaddexp", "tanh", "erf", "maximum", "minimum",
+]  # fmt: skip
 
 _DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
 
@@ -165,18 +167,27 @@ def _prefer_wide_vectors(builder: ir.IRBuilder) -> None:
     set.add(builder.function.attributes, _WIDE)
 
 
-def _vectorised(emit: Callable[[_F], _F]) -> Callable:
-    """The Numba intrinsic computing ``emit`` of one float64."""
+def _vectorised(emit: Callable[..., _F]) -> Callable:
+    """The Numba intrinsic computing ``emit`` of one float64 (or two: ``logaddexp``)."""
 
-    def typer(typingctx: Any, x: Any) -> Any:
-        if x != types.float64:
+    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
+        _prefer_wide_vectors(builder)
+        return emit(*(_F(builder, a) for a in args)).v
+
+    def typed(*args: Any) -> Any:
+        if any(a != types.float64 for a in args):
             return None
+        return types.float64(*args), codegen
 
-        def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-            _prefer_wide_vectors(builder)
-            return emit(_F(builder, args[0])).v
+    if emit.__code__.co_argcount == 1:
 
-        return types.float64(types.float64), codegen
+        def typer(typingctx: Any, x: Any) -> Any:
+            return typed(x)
+
+    else:
+
+        def typer(typingctx: Any, x: Any, y: Any) -> Any:  # type: ignore[misc]
+            return typed(x, y)
 
     typer.__name__ = emit.__name__.lstrip("_")
     typer.__doc__ = emit.__doc__
@@ -318,6 +329,18 @@ def _softplus(x: _F) -> _F:
     return _if(x > 0.0, x, 0.0) + _log1p_unit(_exp(_if(x > 40.0, -40.0, -_abs(x))))
 
 
+_LN2 = 0.6931471805599453
+
+
+def _logaddexp(x: _F, y: _F) -> _F:
+    """``np.logaddexp`` for two float64s, vectorisable, as numpy computes it: the larger
+    plus ``log1p(exp(-|x - y|))`` (NaN where either is); ``x + log(2)`` where the two
+    are equal (infinities of one sign too)."""
+    d = x - y  # NaN where either is (and for infinities of one sign: equal)
+    res = _if(d > 0.0, x, y) + _log1p_unit(_exp(-_abs(d)))
+    return _if(x == y, x + _LN2, res)
+
+
 _TANH_P = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.61468768441708447952e3)
 _TANH_Q = (1.12811678491632931402e2, 2.23548839060100448583e3, 4.84406305325125486048e3)
 
@@ -413,5 +436,6 @@ log = _vectorised(_log)
 log1p = _vectorised(_log1p)
 sigmoid = _vectorised(_sigmoid)
 softplus = _vectorised(_softplus)
+logaddexp = _vectorised(_logaddexp)
 tanh = _vectorised(_tanh)
 erf = _vectorised(_erf)

@@ -136,3 +136,35 @@ def test_softplus_is_the_general_formula_bit_for_bit():
     _softplus_all(x, got)
     _softplus_general(x, want)
     assert np.array_equal(got, want, equal_nan=True)
+
+
+@njit(error_model="numpy")
+def _logaddexp_all(x, y, out):
+    for i in range(x.shape[0]):
+        out[i] = vecmath.logaddexp(x[i], y[i])
+
+
+def test_logaddexp_within_two_ulp_of_numpy():
+    """Pairs far apart and close together (``log1p``'s argument near 1 and near 0),
+    equal pairs (``x + log 2``), and every pair of numpy's special values: infinities
+    of one sign, of both, NaN on either side.  The error is in units of the larger
+    operand's last place: where the sum cancels (``-0.7 + log1p(exp(-0.01))``, near 0)
+    numpy's own value is that far from the true one too."""
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-750, 750, 10**6)
+    near = x[5 * 10**5 :] + rng.normal(0, 1, 5 * 10**5)
+    y = np.concatenate([rng.uniform(-750, 750, 5 * 10**5), near])
+    a, b = np.meshgrid(SPECIAL, SPECIAL)
+    small = rng.uniform(-1, 1, 10**4)
+    x = np.concatenate([x, a.ravel(), small])
+    y = np.concatenate([y, b.ravel(), small + np.exp(rng.uniform(-50, 0, 10**4))])
+    got = np.empty_like(x)
+    _logaddexp_all(x, y, got)
+    with np.errstate(all="ignore"):
+        expected = np.logaddexp(x, y)
+        sizes = [np.where(np.isfinite(v), np.abs(v), 0.0) for v in (x, y, expected)]
+        scale = np.spacing(np.maximum.reduce(sizes))
+    finite = np.isfinite(expected) & np.isfinite(got)
+    assert np.max(np.abs(got - expected)[finite] / scale[finite]) <= 2.0
+    same = (got == expected) | (np.isnan(got) & np.isnan(expected))
+    assert same[~finite].all() and same[x == y].all()
