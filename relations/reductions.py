@@ -28,7 +28,7 @@ from relgraph.terms.infer import typeof
 from relgraph.terms.lvars import lvar
 from relgraph.terms.term import Term
 
-__all__ = ["sum_sumo", "same_choiceo", "reduce_scalaro", "sum_addo"]
+__all__ = ["sum_sumo", "same_choiceo", "reduce_scalaro", "reshape_keepdimso", "sum_addo"]
 
 
 def _merged_sum(t: Any) -> Any:
@@ -126,6 +126,47 @@ def reduce_scalaro(in_lv, out_lv):
     reduction of itself.
     """
     return computeo(_scalar_reduced, [in_lv], out_lv)
+
+
+def _kept(t: Any) -> Any:
+    """``reshape(r(x, axis), shape)`` as ``r(x, axis, keepdims=True)`` where ``shape``
+    is what keepdims gives: 1 at each reduced axis, at each other one ``x``'s known
+    length (or -1, where it is the only other one); None otherwise."""
+    if not has_head(t, ops.reshape):
+        return None
+    inner = t._tuple[1]
+    if type(inner) is not Term or not isinstance(inner.op, Reduce):
+        return None
+    p = inner.op.param_values(inner._tuple[1:])
+    x, shape = inner._tuple[1], ops.reshape.param_values(t._tuple[1:])["shape"]
+    dims = typeof(x).shape
+    if p["keepdims"] or len(shape) != len(dims):
+        return None
+    reduced = inner.op.axes(p["axis"], len(dims))
+    if -1 in shape and len(dims) - len(set(reduced)) > 1:
+        return None  # numpy could refuse the -1 (a zero-length axis beside it)
+    for k, (want, known) in enumerate(zip(shape, dims)):
+        if (want != 1) if k in reduced else (want != known and want != -1):
+            return None
+    return Term((inner.op, *inner.op.bind((x,), {**p, "keepdims": True})))
+
+
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=26.5, tracks=(ops.reshape,))
+@forward_only
+def reshape_keepdimso(in_lv, out_lv):
+    """``reshape(max(X, axis=1), (-1, 1)) -> max(X, axis=1, keepdims=True)``: a
+    reduction reshaped to what ``keepdims`` gives (scikit-learn's softmax writes it
+    so) is that reduction with ``keepdims``, the same values, which the compiler fuses
+    with the code that reads it.  Forward only.
+
+    >>> import relgraph as rg
+    >>> X = rg.matrix("X")
+    >>> rg.pprint(next(rg.rewrites(rg.reshape(rg.max(X, axis=1), (-1, 1)), reshape_keepdimso)))
+    'max(X, axis=1, keepdims=True)'
+    >>> list(rg.rewrites(rg.reshape(rg.max(X, axis=1), (1, -1)), reshape_keepdimso))
+    []
+    """
+    return computeo(_kept, [in_lv], out_lv)
 
 
 def _same_known_shape(a: Any, b: Any) -> bool:

@@ -48,6 +48,11 @@ CASES = {
     "same_choiceo": (rg.maximum(x, x), x, True),
     "cancelo": ((x * y) / (x * z), y / z, False),
     "reduce_scalaro": (rg.max(a), a, False),
+    "reshape_keepdimso": (
+        rg.reshape(rg.max(A, axis=1), (-1, 1)),
+        rg.max(A, axis=1, keepdims=True),
+        False,
+    ),
     "reciprocal_reciprocalo": (1 / (1 / x), x, True),
     "zero_divo": (0 / a, f64(0.0), False),
     "div_abso": (x / abs(x), rg.sign(x), True),
