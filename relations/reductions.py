@@ -128,41 +128,66 @@ def reduce_scalaro(in_lv, out_lv):
     return computeo(_scalar_reduced, [in_lv], out_lv)
 
 
+_FULL = (None, None, None)  # a whole axis, as getitem stores ``:``
+
+
 def _kept(t: Any) -> Any:
-    """``reshape(r(x, axis), shape)`` as ``r(x, axis, keepdims=True)`` where ``shape``
-    is what keepdims gives: 1 at each reduced axis, at each other one ``x``'s known
-    length (or -1, where it is the only other one); None otherwise."""
-    if not has_head(t, ops.reshape):
+    """``r(x, axis)`` reshaped (or indexed with ``None``, or expanded) to what
+    ``keepdims`` gives, as ``r(x, axis, keepdims=True)``; None otherwise."""
+    head = t._tuple[0] if type(t) is Term else None
+    if head not in (ops.reshape, ops.getitem, ops.expand_dims):
         return None
     inner = t._tuple[1]
     if type(inner) is not Term or not isinstance(inner.op, Reduce):
         return None
     p = inner.op.param_values(inner._tuple[1:])
-    x, shape = inner._tuple[1], ops.reshape.param_values(t._tuple[1:])["shape"]
-    dims = typeof(x).shape
-    if p["keepdims"] or len(shape) != len(dims):
+    x, dims = inner._tuple[1], typeof(inner._tuple[1]).shape
+    reduced = set(inner.op.axes(p["axis"], len(dims)))
+    if p["keepdims"] or not _as_kept(head, head.param_values(t._tuple[1:]), dims, reduced):
         return None
-    reduced = inner.op.axes(p["axis"], len(dims))
-    if -1 in shape and len(dims) - len(set(reduced)) > 1:
-        return None  # numpy could refuse the -1 (a zero-length axis beside it)
-    for k, (want, known) in enumerate(zip(shape, dims)):
-        if (want != 1) if k in reduced else (want != known and want != -1):
-            return None
     return Term((inner.op, *inner.op.bind((x,), {**p, "keepdims": True})))
 
 
-@register(canonicalize_db, CANONICALIZE, FAST_RUN, position=26.5, tracks=(ops.reshape,))
+def _as_kept(head: Any, p: dict, dims: tuple, reduced: set) -> bool:
+    """Whether ``head`` with params ``p`` makes a reduction of an array of shape
+    ``dims`` over ``reduced`` what ``keepdims`` gives: 1 at each reduced axis; a
+    reshape gives each other axis its known length (or -1, where it is the only one:
+    numpy could refuse a -1 beside a zero-length axis)."""
+    if head is ops.getitem:  # trailing whole axes may be left out, as in numpy
+        want = [None if k in reduced else _FULL for k in range(len(dims))]
+        key = list(p["key"])
+        while want and want[-1] == _FULL and len(want) > len(key):
+            want.pop()
+        return tuple(key) == tuple(want)
+    if head is ops.expand_dims:
+        return ops.expand_dims.new_axes(len(dims) - len(reduced), p["axis"]) == reduced
+    shape = p["shape"]
+    if len(shape) != len(dims) or (-1 in shape and len(dims) - len(reduced) > 1):
+        return False
+    return all(
+        want == 1 if k in reduced else want in (known, -1)
+        for k, (want, known) in enumerate(zip(shape, dims))
+    )
+
+
+@register(
+    canonicalize_db, CANONICALIZE, FAST_RUN, position=26.5,
+    tracks=(ops.reshape, ops.getitem, ops.expand_dims),
+)  # fmt: skip
 @forward_only
 def reshape_keepdimso(in_lv, out_lv):
-    """``reshape(max(X, axis=1), (-1, 1)) -> max(X, axis=1, keepdims=True)``: a
-    reduction reshaped to what ``keepdims`` gives (scikit-learn's softmax writes it
-    so) is that reduction with ``keepdims``, the same values, which the compiler fuses
-    with the code that reads it.  Forward only.
+    """``reshape(max(X, axis=1), (-1, 1)) -> max(X, axis=1, keepdims=True)``, and the
+    same for ``max(X, axis=1)[:, None]`` and ``expand_dims(max(X, axis=1), 1)``: a
+    reduction given the shape ``keepdims`` gives (scikit-learn's softmax and
+    logistic loss write it so) is that reduction with ``keepdims``, the same values,
+    which the compiler fuses with the code that reads it.  Forward only.
 
     >>> import relgraph as rg
     >>> X = rg.matrix("X")
     >>> rg.pprint(next(rg.rewrites(rg.reshape(rg.max(X, axis=1), (-1, 1)), reshape_keepdimso)))
     'max(X, axis=1, keepdims=True)'
+    >>> rg.pprint(next(rg.rewrites(rg.sum(X, axis=0)[None, :], reshape_keepdimso)))
+    'sum(X, axis=0, keepdims=True)'
     >>> list(rg.rewrites(rg.reshape(rg.max(X, axis=1), (1, -1)), reshape_keepdimso))
     []
     """

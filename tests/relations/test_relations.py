@@ -31,6 +31,7 @@ from relation_cases import (  # noqa: E402
 
 import relgraph as rg
 from relations import arith, optdb
+from relations.reductions import reshape_keepdimso
 from relations.tags import TAGS
 from relgraph.eqsat.saturate import DirectedRule
 from relgraph.rewriting.relation import Matcher, positions
@@ -323,3 +324,30 @@ def test_a_pattern_relation_is_a_rule_the_egraph_matches(name):
         assert DirectedRule(entry, direction, max_answers=8).pattern is not None  # e-matched
     space = rg.explore(term, [entry], progress=False)
     assert expected in space
+
+
+def test_a_reduction_given_keepdims_shape_is_the_keepdims_reduction():
+    """reshape, [:, None] and expand_dims that give a reduction the shape keepdims gives
+    become keepdims (the same values as numpy's); other shapes stay as written."""
+    X, T = rg.matrix("X"), rg.tensor("T", shape=(2, 3, 4))
+    data = {X: np.arange(12.0).reshape(3, 4), T: np.arange(24.0).reshape(2, 3, 4)}
+    kept = [
+        rg.reshape(rg.max(X, axis=1), (-1, 1)),
+        rg.logsumexp(X, axis=1)[:, None],
+        rg.sum(X, axis=0)[None],
+        rg.expand_dims(rg.mean(X, axis=1), 1),
+        rg.mean(T, axis=(0, 2))[None, :, None],
+        rg.reshape(rg.min(T, axis=2), (2, 3, 1)),
+    ]
+    for t in kept:
+        (out,) = rg.rewrites(t, reshape_keepdimso)
+        assert out.op.param_values(out.args)["keepdims"]
+        np.testing.assert_array_equal(rg.evaluate(out, data), rg.evaluate(t, data))
+    other = [
+        rg.reshape(rg.max(X, axis=1), (1, -1)),
+        rg.sum(X, axis=0)[:, None],
+        rg.expand_dims(rg.mean(X, axis=1), 0),
+        rg.reshape(rg.mean(T, axis=2), (-1, 3, 1)),  # numpy may refuse a -1 beside a 0
+        rg.reshape(rg.sum(X, axis=1, keepdims=True), (-1, 1)),
+    ]
+    assert all(not list(rg.rewrites(t, reshape_keepdimso)) for t in other)
