@@ -183,19 +183,6 @@ class EquilibriumRewriter:
 LOCAL_STEPS = 64
 
 
-def _passes(matcher: Matcher, node: Term) -> bool:
-    """Whether a goal's own test (``matcher.guard``) lets ``node`` through, asked as
-    :meth:`Matcher.shortcut` asks it: a rule, a goal without one, a node with logic
-    variables or a test that raises go on to the attempt (which runs the goal and names
-    the error)."""
-    if matcher.guard is None or matcher.direct is not None or not node._ground:
-        return True
-    try:
-        return bool(matcher.guard(node))
-    except Exception:
-        return True
-
-
 def _finish(done: dict[int, Any], waiting: dict[int, list[int]], key: int, value: Any) -> None:
     """Record ``value`` for node ``key`` and for every node waiting on ``key``."""
     done[key] = value
@@ -428,17 +415,15 @@ class _Run:
         verdicts: dict[Any, bool] = {}
         matchers = self.matchers
         for index in candidates:
-            matcher = matchers[index]
-            quick = matcher.quick
-            if quick is not None:
-                ok = verdicts.get(quick)
-                if ok is None:
-                    ok = verdicts[quick] = quick(node)
-                if not ok:
-                    self.attempts[index] += 1
-                    continue
-            elif not _passes(matcher, node):
-                self.attempts[index] += 1  # a goal's own test first, as for a rule
+            quick = matchers[index].quick
+            if quick is None:  # a goal: its own test first, as a rule's filter
+                passed = not matchers[index].rejects(node)
+            elif quick in verdicts:
+                passed = verdicts[quick]
+            else:
+                passed = verdicts[quick] = quick(node)
+            if not passed:
+                self.attempts[index] += 1
                 continue
             result = self.attempt(index, node)
             if result is not None:

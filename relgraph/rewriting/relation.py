@@ -355,6 +355,18 @@ class Matcher:
             return None  # the test passed: the goal answers
         return (as_term(v) for v in (value,))  # as_term inside answers: errors named
 
+    def rejects(self, term: Any) -> bool:
+        """Whether the relation's own test (``testo`` opening a goal's ``pipeo``) says
+        no to ``term``, asked as :meth:`shortcut` asks it; False where it cannot say (a
+        rule, no test, a term with logic variables, a test that raises: the goal runs
+        then and names the error)."""
+        if self.guard is None or self.direct is not None:
+            return False
+        try:
+            return type(term) is Term and term._ground and not self.guard(term)
+        except Exception:
+            return False
+
     def _results(self, term: Any) -> Iterator[Any]:
         if self.direct is not None:
             return self.direct(term)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba import buffers
-from relgraph.backends.numba.arrays import SKINNY
+from relgraph.backends.numba.arrays import own_loop
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.fastcall import fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
@@ -308,7 +308,7 @@ class Function:
             last = self._last = (shapes, self._planned(shapes))
         # Threads pay off only when the loops are long.
         large = any(values[i].size >= PARALLEL_MIN for i in self.loop_inputs) or any(
-            values[i].size >= PARALLEL_MIN and _own_loop(values[i]) for i in self.product_inputs
+            values[i].size >= PARALLEL_MIN and own_loop(values[i]) for i in self.product_inputs
         )
         outs = None if out is None else self._check_out(out, values)
         planned = last[1]
@@ -532,14 +532,6 @@ class Function:
             np.copyto(o, r)
             results[k] = o
         return results
-
-
-def _own_loop(matrix: np.ndarray) -> bool:
-    """Whether a product computes with this input in the kernel's own loop, which
-    blocks of rows on threads speed up: not a matrix wider than ``SKINNY``, which goes
-    to BLAS, whose own threads would spin against the blocks' (the matrix-vector
-    product at 1000 x 1000: 140 -> 190 us on blocks)."""
-    return matrix.ndim != 2 or matrix.shape[1] <= SKINNY
 
 
 def _shapes(values: list) -> list:
