@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+import relgraph as rg
 from relgraph.backends.numba import vecmath
 
 SPECIAL = np.array([
@@ -168,3 +169,37 @@ def test_logaddexp_within_two_ulp_of_numpy():
     assert np.max(np.abs(got - expected)[finite] / scale[finite]) <= 2.0
     same = (got == expected) | (np.isnan(got) & np.isnan(expected))
     assert same[~finite].all() and same[x == y].all()
+
+
+DTYPES = [np.bool_, np.int8, np.uint8, np.int64, np.float32, np.float64]
+
+
+@pytest.mark.parametrize("da", DTYPES)
+@pytest.mark.parametrize("db", DTYPES)
+def test_compiled_logaddexp_is_numpys_for_every_dtype_pair(da, db):
+    """Float64 results go through vecmath (integer and bool operands converted first),
+    float32 ones through libm; pairs numpy computes in float16 are refused, by name."""
+    rng = np.random.default_rng(4)
+
+    def values(dt):
+        if dt is np.bool_:
+            return rng.random(64) < 0.5
+        if np.dtype(dt).kind in "iu":
+            info = np.iinfo(dt)
+            return rng.integers(info.min, info.max, 64, dtype=dt, endpoint=True)
+        v = rng.normal(0, 300, 64)
+        v[: len(SPECIAL)] = SPECIAL
+        return v.astype(dt)
+
+    a, b = rg.vector("a", np.dtype(da).name), rg.vector("b", np.dtype(db).name)
+    va, vb = values(da), values(db)
+    with np.errstate(all="ignore"):
+        want = np.logaddexp(va, vb)
+    if want.dtype == np.float16:
+        with pytest.raises(rg.LoweringError, match="float16"):
+            rg.function([a, b], rg.logaddexp(a, b), compile="eager")
+        return
+    got = rg.function([a, b], rg.logaddexp(a, b), compile="eager")(va, vb)
+    rtol = 4.5e-16 if want.dtype == np.float64 else 2.5e-7  # 2 ulp
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True)
