@@ -10,6 +10,7 @@ that names it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ from relgraph.terms.term import brief
 
 __all__ = [
     "kept_twin", "array_code", "row_loop", "parallel_code", "product_into", "SKINNY", "own_loop",
+    "matvec_matrices",
 ]  # fmt: skip
 
 
@@ -83,12 +85,18 @@ def _dims(node: Any) -> str:
 SKINNY = 16
 
 
-def own_loop(operand: Any) -> bool:
-    """Whether a matrix-vector product computes with ``operand`` (an argument array) in
+def matvec_matrices(nodes: Iterable[Any]) -> set[Any]:
+    """The matrices of the float matrix-vector products among ``nodes``: what
+    :func:`own_loop` asks about."""
+    return {n.args[0] for n in nodes if isinstance(n.op, Dot) and _float_matvec(n)}
+
+
+def own_loop(matrix: Any) -> bool:
+    """Whether a matrix-vector product computes with ``matrix`` (an argument array) in
     the kernel's own loop, which blocks of rows on threads speed up: not a matrix wider
     than :data:`SKINNY`, which goes to BLAS, whose own threads would spin against the
     blocks' (the product at 1000 x 1000: 140 -> 190 us on blocks)."""
-    return operand.ndim != 2 or operand.shape[1] <= SKINNY
+    return matrix.shape[1] <= SKINNY
 
 
 @array_code.register

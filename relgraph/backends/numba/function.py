@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba import buffers
-from relgraph.backends.numba.arrays import own_loop
+from relgraph.backends.numba.arrays import matvec_matrices, own_loop
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.fastcall import fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
@@ -162,10 +162,13 @@ class Function:
         # Large calls run the serial kernel on blocks of rows where the graph allows;
         # else a prange kernel, built when a large input first arrives.
         self.rows = row_split(inputs, outputs)
-        # Inputs cut into blocks of rows that only a product reads (X in
+        # Matrices cut into blocks of rows that only a matrix-vector product reads (X in
         # sum(softplus(X @ w))): their sizes too say whether a call is large.
         cut = self.rows.inputs if self.rows is not None else ()
-        self.product_inputs = tuple(i for i in cut if i not in self.loop_inputs)
+        matrices = matvec_matrices(n for out in outputs for n in subterms(out))
+        self.product_inputs = tuple(
+            i for i in cut if i not in self.loop_inputs and inputs[i] in matrices
+        )
         self._parallel: Callable | None = None
         self._general: Callable | None = None  # built when shapes first broadcast
         self.compile = compile
