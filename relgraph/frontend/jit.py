@@ -22,14 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba.function import (
-    MAX_NODES,
-    TIERS,
-    Function,
-    function,
-    refuse_subclass,
-)
+from relgraph.backends.numba.function import MAX_NODES, TIERS, Function, function
 from relgraph.backends.numba.scalars import is_weak
+from relgraph.backends.numba.shapes import refuse_subclass
 from relgraph.eqsat.cost import op_cost
 from relgraph.exceptions import TraceError
 from relgraph.frontend.scipy_api import with_twins

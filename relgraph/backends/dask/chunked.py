@@ -32,7 +32,8 @@ import numpy as np
 
 from relgraph import ops
 from relgraph.backends.dask.rules import lazy
-from relgraph.backends.numba.function import LAZY_CALLS, checked_array, function
+from relgraph.backends.numba.function import LAZY_CALLS, function
+from relgraph.backends.numba.shapes import checked_array
 from relgraph.exceptions import UnsupportedError
 from relgraph.ops import special
 from relgraph.ops.reductions import Reduce

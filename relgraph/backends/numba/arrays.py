@@ -91,6 +91,13 @@ def matvec_matrices(nodes: Iterable[Any]) -> set[Any]:
     return {n.args[0] for n in nodes if isinstance(n.op, Dot) and _float_matvec(n)}
 
 
+def calls_blas(nodes: Iterable[Any]) -> bool:
+    """Whether any of ``nodes`` is a product that BLAS computes (not a float
+    matrix-vector product): kernels on blocks of rows would run BLAS's threads against
+    each other (exp(-(X @ Y.T)) at 10^4 x 100: 2.4 ms serial, 2.7 on two blocks)."""
+    return any(isinstance(n.op, (Dot, Matmul)) and not _float_matvec(n) for n in nodes)
+
+
 def own_loop(matrix: Any) -> bool:
     """Whether a matrix-vector product computes with ``matrix`` (an argument array) in
     the kernel's own loop, which blocks of rows on threads speed up: not a matrix wider
@@ -465,8 +472,20 @@ def _array_code_broadcastto(op: BroadcastTo, node: Any) -> str:
 
 @array_code.register
 def _array_code_getitem(op: GetItem, node: Any) -> str:
-    key = _index(op.param_values(node.args)["key"], "{0}")
-    return "{0}[" + key + "]" if key else "{0}"
+    key = op.param_values(node.args)["key"]
+    if None in key and all(k is None or k == _WHOLE for k in key):
+        # new axes only: a reshape keeps a contiguous layout, where Numba's x[None]
+        # is any-layout, and a loop reading it does not vectorise (LLVM cannot bound
+        # its accesses): exp(-(x @ y.T) + sum(y * y, axis=1)[None]) 3.6x slower
+        dims = [f"{{0}}.shape[{k}]" for k in range(typeof(node.args[0]).ndim)]
+        olds = iter(dims)
+        shape = ["1" if k is None else next(olds) for k in key] + list(olds)
+        return f"np.ascontiguousarray({{0}}).reshape({_dims(shape)})"
+    code = _index(key, "{0}")
+    return "{0}[" + code + "]" if code else "{0}"
+
+
+_WHOLE = (None, None, None)  # ``:``, as GetItem stores it
 
 
 def _index(key: tuple, array: str) -> str:

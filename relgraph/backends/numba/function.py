@@ -18,13 +18,13 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba import buffers
-from relgraph.backends.numba.arrays import matvec_matrices, own_loop
+from relgraph.backends.numba.arrays import calls_blas, matvec_matrices, own_loop
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.fastcall import fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
-from relgraph.backends.numba.shapes import check_shapes, planned_shape, shape_checks
+from relgraph.backends.numba.shapes import check_shapes, checked_value, planned_shape, shape_checks
 from relgraph.exceptions import TypeCheckError, UnsupportedError
 from relgraph.terms.evaluate import evaluate_all
 from relgraph.terms.infer import typeof
@@ -148,7 +148,7 @@ class Function:
         self._shape_of = [plans[k] for k in self.out_slots]
         # The last call's argument shapes and the shapes planned for the slots: calls
         # in a loop, all of one shape, check and plan them once.
-        self._last: tuple[list, list] | None = None
+        self._last: tuple[list, list, bool] | None = None
         # The last such call as one generated function (fastcall), and shapes the
         # flat kernel refused (they broadcast).
         self._fast: Callable[..., Any] | None = None
@@ -165,10 +165,13 @@ class Function:
         # Matrices cut into blocks of rows that only a matrix-vector product reads (X in
         # sum(softplus(X @ w))): their sizes too say whether a call is large.
         cut = self.rows.inputs if self.rows is not None else ()
-        matrices = matvec_matrices(n for out in outputs for n in subterms(out))
+        nodes = [n for out in outputs for n in subterms(out)]
+        matrices = matvec_matrices(nodes)
         self.product_inputs = tuple(
             i for i in cut if i not in self.loop_inputs and inputs[i] in matrices
         )
+        # Outputs larger than their inputs (an outer sum) make a call large too.
+        self.by_outputs = self.rows is not None and not calls_blas(nodes)
         self._parallel: Callable | None = None
         self._general: Callable | None = None  # built when shapes first broadcast
         self.compile = compile
@@ -301,20 +304,27 @@ class Function:
             if not (free and type(v) is np.ndarray and v.dtype == dtype and v.ndim == ndim):
                 if any(hasattr(a, "__dask_graph__") for a in args):
                     return self._lazy_call(values, out)
-                values[i] = _checked_value(self.inputs[i], v)
+                values[i] = checked_value(self.inputs[i], v)
         shapes = _shapes(values)
         last = self._last
         repeated = last is not None and last[0] == shapes
         if last is None or not repeated:
             if self.groups or self.equalities:
                 check_shapes(self.groups, self.equalities, shapes, self.inputs)
-            last = self._last = (shapes, self._planned(shapes))
+            planned = self._planned(shapes)
+            # an output larger than its inputs (an outer sum) computed on blocks of rows
+            wide = self.by_outputs and any(math.prod(s or (0,)) >= PARALLEL_MIN for s in planned)
+            last = self._last = (shapes, planned, wide)
         # Threads pay off only when the loops are long.
-        large = any(values[i].size >= PARALLEL_MIN for i in self.loop_inputs) or any(
-            values[i].size >= PARALLEL_MIN and own_loop(values[i]) for i in self.product_inputs
+        planned = last[1]
+        large = (
+            last[2]
+            or any(values[i].size >= PARALLEL_MIN for i in self.loop_inputs)
+            or any(
+                values[i].size >= PARALLEL_MIN and own_loop(values[i]) for i in self.product_inputs
+            )
         )
         outs = None if out is None else self._check_out(out, values)
-        planned = last[1]
         values += self._new_buffers(planned) if outs is None else self._slot_buffers(outs, planned)
         results = self._run(values, large)
         if outs is not None:
@@ -552,48 +562,6 @@ def _describe(x: Any) -> str:
     return f"{type(x).__name__}"
 
 
-def refuse_subclass(what: str, value: Any) -> None:
-    """Refuse an ndarray subclass: a masked array's mask, ``np.matrix``'s ``*`` would be
-    silently dropped by kernels that see only the data."""
-    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
-        raise TypeError(
-            f"{what} is a {type(value).__module__}.{type(value).__name__}: compiled "
-            "kernels would drop its meaning (a mask, matrix products); pass a plain "
-            "np.ndarray (np.asarray, or .filled() for a masked array)"
-        )
-
-
-def _checked_value(symbol: Symbol, value: Any) -> Any:
-    t = symbol.type
-    refuse_subclass(f"argument {symbol.name!r}", value)
-    if isinstance(value, (bool, int, float, complex)) and t.ndim == 0:
-        return np.asarray(value, dtype=t.dtype)[()]
-    arr = checked_array(symbol, np.asarray(value))
-    return arr[()] if t.ndim == 0 else arr
-
-
 #: How a Function runs on lazy (dask) arrays: the Dask backend registers itself here,
 #: as it builds on this one (relgraph.backends.dask.chunked).
 LAZY_CALLS: dict[str, Callable[[Function, list], Any]] = {}
-
-
-def checked_array(symbol: Symbol, arr: Any) -> Any:
-    """``arr`` (a numpy or dask array) checked against the symbol's rank and fixed
-    sizes, and cast to its dtype if that is safe; an unknown size (NaN) passes."""
-    t = symbol.type
-    if arr.ndim != t.ndim:
-        raise TypeCheckError(
-            f"argument {symbol.name!r} must be {t.ndim}-d, got an array of shape {arr.shape}"
-        )
-    if arr.dtype != t.dtype:
-        if not np.can_cast(arr.dtype, t.dtype, casting="safe"):
-            raise TypeCheckError(
-                f"argument {symbol.name!r} is {t.dtype}; cannot safely cast {arr.dtype} to it"
-            )
-        arr = arr.astype(t.dtype)
-    for axis, (want, got) in enumerate(zip(t.shape, arr.shape)):
-        if want is not None and got == got and want != got:
-            raise TypeCheckError(
-                f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
-            )
-    return arr

@@ -206,7 +206,9 @@ def run_blocks(
     rows = args[split.inputs[0]].shape[0]
     if any(args[i].shape[0] != rows for i in split.inputs):  # axis 0 broadcasts
         return call(values)
-    ranges = blocks(rows, sum(args[i].size for i in split.inputs))
+    # the work grows with what is read and what is written (an outer sum: 10^4 + 100
+    # elements in, 10^6 out)
+    ranges = blocks(rows, sum(args[i].size for i in split.inputs) + sum(b.size for b in buffers))
     if len(ranges) == 1:
         return call(values)
     finals = _finals(split, call, args, buffers, slots, rows)

@@ -1,4 +1,5 @@
-"""The shape relations a compiled function checks before its kernel runs.
+"""The shape relations a compiled function checks before its kernel runs, and the
+checks of its arguments' dtypes, ranks and types.
 
 Broadcasting puts dimensions into groups whose values other than 1 must agree
 (union-find over (input, axis) references and known sizes); a product's inner
@@ -8,6 +9,10 @@ only compares a few integers.
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from relgraph.exceptions import TypeCheckError
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
@@ -15,7 +20,10 @@ from relgraph.terms.term import Term, brief
 from relgraph.terms.traverse import subterms
 from relgraph.unionfind import UnionFind
 
-__all__ = ["shape_checks", "check_shapes", "planned_shape"]
+__all__ = [
+    "shape_checks", "check_shapes", "planned_shape", "checked_array", "checked_value",
+    "refuse_subclass",
+]  # fmt: skip
 
 ONE = ("size", 1)
 
@@ -161,3 +169,48 @@ def check_shapes(groups, equalities, shapes, inputs) -> None:
         b = _group_value(rb, sb, shapes, inputs, node)
         if a != b:
             raise TypeCheckError(_mismatch(ra + rb, sa | sb, shapes, inputs, node))
+
+
+# --- arguments --------------------------------------------------------------------------
+
+
+def refuse_subclass(what: str, value: Any) -> None:
+    """Refuse an ndarray subclass: a masked array's mask, ``np.matrix``'s ``*`` would be
+    silently dropped by kernels that see only the data."""
+    if isinstance(value, np.ndarray) and type(value) is not np.ndarray:
+        raise TypeError(
+            f"{what} is a {type(value).__module__}.{type(value).__name__}: compiled "
+            "kernels would drop its meaning (a mask, matrix products); pass a plain "
+            "np.ndarray (np.asarray, or .filled() for a masked array)"
+        )
+
+
+def checked_value(symbol: Symbol, value: Any) -> Any:
+    t = symbol.type
+    refuse_subclass(f"argument {symbol.name!r}", value)
+    if isinstance(value, (bool, int, float, complex)) and t.ndim == 0:
+        return np.asarray(value, dtype=t.dtype)[()]
+    arr = checked_array(symbol, np.asarray(value))
+    return arr[()] if t.ndim == 0 else arr
+
+
+def checked_array(symbol: Symbol, arr: Any) -> Any:
+    """``arr`` (a numpy or dask array) checked against the symbol's rank and fixed
+    sizes, and cast to its dtype if that is safe; an unknown size (NaN) passes."""
+    t = symbol.type
+    if arr.ndim != t.ndim:
+        raise TypeCheckError(
+            f"argument {symbol.name!r} must be {t.ndim}-d, got an array of shape {arr.shape}"
+        )
+    if arr.dtype != t.dtype:
+        if not np.can_cast(arr.dtype, t.dtype, casting="safe"):
+            raise TypeCheckError(
+                f"argument {symbol.name!r} is {t.dtype}; cannot safely cast {arr.dtype} to it"
+            )
+        arr = arr.astype(t.dtype)
+    for axis, (want, got) in enumerate(zip(t.shape, arr.shape)):
+        if want is not None and got == got and want != got:
+            raise TypeCheckError(
+                f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
+            )
+    return arr

@@ -264,3 +264,57 @@ def test_lane_max_and_min_match_numpy_with_a_nan_anywhere(where, n, rng):
             assert got == reference(buf) or (np.isnan(got) and np.isnan(reference(buf)))
             assert lane(buf, 0, start) == start  # nothing to reduce: the start
     assert kernels.lane_max(np.array([1.0, 2.0], np.float32), 2, -np.inf) == 2.0
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_a_region_over_a_product_runs_in_place_a_row_at_a_time(dtype, rng):
+    """A region that alone reads a product writes into the product's array (no second
+    array of its size), and an output's region into the output's buffer; each row is
+    computed into a row of its own first, so that the loop vectorises.  Values as
+    numpy's, with NaN and infinities, serial and parallel, on rows of any length."""
+    X, W, V = (rg.matrix(n, dtype) for n in "XWV")
+    b = rg.vector("b", dtype)
+    hidden = rg.function([X, W, b, V], rg.tanh(X @ W + b) @ V, compile="eager")
+    assert "t2 = t1" not in hidden.source and "_row = np.empty(" in hidden.source
+    kernel = rg.function([X, W], rg.exp(-0.5 * (X @ W.T)) + rg.sum(W * W, axis=1)[None],
+                         compile="eager")  # fmt: skip
+    assert "np.dot(a0, t" in kernel.source and "_row = np.empty(" in kernel.source
+    assert "[None]" not in kernel.source  # a reshape: a contiguous layout
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    for rows, cols in ((1, 1), (5, 3), (300, 17), (0, 4)):
+        x = rng.normal(size=(rows, 8)).astype(dtype)
+        m, bias = rng.normal(size=(8, cols)).astype(dtype), rng.normal(size=cols).astype(dtype)
+        v = rng.normal(size=(cols, 2)).astype(dtype)
+        if rows > 1:
+            x[0, 0], x[1, 1] = np.nan, np.inf
+        with np.errstate(all="ignore"):
+            want = np.tanh(x @ m + bias) @ v
+            want_k = np.exp(-0.5 * (x @ m)) + np.sum(m.T * m.T, axis=1)[None]
+            for f in (hidden, hidden.parallel_kernel):
+                got = f(x, m, bias, v)
+                got = got[0] if isinstance(got, tuple) else got
+                np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+            got = kernel(x, m.T.copy())
+        assert got.dtype == want_k.dtype
+        np.testing.assert_allclose(got, want_k, rtol=tolerance, atol=tolerance)
+
+
+def test_new_axes_are_reshapes_with_numpy_values(rng):
+    """``x[None]``, ``x[:, None]`` and ``x[None, :, None]`` lower to reshapes, which
+    keep a contiguous layout (Numba's ``x[None]`` is any-layout, and loops reading it
+    do not vectorise); a transposed operand is copied first.  Values as numpy's."""
+    x, M = rg.vector("x"), rg.matrix("M", "int8")
+    f = rg.function(
+        [x, M], [rg.exp(x[None]) + 1.0, x[:, None] * x[None, :], x[None, :, None] * 2.0,
+                 M.T[None] + M.T[:, None]],
+        compile="eager",
+    )  # fmt: skip
+    assert "[None" not in f.source and ", None]" not in f.source
+    v = np.array([np.nan, -np.inf, np.inf, -0.0, 1e308, 5e-324])
+    m = rng.integers(-128, 128, (3, 2), dtype=np.int8)
+    with np.errstate(all="ignore"):
+        want = [np.exp(v[None]) + 1.0, v[:, None] * v[None, :], v[None, :, None] * 2.0,
+                m.T[None] + m.T[:, None]]  # fmt: skip
+        for got, w in zip(f(v, m), want):
+            assert got.dtype == w.dtype and got.shape == w.shape
+            np.testing.assert_allclose(got, w, rtol=1e-15)

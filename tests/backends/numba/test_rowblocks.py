@@ -194,3 +194,30 @@ def test_the_numpy_tier_runs_on_blocks_too(name, rng, monkeypatch):
         if how is None:
             np.testing.assert_array_equal(g, one)
         np.testing.assert_allclose(g, one, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_a_large_output_of_small_inputs_runs_on_blocks(rng, threads, monkeypatch):
+    """An outer sum reads 2,000 + 64 elements and writes 128,000: the output's size
+    makes the call large, and its blocks give the whole call's values.  A function
+    that calls BLAS on its rows stays one call (BLAS's threads would run against the
+    blocks')."""
+    from relgraph.backends.numba import function as function_module
+
+    calls = []
+
+    def counted(*args):
+        calls.append(args[0])
+        return rowblocks.run_blocks(*args)
+
+    monkeypatch.setattr(function_module, "run_blocks", counted)
+    outer = rg.function([w, v], rg.exp(-((w[:, None] - v[None, :]) ** 2)), compile="eager")
+    a, b = rng.standard_normal(2000), rng.standard_normal(64)
+    a[:4], b[:3] = [np.inf, -np.inf, np.nan, -0.0], [np.inf, 1e308, -1e308]
+    with np.errstate(all="ignore"):
+        want = np.exp(-((a[:, None] - b[None, :]) ** 2))
+        got = outer(a, b)
+        np.testing.assert_allclose(got, want, rtol=1e-15, atol=0)  # exp: 2 ulp of numpy's
+    assert outer.by_outputs and len(calls) == 1
+    assert outer(a[:10], b).shape == (10, 64) and len(calls) == 1  # small: one call
+    product = rg.function([X, Z], rg.exp(X @ Z.T), compile="eager")
+    assert product.rows is not None and not product.by_outputs
