@@ -116,16 +116,14 @@ class _Generator:
         self.globals: list[str] = []
         self.leaves_seen: list[tuple[str, int]] = []
         self.static_shapes: dict[str, tuple] = {}  # leaf name -> its shape in the type
-        # Elementwise outputs of ndim >= 1 take a buffer argument o<j>: the kernel
-        # writes into it when its shape fits (see compiler.Function), else allocates.
+        # Elementwise outputs of ndim >= 1, and float matrix products, take a buffer
+        # argument o<j>: the kernel writes into it when its shape fits (see
+        # compiler.Function), else allocates.
         self.slots: dict[Term, int] = {}
         for k, out in enumerate(outputs):
-            if (
-                type(out) is Term
-                and out.op.elementwise
-                and typeof(out).ndim > 0
-                and out not in self.slots
-            ):
+            if type(out) is not Term or out in self.slots:
+                continue
+            if out.op.elementwise and typeof(out).ndim > 0 or product_into(out):
                 self.slots[out] = k
         self.nodes = [n for out in self.outputs for n in subterms(out)]
         self.nodes = list(dict.fromkeys(self.nodes))  # distinct, children first
@@ -163,13 +161,16 @@ class _Generator:
         self.over = self._regions_over_products()
 
     def _products_into_outputs(self) -> dict[Term, str]:
-        """Products written straight into an output's buffer (``product_into``): each
-        read only by the elementwise region computing that output, one per output (a
-        second would overwrite the first); product -> buffer."""
+        """Products written straight into an output's buffer (``product_into``): an
+        output's own, or one read only by the elementwise region computing that
+        output, one per output (a second would overwrite the first); product ->
+        buffer."""
         in_rows = set(self.epilogues.values())
         into = {}
         for k, root in enumerate(self.slots):
-            if root in self.materialised and root not in in_rows:
+            if not root.op.elementwise:  # the output is the product
+                into[root] = f"o{k}"
+            elif root in self.materialised and root not in in_rows:
                 p = next(self._products_only_read_by(root), None)
                 if p is not None:
                     into[p] = f"o{k}"

@@ -275,7 +275,7 @@ def test_a_region_over_a_product_runs_in_place_a_row_at_a_time(dtype, rng):
     X, W, V = (rg.matrix(n, dtype) for n in "XWV")
     b = rg.vector("b", dtype)
     hidden = rg.function([X, W, b, V], rg.tanh(X @ W + b) @ V, compile="eager")
-    assert "t2 = t1" not in hidden.source and "_row = np.empty(" in hidden.source
+    assert "    t5 = t4\n" in hidden.source and "t5_row = np.empty(" in hidden.source
     kernel = rg.function([X, W], rg.exp(-0.5 * (X @ W.T)) + rg.sum(W * W, axis=1)[None],
                          compile="eager")  # fmt: skip
     assert "np.dot(a0, t" in kernel.source and "_row = np.empty(" in kernel.source
@@ -290,10 +290,9 @@ def test_a_region_over_a_product_runs_in_place_a_row_at_a_time(dtype, rng):
         with np.errstate(all="ignore"):
             want = np.tanh(x @ m + bias) @ v
             want_k = np.exp(-0.5 * (x @ m)) + np.sum(m.T * m.T, axis=1)[None]
-            for f in (hidden, hidden.parallel_kernel):
-                got = f(x, m, bias, v)
-                got = got[0] if isinstance(got, tuple) else got
-                np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
+            np.testing.assert_allclose(hidden(x, m, bias, v), want, rtol=tolerance, atol=tolerance)
+            (got,) = hidden.parallel_kernel(x, m, bias, v, np.empty((0, 0), dtype))
+            np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
             got = kernel(x, m.T.copy())
         assert got.dtype == want_k.dtype
         np.testing.assert_allclose(got, want_k, rtol=tolerance, atol=tolerance)
@@ -318,3 +317,28 @@ def test_new_axes_are_reshapes_with_numpy_values(rng):
         for got, w in zip(f(v, m), want):
             assert got.dtype == w.dtype and got.shape == w.shape
             np.testing.assert_allclose(got, w, rtol=1e-15)
+
+
+def test_a_product_that_is_an_output_is_written_into_its_buffer(rng):
+    """BLAS writes an output product into the output's buffer (planned by the caller,
+    from memory earlier results gave back), on blocks of rows too; ``out=`` that is
+    an operand is refused, naming it; each call's result is its own."""
+    X, Y = rg.matrix("X"), rg.matrix("Y")
+    f = rg.function([X, Y], X @ Y.T, compile="eager")
+    assert f.out_slots == (0,) and "np.dot(a0, t2, t3)" in f.source
+    for rows in (6, 70_000):  # one call, then blocks of rows
+        x, y = rng.normal(size=(rows, 6)), rng.normal(size=(6, 6))
+        x[0, 0], y[1, 1] = np.nan, np.inf
+        with np.errstate(invalid="ignore"):
+            want = x @ y.T
+            first, second = f(x, y), f(x, y)
+        assert first is not second and not np.shares_memory(first, second)
+        np.testing.assert_allclose(first, want, rtol=1e-13, equal_nan=True)
+        np.testing.assert_array_equal(first, second)
+    x = rng.normal(size=(6, 6))
+    kept, out = x.copy(), np.empty((6, 6))
+    with pytest.raises(rg.TypeCheckError, match="out.0. shares memory with argument 'X'"):
+        f(x, x, out=x)
+    np.testing.assert_array_equal(x, kept)  # refused, nothing written
+    assert f(x, x, out=out) is out
+    np.testing.assert_allclose(out, x @ x.T, rtol=1e-13)
