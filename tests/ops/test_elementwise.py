@@ -187,3 +187,19 @@ def test_python_comparisons_build_terms_and_equality_stays_structural():
     assert rg.parse("where(x > 0, x, 0.01 * x)", x=x) == leaky
     with pytest.raises(rg.ParseError, match="chained comparisons"):
         rg.parse("0 < x < 1", x=x)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "uint16"])
+def test_where_wraps_a_python_int_out_of_its_dtype_as_numpy_does(dtype):
+    """numpy's ``where`` casts a Python int that does not fit the result's dtype with
+    wrap-around (``where(c, -1, uint8) -> 255``, ``300 -> 44``); an int beyond int64
+    is refused, as numpy refuses it."""
+    x, cond = rg.vector("x", dtype), rg.vector("c", "bool")
+    c, a = np.array([True, False, True]), np.array([0, 5, 7], dtype)
+    for value in (-1, 300, -129, 70000):
+        got = rg.function([cond, x], rg.where(cond, value, x), compile="eager")(c, a)
+        want = np.where(c, value, a)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises((OverflowError, ValueError)):  # refused as numpy refuses it
+        rg.function([cond, x], rg.where(cond, 2**64, x), compile="eager")(c, a)

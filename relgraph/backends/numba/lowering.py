@@ -321,6 +321,9 @@ class _Generator:
             name = self.names[x] = f"c{len(self.globals)}"
             data = x.value.tobytes().hex()
             dtype, shape = x.value.dtype.str, x.value.shape
+            if not shape:  # a scalar (Numba would not read a 0-d array as one)
+                self.globals.append(f"{name} = {scalar_source(x.value[()], x, 0)}")
+                return name
             self.globals.append(
                 f"{name} = np.frombuffer(bytes.fromhex({data!r}), {dtype!r}).reshape({shape!r})"
             )

@@ -42,6 +42,8 @@ def scalar_source(a: Any, node: Term, k: int) -> str:
                 a = min(max(a, int(info.min)), int(info.max))  # numpy saturates it
             elif node.op.compares:  # numpy compares the true values
                 dtype = next(d for d in _WIDE if d.kind == "f" or _fits(a, d))
+            elif node.op.name == "where" and _fits(a, _WIDE[0]):
+                a = int(np.array(a, _WIDE[0]).astype(dtype))  # numpy wraps it: -1 -> 255
         return literal(a, dtype)
     dtype = np.asarray(a).dtype
     if dtype == np.float16:  # Numba has no float16: numpy computes it wider anyway

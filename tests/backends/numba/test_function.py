@@ -593,3 +593,23 @@ def test_a_scalar_output_takes_the_fast_call_as_a_0d_array_of_its_dtype(rng, dty
     assert f._fast is not None and g._fast is not None
     assert checked.shape == () and checked.dtype == np.sum(a).dtype
     np.testing.assert_array_equal(checked, np.sum(a))
+
+
+def test_a_zero_dimensional_array_constant_is_a_scalar_in_the_kernel():
+    """``x + np.array(3)`` holds a 0-d array: the kernel reads it as a scalar of its
+    dtype (Numba would not take a 0-d array where a scalar goes), with numpy's
+    promotion and wrap-around."""
+    i, b = rg.vector("i", "int64"), rg.vector("b", "bool")
+    f32 = rg.vector("f", "float32")
+    cases = [
+        (i + np.array(3), i, np.array([1, 2**63 - 1])),
+        (b + np.array(0, np.uint8), b, np.array([True, False])),
+        (f32 * np.array(np.nan, np.float16), f32, np.array([1.0, -0.0], np.float32)),
+        (rg.maximum(f32, np.array(-np.inf)), f32, np.array([np.nan, 2.0], np.float32)),
+    ]
+    for term, symbol, value in cases:
+        got = rg.function([symbol], term, compile="eager")(value)
+        with np.errstate(all="ignore"):
+            want = rg.evaluate(term, {symbol: value})
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
