@@ -29,7 +29,13 @@ from relgraph.backends.numba.arrays import (
 from relgraph.backends.numba.columns import column_folds, emit_column_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
 from relgraph.backends.numba.rowloops import emit_row_loop, epilogues
-from relgraph.backends.numba.scalars import dtype_expr, is_integral, literal, scalar_source
+from relgraph.backends.numba.scalars import (
+    dtype_expr,
+    is_integral,
+    literal,
+    scalar_source,
+    strong_scalar_source,
+)
 from relgraph.exceptions import LoweringError
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
@@ -322,7 +328,7 @@ class _Generator:
             data = x.value.tobytes().hex()
             dtype, shape = x.value.dtype.str, x.value.shape
             if not shape:  # a scalar (Numba would not read a 0-d array as one)
-                self.globals.append(f"{name} = {scalar_source(x.value[()], x, 0)}")
+                self.globals.append(f"{name} = {strong_scalar_source(x.value)}")
                 return name
             self.globals.append(
                 f"{name} = np.frombuffer(bytes.fromhex({data!r}), {dtype!r}).reshape({shape!r})"

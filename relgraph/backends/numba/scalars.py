@@ -24,7 +24,9 @@ from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
 
-__all__ = ["scalar_source", "literal", "dtype_expr", "is_integral", "is_weak"]
+__all__ = [
+    "scalar_source", "strong_scalar_source", "literal", "dtype_expr", "is_integral", "is_weak",
+]  # fmt: skip
 
 
 def dtype_expr(dtype: np.dtype) -> str:
@@ -45,6 +47,11 @@ def scalar_source(a: Any, node: Term, k: int) -> str:
             elif node.op.name == "where" and _fits(a, _WIDE[0]):
                 a = int(np.array(a, _WIDE[0]).astype(dtype))  # numpy wraps it: -1 -> 255
         return literal(a, dtype)
+    return strong_scalar_source(a)
+
+
+def strong_scalar_source(a: Any) -> str:
+    """Source for a numpy scalar or 0-d array ``a`` (not weak: its dtype counts)."""
     dtype = np.asarray(a).dtype
     if dtype == np.float16:  # Numba has no float16: numpy computes it wider anyway
         dtype = np.dtype(np.float32)
