@@ -51,7 +51,7 @@ from relgraph.terms.traverse import free_symbols
 
 __all__ = ["RowSplit", "row_split", "run_blocks", "BLOCK_MIN"]
 
-BLOCK_MIN = 1 << 15  # input elements per block: below, a thread costs more than it saves
+BLOCK_MIN = 1 << 15  # elements read and written per block: below, a thread costs more
 # Read as Numba reads it, without importing Numba (the numpy tier runs blocks too).
 THREADS = int(os.environ.get("NUMBA_NUM_THREADS") or len(os.sched_getaffinity(0)))
 ROWS, WHOLE = "rows", "whole"
