@@ -112,11 +112,24 @@ def _sum_all(a, dtype):
     return lambda a, dtype: dtype(a)
 
 
+def elements(a):
+    """The elements of ``a`` as a 1-d array: ``a`` itself if it is one (any layout, so
+    a strided row is read in place, not copied), else ``a.ravel()``."""
+    return a.ravel()
+
+
+@overload(elements)
+def _elements(a):
+    if a.ndim == 1:
+        return lambda a: a
+    return lambda a: a.ravel()
+
+
 def _extreme_all(largest: bool):
     """The largest (or smallest) element; NaN wins, as in numpy."""
 
     def impl(a, dtype):
-        flat = a.ravel()
+        flat = elements(a)
         if flat.shape[0] == 0:
             raise ValueError("max of an empty array" if largest else "min of an empty array")
         best = flat[0]
@@ -149,7 +162,7 @@ def _fold_all(kind: str):
 
     def impl(a, dtype):
         acc = dtype(1) if kind == "prod" else dtype(0)
-        for v in a.ravel():
+        for v in elements(a):
             if kind == "prod":
                 acc *= dtype(v)
             else:
@@ -256,7 +269,7 @@ def _logsumexp_all(a, dtype):
         return lambda a, dtype: dtype(a)
 
     def impl(a, dtype):
-        flat = a.ravel()
+        flat = elements(a)
         top = dtype(-np.inf)
         for v in flat:
             if dtype(v) > top or v != v:

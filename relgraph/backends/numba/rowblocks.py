@@ -24,6 +24,8 @@ keeps the ``prange`` kernel.
 (0,)
 >>> row_split([X, w], [rg.sum(rg.log1p(rg.exp(X @ w)))]).combine
 ('sum',)
+>>> row_split([X, w], [-rg.sum(X @ w)]).combine  # a negated sum: the blocks' sum
+('sum',)
 >>> row_split([w], [w - rg.mean(w)]) is None  # the mean needs every row first
 True
 """
@@ -41,6 +43,7 @@ import numpy as np
 
 from relgraph.backends.numba import buffers as pool
 from relgraph.ops import special
+from relgraph.ops.elemwise import neg
 from relgraph.ops.products import Dot, Matmul
 from relgraph.ops.reductions import Reduce
 from relgraph.ops.shape import ExpandDims, GetItem
@@ -82,14 +85,14 @@ def row_split(inputs: Sequence[Symbol], outputs: Sequence[Any]) -> RowSplit | No
     order = sorted(range(len(outputs)), key=lambda k: _partial_reduction(outputs[k]) is not None)
     combine: list[str | None] = [None] * len(outputs)
     for k in order:
-        out, name = outputs[k], _partial_reduction(outputs[k])
-        if name is not None:
+        out, partial = outputs[k], _partial_reduction(outputs[k])
+        if partial is not None:
             trial = dict(need)
             known = {s for s, n in need.items() if n == WHOLE}
-            if not free_symbols(out) <= known and _require([(out.args[0], ROWS)], trial):
-                need, combine[k] = trial, name
+            if not free_symbols(out) <= known and _require([(partial[1], ROWS)], trial):
+                need, combine[k] = trial, partial[0]
                 continue
-        by_rows = name is None and typeof(out).ndim > 0
+        by_rows = partial is None and typeof(out).ndim > 0
         if not _require([(out, ROWS if by_rows else WHOLE)], need):
             return None
     cut = tuple(i for i, s in enumerate(inputs) if need.get(s) == ROWS)
@@ -120,14 +123,19 @@ def _require(stack: list[tuple[Any, str]], need: dict[Any, str]) -> bool:
     return True
 
 
-def _partial_reduction(out: Any) -> str | None:
-    """The reduction whose per-block results combine into ``out``, if ``out`` reduces
-    axis 0 of an array."""
+def _partial_reduction(out: Any) -> tuple[str, Any] | None:
+    """The reduction whose per-block results combine into ``out``, and the operand it
+    reduces, if ``out`` reduces axis 0 of an array: the reduction itself, or the
+    negation of a sum or mean (``-(a + b)`` is ``(-a) + (-b)`` exactly, for floats and
+    for integers that wrap; not of a max, whose negation wraps at an int's minimum)."""
+    if type(out) is Term and out.op is neg and type(out.args[0]) is Term:
+        inner = _partial_reduction(out.args[0])
+        return inner if inner is not None and inner[0] in ("sum", "mean") else None
     if type(out) is not Term or not isinstance(out.op, Reduce) or out.op.name not in _COMBINED:
         return None
     ndim = typeof(out.args[0]).ndim
     axes = out.op.axes(out.op.param_values(out.args)["axis"], ndim)
-    return out.op.name if ndim > 0 and 0 in axes else None
+    return (out.op.name, out.args[0]) if ndim > 0 and 0 in axes else None
 
 
 def _operands(node: Any, kind: str) -> list[tuple[Any, str]] | None:

@@ -53,6 +53,14 @@ GRAPHS = {
     ),
     "int8 wraps": ([I8], [I8 * 3 + 100, rg.sum(I8, axis=0), rg.max(I8)], (None, "sum", "max")),
     "expand dims": ([w], [rg.expand_dims(rg.sqrt(rg.abs(w)), 1) * 2.0], (None,)),
+    # -(a + b) is (-a) + (-b) exactly, for floats and for ints that wrap
+    "negated sums": (
+        [X, w, I8],
+        [-rg.sum(X * rg.log1p(rg.exp(X @ w))[:, None]), -rg.mean(X, axis=0), -rg.sum(I8)],
+        ("sum", "mean", "sum"),
+    ),  # fmt: skip
+    # int8: -max is not min(-x) where a block's max is -128 (its negation wraps to -128)
+    "negated max": ([I8], [-rg.max(I8)], None),
     "mean feeds arithmetic": ([w], [w - rg.mean(w)], None),
     "transpose": ([X], [X.T + 1.0], None),
     "full reduction reused": ([w], [rg.sum(w), rg.sum(w) * 2.0], None),
