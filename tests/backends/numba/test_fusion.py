@@ -342,3 +342,23 @@ def test_a_product_that_is_an_output_is_written_into_its_buffer(rng):
     np.testing.assert_array_equal(x, kept)  # refused, nothing written
     assert f(x, x, out=out) is out
     np.testing.assert_allclose(out, x @ x.T, rtol=1e-13)
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_scalar_that_a_loop_reads_is_computed_once_before_it(parallel, rng):
+    """``gammaln(nu / 2)`` of a scalar ``nu`` inside an elementwise loop: LLVM hoists
+    no libm call, so the lowering computes it before the loop (a Student-t
+    log-density per element was 4x slower than numpy with it inside)."""
+    x, nu = rg.vector("x"), rg.scalar("nu")
+    term = rg.gammaln((nu + 1.0) / 2.0) - rg.gammaln(nu / 2.0) - rg.log1p(x * x / nu)
+    source = lower([x, nu], [term], parallel=parallel).source
+    loop = source[source.index("range(") :]
+    assert source.count("math.lgamma(") == 2 and "math.lgamma(" not in loop
+    f = rg.function([x, nu], term, compile="eager")
+    values = np.array([0.0, -0.0, 1.5, np.inf, -np.inf, np.nan, 5e-324, 1e308])
+    for n in (3.0, 0.5, np.inf, -1.0, 0.0, np.nan):
+        with np.errstate(all="ignore"):
+            want = rg.evaluate(term, {x: values, nu: np.float64(n)})
+            got = f(values, np.float64(n))
+        np.testing.assert_allclose(got, want, rtol=1e-14, equal_nan=True)
+    assert f(values[:0], np.float64(3.0)).shape == (0,)
