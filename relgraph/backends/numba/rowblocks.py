@@ -25,7 +25,7 @@ keeps the ``prange`` kernel.
 >>> row_split([X, w], [rg.sum(rg.log1p(rg.exp(X @ w)))]).combine
 ('sum',)
 >>> row_split([X, w], [-rg.sum(X @ w)]).combine  # a negated sum: the blocks' sum
-('sum',)
+('-sum',)
 >>> row_split([w], [w - rg.mean(w)]) is None  # the mean needs every row first
 True
 """
@@ -73,7 +73,8 @@ class RowSplit:
     """How a function's calls split into blocks of rows."""
 
     inputs: tuple[int, ...]  # positions of the inputs cut along axis 0
-    combine: tuple[str | None, ...]  # per output: the reduction combining blocks, or None
+    combine: tuple[str | None, ...]  # per output: the reduction combining blocks (negated:
+    # "-sum"), or None
     whole: tuple[bool, ...]  # per output: the same in every block (taken from the first)
 
 
@@ -126,11 +127,14 @@ def _require(stack: list[tuple[Any, str]], need: dict[Any, str]) -> bool:
 def _partial_reduction(out: Any) -> tuple[str, Any] | None:
     """The reduction whose per-block results combine into ``out``, and the operand it
     reduces, if ``out`` reduces axis 0 of an array: the reduction itself, or the
-    negation of a sum or mean (``-(a + b)`` is ``(-a) + (-b)`` exactly, for floats and
-    for integers that wrap; not of a max, whose negation wraps at an int's minimum)."""
+    negation of a sum or mean (``"-sum"``: the blocks' results are negated back, which
+    is exact for floats and for integers that wrap, summed, and negated; not a max,
+    whose negation wraps at an integer's minimum)."""
     if type(out) is Term and out.op is neg and type(out.args[0]) is Term:
         inner = _partial_reduction(out.args[0])
-        return inner if inner is not None and inner[0] in ("sum", "mean") else None
+        if inner is None or inner[0] not in ("sum", "mean"):
+            return None
+        return "-" + inner[0], inner[1]
     if type(out) is not Term or not isinstance(out.op, Reduce) or out.op.name not in _COMBINED:
         return None
     ndim = typeof(out.args[0]).ndim
@@ -284,7 +288,9 @@ def _assembled(split: RowSplit, finals: list, parts: list, ranges: list, rows: i
             results.append(parts[0][k])
         else:
             partials = np.stack([np.asarray(p[k]) for p in parts])
-            dtype = partials.dtype
+            dtype, negated = partials.dtype, name.startswith("-")
+            if negated:  # -(s1 + s2), as one block computes it: not (-s1) + (-s2)
+                partials, name = -partials, name[1:]
             if name == "mean":
                 weights = np.array([hi - lo for lo, hi in ranges], dtype).reshape(
                     (-1,) + (1,) * (partials.ndim - 1)
@@ -292,7 +298,7 @@ def _assembled(split: RowSplit, finals: list, parts: list, ranges: list, rows: i
                 value = np.sum(partials * weights, axis=0) / dtype.type(rows)
             else:
                 value = _COMBINE[name](partials)
-            results.append(np.asarray(value, dtype))
+            results.append(np.asarray(-value if negated else value, dtype))
     return results
 
 

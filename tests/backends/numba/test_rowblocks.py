@@ -53,11 +53,11 @@ GRAPHS = {
     ),
     "int8 wraps": ([I8], [I8 * 3 + 100, rg.sum(I8, axis=0), rg.max(I8)], (None, "sum", "max")),
     "expand dims": ([w], [rg.expand_dims(rg.sqrt(rg.abs(w)), 1) * 2.0], (None,)),
-    # -(a + b) is (-a) + (-b) exactly, for floats and for ints that wrap
+    # blocks give -s1 and -s2: combined as -(s1 + s2), for floats and for ints that wrap
     "negated sums": (
         [X, w, I8],
         [-rg.sum(X * rg.log1p(rg.exp(X @ w))[:, None]), -rg.mean(X, axis=0), -rg.sum(I8)],
-        ("sum", "mean", "sum"),
+        ("-sum", "-mean", "-sum"),
     ),  # fmt: skip
     # int8: -max is not min(-x) where a block's max is -128 (its negation wraps to -128)
     "negated max": ([I8], [-rg.max(I8)], None),
@@ -229,3 +229,15 @@ def test_a_large_output_of_small_inputs_runs_on_blocks(rng, threads, monkeypatch
     assert outer(a[:10], b).shape == (10, 64) and len(calls) == 1  # small: one call
     product = rg.function([X, Z], rg.exp(X @ Z.T), compile="eager")
     assert product.rows is not None and not product.by_outputs
+
+
+def test_a_negated_sum_keeps_the_sign_of_a_zero(threads):
+    """Blocks summing to 1 and -1: ``-sum`` is -0.0, as numpy's ``-(1 + -1)``; the sum
+    of the blocks' negations would be +0.0."""
+    half = np.ones(N // 2)
+    x = np.concatenate([half, -half])
+    f = rg.function([w], [-rg.sum(w), -rg.mean(w)], compile="eager")
+    assert row_split([w], [-rg.sum(w), -rg.mean(w)]).combine == ("-sum", "-mean")
+    assert len(rowblocks.blocks(N, N)) > 1
+    for got in f(x):
+        assert got == 0.0 and np.signbit(got), got
