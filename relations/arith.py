@@ -50,8 +50,8 @@ from relgraph.logic.goals import (
     variadico,
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, true_div
+from relgraph.rewriting.declarations import forward_only, reads, reassociates
 from relgraph.rewriting.promotion import any_order, regroups
-from relgraph.rewriting.relation import forward_only, reads, reassociates
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
 from relgraph.terms.infer import typeof

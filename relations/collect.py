@@ -42,8 +42,8 @@ from relations.tags import CANONICALIZE, FAST_RUN, SPECIALIZE, UNSAFE
 from relgraph import ops
 from relgraph.logic.goals import computeo, has_head, ifgroundo, is_constant, is_number, testo
 from relgraph.ops import add, mul, neg, pow
+from relgraph.rewriting.declarations import forward_only, reads
 from relgraph.rewriting.promotion import regroups
-from relgraph.rewriting.relation import forward_only, reads
 from relgraph.terms.term import Term
 
 __all__ = ["collect_termso", "add_zero_termo", "mul_selfo", "pow_mulo", "pow_powo"]

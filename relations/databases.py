@@ -26,7 +26,8 @@ from relations.tags import (
 )
 from relgraph import ops
 from relgraph.rewriting.db import EquilibriumDB
-from relgraph.rewriting.relation import produces as mark_produces, reverse as reversed_relation
+from relgraph.rewriting.declarations import produces as mark_produces
+from relgraph.rewriting.relation import reverse as reversed_relation
 
 __all__ = [
     "register", "canonicalize_db", "stabilize_db", "specialize_db", "linalg_db", "REDUCTIONS",

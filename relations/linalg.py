@@ -49,7 +49,7 @@ from relgraph.ops import (
     sum,
     transpose,
 )
-from relgraph.rewriting.relation import reads, reassociates
+from relgraph.rewriting.declarations import reads, reassociates
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
 from relgraph.terms.lvars import lvar, rest as rest_lvar

@@ -32,8 +32,8 @@ from relations.tags import CANONICALIZE, FAST_RUN, UNSAFE
 from relgraph import ops
 from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
+from relgraph.rewriting.declarations import forward_only
 from relgraph.rewriting.promotion import regroups
-from relgraph.rewriting.relation import forward_only
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
 from relgraph.terms.lvars import lvar

@@ -22,7 +22,7 @@ from relgraph import ops
 from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo
 from relgraph.ops import maximum, minimum, sum, where
 from relgraph.ops.reductions import Reduce
-from relgraph.rewriting.relation import forward_only
+from relgraph.rewriting.declarations import forward_only
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
 from relgraph.terms.lvars import lvar

@@ -65,8 +65,8 @@ from relgraph.ops import (
     true_div,
     where,
 )
+from relgraph.rewriting.declarations import forward_only, needs_operand
 from relgraph.rewriting.promotion import regroups
-from relgraph.rewriting.relation import forward_only
 from relgraph.rewriting.rules import rule
 from relgraph.terms.leaves import Constant
 from relgraph.terms.lvars import lvar
@@ -147,6 +147,7 @@ def _expm1_in_sum(t: Any) -> Any:
     tracks=(ops.sub, ops.add),
     whole=True,
 )
+@needs_operand(ops.exp)
 def expm1o(in_lv, out_lv):
     """``exp(u) - 1 -> expm1(u)`` (in a sum, as ``exp(u) + -1``; also with an array of
     ones when it does not broadcast ``u``): no cancellation near 0."""
@@ -382,6 +383,7 @@ def sigmoido(in_lv, out_lv):
     position=12,
     tracks=(ops.add,),
 )
+@needs_operand(ops.neg)
 def one_minus_sigmoido(in_lv, out_lv):
     """``1 - sigmoid(x) -> sigmoid(-x)`` (``1 + -sigmoid(x)`` after canonicalize)."""
     return _reflected(sigmoid, in_lv, out_lv)
@@ -408,6 +410,7 @@ def _reflected(f: Any, in_lv: Any, out_lv: Any) -> Any:
 
 @register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.ndtr,), position=6.5,
           tracks=(ops.add,))  # fmt: skip
+@needs_operand(ops.neg)
 def one_minus_ndtro(in_lv, out_lv):
     """``1 - ndtr(x) -> ndtr(-x)``: the normal survival function, with no cancellation
     (``1 - ndtr(9)`` is 0, ``ndtr(-9)`` is 1.1e-19)."""

@@ -196,15 +196,18 @@ from relgraph.rewriting.db import (
     RelationDB as RelationDB,
     SequenceDB as SequenceDB,
 )
+from relgraph.rewriting.declarations import (
+    forward_only as forward_only,
+    needs_operand as needs_operand,
+    produces as produces,
+    reassociates as reassociates,
+)
 from relgraph.rewriting.driver import (
     EquilibriumRewriter as EquilibriumRewriter,
 )
 from relgraph.rewriting.relation import (
     Rule as Rule,
     directions_of as directions_of,
-    forward_only as forward_only,
-    produces as produces,
-    reassociates as reassociates,
     reverse as reverse,
     rewrites as rewrites,
 )
@@ -408,6 +411,7 @@ __all__ = [
     "pprint",
     "prod",
     "produces",
+    "needs_operand",
     "reassociates",
     "reciprocal",
     "reshape",

@@ -45,7 +45,8 @@ import numpy as np
 from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, GIVEN, LEAF, Proofs, term_key
 from relgraph.exceptions import TypeCheckError
 from relgraph.logic.goals import eacho
-from relgraph.rewriting.relation import forward_only, is_associative, keeps_type
+from relgraph.rewriting.declarations import forward_only
+from relgraph.rewriting.relation import is_associative, keeps_type
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term

@@ -40,9 +40,10 @@ from typing import Any
 from relgraph.eqsat.egraph import LEAF, EGraph, Key, leaf_key
 from relgraph.eqsat.views import MAX_WINDOW_ARITY, Interned
 from relgraph.logic.goals import eacho
+from relgraph.rewriting.declarations import forward_only
 from relgraph.rewriting.patterns import PApp, PLit, PRest, PVar, same
 from relgraph.rewriting.promotion import any_order, is_pure, run_starts
-from relgraph.rewriting.relation import forward_only, is_associative, is_commutative
+from relgraph.rewriting.relation import is_associative, is_commutative
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
 

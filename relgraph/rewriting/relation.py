@@ -25,6 +25,7 @@ from relgraph.exceptions import RelationError, TypeCheckError
 from relgraph.logic.goals import forward_of
 from relgraph.logic.search import run_deep
 from relgraph.logic.state import initial_state
+from relgraph.rewriting.declarations import BOTH, reassociates
 from relgraph.rewriting.promotion import keeps_values, run_starts
 from relgraph.terms.infer import typeof
 from relgraph.terms.printing import brief
@@ -36,11 +37,7 @@ __all__ = [
     "Rule",
     "as_rule",
     "reverse",
-    "forward_only",
-    "produces",
     "produced_heads",
-    "reads",
-    "reassociates",
     "directions_of",
     "Matcher",
     "rewrites",
@@ -147,103 +144,6 @@ def reverse(relation: Rule | Relation) -> Relation:
     return reversed_relation
 
 
-BOTH = ("forward", "backward")
-
-
-def forward_only(relation: Relation) -> Relation:
-    """Mark a goal constructor that only computes forward: ``rel(term, q)``.
-
-    For identities whose output has no finite set of natural inputs (``6`` from
-    any ``a * b``, ``0`` from any ``0 * x``).  :func:`explore` never runs it
-    backward, and the relation catalogue says so.
-
-    Examples
-    --------
-    >>> from kanren import eq
-    >>> @forward_only
-    ... def foldo(a, b):  # a computation: it has no backward direction
-    ...     return eq(a, b)
-    >>> directions_of(foldo)
-    ('forward',)
-    """
-    vars(relation)["directions"] = ("forward",)
-    return relation
-
-
-def produces(*ops: Any) -> Callable[[Relation], Relation]:
-    """Declare the head Ops of a relation's outputs: run backward (``rel(q, term)``),
-    it can only answer for a ``term`` with one of these heads.
-
-    :func:`~relgraph.explore` then tries it backward on those e-nodes only, as
-    ``tracks`` does forward; without it, on every e-node.  A declaration that leaves
-    out a head loses the answers on it.  A rule (:func:`relgraph.rule`) needs none:
-    it knows its right side.
-
-    Examples
-    --------
-    >>> import relgraph as rg
-    >>> from kanren import eq, lall, var
-    >>> from etuples import etuple
-    >>> @produces(rg.log1p)
-    ... def log1po(a, b):  # log(1 + x) -> log1p(x)
-    ...     x = var()
-    ...     return lall(eq(a, etuple(rg.log, etuple(rg.add, 1, x))), eq(b, etuple(rg.log1p, x)))
-    >>> produced_heads(log1po) == frozenset({rg.log1p})
-    True
-    """
-
-    def mark(relation: Relation) -> Relation:
-        vars(relation)["produces"] = frozenset(ops)
-        return relation
-
-    return mark
-
-
-def reads(guide: dict | None = None) -> Callable[[Relation], Relation]:
-    """Declare what a relation reads of a term, so :func:`~relgraph.explore` shows it
-    only that: ``{head: operands}`` for each head Op it rewrites, ``operands`` what it
-    reads of every operand in the same form (``{}``: the operand as a whole, an
-    e-class; a ``"leaf"`` key shows an operand that is a symbol or a constant as
-    itself); ``None``: any head, its operands as wholes.  Without it the relation
-    is shown every e-node two levels deep, each combination of its operands' e-nodes
-    a view of its own.  A declaration that leaves out what it reads loses answers.
-
-    Examples
-    --------
-    >>> import relgraph as rg
-    >>> @reads({rg.dot: {rg.mul: {}}})  # a product, and the products among its operands
-    ... def dot_scaledo(a, b): ...
-    >>> dot_scaledo.depth
-    2
-    """
-
-    def depth(g: dict) -> int:
-        return 1 + max(map(depth, g.values())) if g else 0
-
-    def mark(relation: Relation) -> Relation:
-        if guide is None:
-            vars(relation)["depth"] = 1
-        else:
-            vars(relation).update(guide=guide, depth=depth(guide))
-        return relation
-
-    return mark
-
-
-def reassociates(relation: Relation) -> Relation:
-    """Mark a relation that regroups float sums and products (as LLVM's ``reassoc``
-    flag allows): a query that selects it lets every relation of the run take
-    arguments from anywhere in a float sum or product, not only its leading ones
-    (:func:`relgraph.rewriting.promotion.regrouping`).
-
-    >>> def reassociateo(a, b): ...
-    >>> reassociates(reassociateo).reassociates
-    True
-    """
-    vars(relation)["reassociates"] = True
-    return relation
-
-
 def produced_heads(relation: Rule | Relation) -> frozenset | None:
     """The head Ops a relation's outputs can have (None: any; see :func:`produces`)."""
     inner = relation.relation if isinstance(relation, Rule) else relation
@@ -297,6 +197,7 @@ class Matcher:
         # without kanren's streams.
         self.goal, self.in_var, self.out_var = _goal_of(rule)
         self.compute, self.guard = forward_of(self.goal, self.in_var, self.out_var)
+        self.needs = getattr(rule.relation, "needs_operand", None)  # declarations.needs_operand
 
     def answers(
         self,
@@ -356,14 +257,20 @@ class Matcher:
         return (as_term(v) for v in (value,))  # as_term inside answers: errors named
 
     def rejects(self, term: Any) -> bool:
-        """Whether the relation's own test (``testo`` opening a goal's ``pipeo``) says
-        no to ``term``, asked as :meth:`shortcut` asks it; False where it cannot say (a
-        rule, no test, a term with logic variables, a test that raises: the goal runs
-        then and names the error)."""
-        if self.guard is None or self.direct is not None:
+        """Whether the relation says no to ``term`` without running: no operand has a
+        head it needs (:func:`needs_operand`), or its own test (``testo`` opening a
+        goal's ``pipeo``) fails, asked as :meth:`shortcut` asks it; False where it
+        cannot say (a rule, no test, a term with logic variables, a test that raises:
+        the goal runs then and names the error)."""
+        if self.direct is not None or type(term) is not Term or not term._ground:
             return False
         try:
-            return type(term) is Term and term._ground and not self.guard(term)
+            needs = self.needs
+            if needs is not None and not any(
+                type(a) is Term and a._tuple[0] in needs for a in term._tuple[1:]
+            ):
+                return True
+            return self.guard is not None and not self.guard(term)
         except Exception:
             return False
 

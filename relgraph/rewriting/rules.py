@@ -35,6 +35,7 @@ from unification import reify, unify, var
 from unification.core import isground
 from unification.variable import Var
 
+from relgraph.rewriting.declarations import BOTH
 from relgraph.rewriting.patterns import (
     PApp,
     PLit,
@@ -46,7 +47,6 @@ from relgraph.rewriting.patterns import (
     variables,
 )
 from relgraph.rewriting.promotion import regrouping
-from relgraph.rewriting.relation import BOTH
 from relgraph.terms.lvars import LVar, is_lvar
 from relgraph.terms.printing import pprint
 from relgraph.terms.term import Term

@@ -140,6 +140,34 @@ class TestDriver:
         with pytest.raises(rg.RelationError, match="raiseo"):
             rg.rewrite(t, [raiseo])
 
+    def test_a_relation_that_needs_an_operand_is_not_called_without_one(self, syms):
+        """``rg.needs_operand(rg.exp)``: sums with no ``exp`` among their operands never
+        reach the relation (counted as attempts, as a failed test is); those with one
+        do, and the relation rewrites them.  Run backward, it declares nothing."""
+        A, B, x, y, z, w = syms
+        computed = []
+
+        def merge(t):
+            computed.append(t)
+            e = next((a for a in t.args if a.op is rg.exp), None)
+            return (
+                None
+                if e is None
+                else rg.add(rg.log(e.args[0]), *(a for a in t.args if a is not e))
+            )
+
+        @rg.needs_operand(rg.exp)
+        def exp_sumo(a, b):
+            return goals.computeo(merge, [a], b)
+
+        t = rg.exp(x + y) + z * w
+        rule = rg.Rule(exp_sumo, "exp_sumo", frozenset([rg.add]))
+        out, rep = rg.rewrite(t, [rule], report=True)
+        assert out == rg.log(x + y) + z * w
+        assert computed == [t]  # not x + y, nor the sum it made
+        assert rep.rules[0].attempts >= 2
+        assert getattr(rg.reverse(exp_sumo), "needs_operand", None) is None
+
     def test_failures_are_not_retried_and_shared_subterms_rewrite_once(self, syms):
         A, B, x, y, z, w = syms
         shared = A @ (x + y)
