@@ -208,14 +208,14 @@ class _Generator:
         elementwise = {n for n in self.nodes if n.op.elementwise}
         outs = {o for o in self.outputs if type(o) is Term}
         computes = elementwise | set(self.row_loops) | set(self.column_loops)  # inline
-        # A scalar that an array's loop reads is computed once, before the loop: LLVM
-        # hoists no libm call (lgamma(nu / 2) per element made a log-density 4x slower).
+        # What a loop of higher rank reads (a scalar; log(w) of a vector beside a matrix)
+        # is computed once, before it: LLVM hoists no libm call (lgamma(nu / 2) per element).
+        rank = {n: typeof(n).ndim for n in self.nodes}
         chosen = {
             n
             for n in elementwise
             if n in outs
-            or any(c not in computes for c in self.readers.get(n, ()))
-            or (typeof(n).ndim == 0 and any(typeof(c).ndim for c in self.readers.get(n, ())))
+            or any(c not in computes or rank[c] > rank[n] for c in self.readers.get(n, ()))
         }
         while True:  # a node reached from two region roots is computed once, as an array
             owners: dict[Term, set[Term]] = {}

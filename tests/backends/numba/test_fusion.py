@@ -362,3 +362,22 @@ def test_a_scalar_that_a_loop_reads_is_computed_once_before_it(parallel, rng):
             got = f(values, np.float64(n))
         np.testing.assert_allclose(got, want, rtol=1e-14, equal_nan=True)
     assert f(values[:0], np.float64(3.0)).shape == (0,)
+
+
+def test_a_vector_that_a_matrix_loop_reads_is_computed_once_before_it(rng):
+    """``log(w)`` of a vector beside a matrix: one ``log`` per element of ``w``, in a
+    loop of its own, not one per element of the matrix (a Gaussian mixture's
+    log-likelihood computed ``log(sigma)`` and ``log(w)`` for every row)."""
+    X, w = rg.matrix("X"), rg.vector("w")
+    term = rg.logsumexp(X * 2.0 - rg.log(w), axis=1)
+    source = lower([X, w], [term]).source
+    rows = source.index("_rows):")  # the row loop
+    assert "vecmath.log(" in source[:rows] and "vecmath.log(" not in source[rows:]
+    f = rg.function([X, w], term, compile="eager")
+    x = rng.normal(size=(9, 4)) * 300
+    x[1, 2], x[3, 0], x[5] = np.nan, np.inf, -np.inf
+    for v in ([0.5, 1.0, 2.0, 4.0], [0.0, -1.0, np.inf, 5e-324], [np.nan, 1.0, 1.0, 1.0]):
+        with np.errstate(all="ignore"):
+            want = rg.evaluate(term, {X: x, w: np.array(v)})
+            got = f(x, np.array(v))
+        np.testing.assert_allclose(got, want, rtol=1e-13, equal_nan=True)
