@@ -4,7 +4,10 @@ with the region that reads them back.
 ``softmax(x) = exp(x - m) / sum(exp(x - m))`` reduces each row twice and then divides
 every element.  Each reduction runs in a loop over rows that computes its operand's
 region into a row buffer (a loop that vectorises) and folds the buffer
-(:mod:`~relgraph.backends.numba.kernels`' lane helpers); rows run in parallel.
+(:mod:`~relgraph.backends.numba.kernels`' lane helpers); rows run in parallel.  A
+reduction that maps its values before folding them (logsumexp's ``exp(v - shift)``)
+runs a block of rows at a time and maps the whole block in one loop: a row of 4 or 10
+elements is too short for a vector loop of its own.
 
 The region that reads the reductions back, elementwise over the same rows (the
 *epilogue*: the division above), runs in the rows of the last reduction it reads,
@@ -24,9 +27,10 @@ from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
 
-__all__ = ["emit_row_loop", "epilogues", "CHUNK", "EXTREMES"]
+__all__ = ["emit_row_loop", "epilogues", "CHUNK", "ROW_BLOCK", "EXTREMES"]
 
 CHUNK = 4096  # elements per parallel chunk of a vector's reduction
+ROW_BLOCK = 2048  # elements per block of a matrix's rows (one row where rows are longer)
 # The row loops' max and min updates (relgraph.ops.reductions): kernels' lane helpers.
 EXTREMES = {
     "if {v} > {acc} or {v} != {v}: {acc} = {v}": "max",
@@ -87,6 +91,11 @@ def _row_of_matrix(g: Any, node: Term) -> bool:
     return typeof(node.args[0]).ndim == 2 and g.op_keeps_dims(node)
 
 
+def _operand_region(g: Any, x: Any) -> list[Term]:
+    """The elementwise region computing a row reduction's operand in its loop."""
+    return g._region(x, g.materialised) if type(x) is Term else []
+
+
 def _arrays_read(g: Any, node: Term) -> set[Any]:
     """The arrays a row reduction's region reads."""
     x = node.args[0]
@@ -99,37 +108,34 @@ def _arrays_read(g: Any, node: Term) -> set[Any]:
 def emit_row_loop(g: Any, node: Term, passes: list[tuple], result: str, check: str | None) -> None:
     """A reduction along the last axis, computing its operand's region inline.
 
-    Rows (or, for a vector, chunks of ``CHUNK`` elements when one pass suffices)
-    run in parallel.  Each writes its values to a buffer in a loop that
-    vectorises, then runs the passes over the buffer in order: an optional
-    vectorised map (``exp(v - shift)``), then the in-order update; then the
-    epilogue, if a region runs in these rows.
+    A matrix's rows run a block at a time (:func:`_emit_row_blocks`).  A vector runs
+    in chunks of ``CHUNK`` elements in parallel where one pass suffices, else whole:
+    its values go to a buffer in a loop that vectorises, then the passes run over the
+    buffer in order: an optional vectorised map (``exp(v - shift)``), then the
+    in-order update.
     """
     x = node.args[0]
-    out, d = g._name(node), typeof(x).ndim
+    if typeof(x).ndim == 2:
+        return _emit_row_blocks(g, node, passes, result, check)
+    out = g._name(node)
     names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n"}
     rows, n, lines = f"{out}_rows", names["n"], g.lines
     i, j, k = f"{out}_i", f"{out}_j", f"{out}_k"  # parallel loops must not share names
-    region = g._region(x, g.materialised) if type(x) is Term else []
+    region = _operand_region(g, x)
     leaves = g._leaves(region) if region else g._leaf(x)
     lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
     # A product runs in numpy's order, one chunk: a 0 then stays 0 (numpy's value), where
     # chunks would meet another chunk's overflow in 0 * inf = nan.
-    chunked = d == 1 and len(passes) == 1 and node.op.name != "prod"
-    if d == 2:
-        lines.append(g.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
-    else:
-        lines.append(f"{rows} = ({n} + {CHUNK - 1}) // {CHUNK}" if chunked else f"{rows} = 1")
-    generic, fast, same = g._loads(leaves, [i, j][2 - d :], n, "")
+    chunked = len(passes) == 1 and node.op.name != "prod"
+    lines.append(f"{rows} = ({n} + {CHUNK - 1}) // {CHUNK}" if chunked else f"{rows} = 1")
+    generic, fast, same = g._loads(leaves, [j], n, "")
     if check:  # outside the parallel loop, which a raise inside would make serial
         lines.append(check.format(**names))
     dtype, keep = dtype_expr(typeof(node).dtype), g.op_keeps_dims(node)
-    each = out if d == 2 else f"{out}_part"
-    shape = f"({rows}, 1)" if d == 2 and keep else f"({rows},)"
-    lines.append(f"{each} = np.empty({shape}, {dtype})")
+    each = f"{out}_part"
+    lines.append(f"{each} = np.empty(({rows},), {dtype})")
     lo, hi, buf, prefix = f"{out}_lo", f"{out}_hi", f"{out}_buf", f"{out}_e_"
-    after = _epilogue(g, node, passes, (i, rows, n, buf)) if node in g.epilogues else None
-    # One buffer for every row; in a prange loop, one per row (threads share none).
+    # One buffer for every chunk; in a prange loop, one per chunk (threads share none).
     allocate = f"{buf} = np.empty({CHUNK if chunked else n}, {dtype_expr(typeof(x).dtype)})"
     if not g.parallel:
         lines.append(allocate)
@@ -152,16 +158,90 @@ def emit_row_loop(g: Any, node: Term, passes: list[tuple], result: str, check: s
 
     g.fast_or_generic(same, fill, fast, generic, "    ")
     _passes(g, passes, names, buf, f"{hi} - {lo}", k, "    ")
-    if d == 2:
-        lines.append(f"    {out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
-        if after is not None:
-            after()
-        return
     lines.append(f"    {each}[{i}] = {names['acc'] if chunked else result.format(**names)}")
     if chunked:  # the chunks' results, combined by the same pass
         _passes(g, passes, names, each, rows, k, "")
     value = f"{dtype}({result.format(**names)})" if chunked else f"{each}[0]"
     lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+
+
+def _emit_row_blocks(
+    g: Any, node: Term, passes: list[tuple], result: str, check: str | None
+) -> None:
+    """The rows of a matrix (or of its region), reduced a block of rows at a time.
+
+    The block's values go to one buffer, row after row, and each row folds them right
+    away; only a pass that maps the values (logsumexp's ``exp(v - shift)``) maps the
+    whole block in one loop that vectorises (a row of 4 elements makes no vector loop
+    of its own: rows of 4 reduce 3x faster so) and then folds each row in a second
+    loop over the rows; then each row's result, and its epilogue if a region runs in
+    these rows.  Blocks hold about ``ROW_BLOCK`` elements (one row where rows are
+    longer, or where no pass maps) and run in parallel.
+    """
+    x, out = node.args[0], g._name(node)
+    rows, n, per, lines = f"{out}_rows", f"{out}_n", f"{out}_per", g.lines
+    b, r, i, j, k = (f"{out}_{c}" for c in "brijk")
+    first, count, buf, spread = (f"{out}_{w}" for w in ("first", "count", "buf", "spread"))
+    region = _operand_region(g, x)
+    leaves = g._leaves(region) if region else g._leaf(x)
+    lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
+    lines.append(g.broadcast_dim(rows, [f"{nm}.shape[0]" for nm, nd in leaves if nd == 2]))
+    generic, fast, same = g._loads(leaves, [i, j], n, "")
+    # Without a map each row is folded as it is written: a block of one row, accumulators
+    # in locals.  With one, row r of the block is a view of the buffer from r * n,
+    # indexed from 0 by a loop's own counter, which Numba knows is not negative
+    # (buf[r * n + j] is wrapped around, and its loops ran slower).
+    mapped = any(mapping for _, mapping, _ in passes)
+    row, at, ind = (f"{out}_row", f"[{r}]", "        ") if mapped else (buf, "", "    ")
+    names = {"acc": f"{out}_acc{at}", "shift": f"{out}_shift{at}", "n": n}
+    if check:  # outside the parallel loop, which a raise inside would make serial
+        lines.append(check.format(**names))
+    dtype, keep = dtype_expr(typeof(node).dtype), g.op_keeps_dims(node)
+    lines.append(f"{out} = np.empty({f'({rows}, 1)' if keep else f'({rows},)'}, {dtype})")
+    lines.append(f"{per} = max(1, {ROW_BLOCK} // max({n}, 1))" if mapped else f"{per} = 1")
+    after = _epilogue(g, node, passes, (i, rows, n, f"{row}[{{}}]"), ind)
+    shifted = any(mapping and "{shift}" in mapping for _, mapping, _ in passes)
+    allocate = [f"{buf} = np.empty({per} * {n}, {dtype_expr(typeof(x).dtype)})"]
+    allocate += [f"{out}_{a} = np.empty({per}, np.float64)" for a in ("acc", "shift") if mapped]
+    allocate += [f"{spread} = np.empty({per} * {n}, np.float64)"] if shifted else []
+    if not g.parallel:  # one buffer for every block; in a prange loop, one per block
+        lines.extend(allocate)
+    loop = "prange" if g.parallel else "range"
+    if mapped:
+        lines.append(f"for {b} in {loop}(({rows} + {per} - 1) // {per}):")
+        lines.append(f"    {first} = {b} * {per}")
+        lines.append(f"    {count} = min({per}, {rows} - {first})")
+    else:
+        lines.append(f"for {i} in {loop}({rows}):")
+    if g.parallel:
+        lines.extend(f"    {a}" for a in allocate)
+    each_row = [
+        f"    for {r} in range({count}):",
+        f"        {i} = {first} + {r}",
+        f"        {row} = {buf}[{r} * {n} :]",
+    ]
+
+    def fill(load: dict[str, str]) -> None:
+        value = g._local(x, f"{out}_e_") if region else load[leaves[0][0]]
+        lines.append(f"{ind}    for {j} in range({n}):")
+        lines.extend(f"{ind}        {line}" for line in g._body(region, load, f"{out}_e_"))
+        lines.append(f"{ind}        {row}[{j}] = {value}")
+
+    lines.extend(each_row if mapped else [])
+    g.fast_or_generic(same, fill, fast, generic, ind)
+    for setup, mapping, update in passes:
+        lines.extend(f"{ind}{line.format(**names)}" for line in setup.split("\n"))
+        if mapping:  # over the whole block: a loop that vectorises, between two row loops
+            if shifted:
+                lines.append(f"{ind}{spread}[{r} * {n} : ({r} + 1) * {n}] = {names['shift']}")
+            v = mapping.format(v=f"{buf}[{k}]", acc="", shift=f"{spread}[{k}]", n=n)
+            lines.append(f"    for {k} in range({count} * {n}):")
+            lines.append(f"        {buf}[{k}] = {v}")
+            lines.extend(each_row)
+        _update(g, update, names, (row, f"{row}[{{}}]"), n, k, ind)
+    lines.append(f"{ind}{out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
+    if after is not None:
+        after()
 
 
 def _chunk_loads(g: Any, leaves: list, fast: dict[str, str], place: tuple) -> dict[str, str]:
@@ -178,12 +258,16 @@ def _chunk_loads(g: Any, leaves: list, fast: dict[str, str], place: tuple) -> di
     return load
 
 
-def _epilogue(g: Any, node: Term, passes: list[tuple], row: tuple) -> Any:
+def _epilogue(g: Any, node: Term, passes: list[tuple], row: tuple, indent: str) -> Any:
     """Allocate the epilogue's array and set up its loads (before the row loop); return
-    the function that writes its loop for one row (in the row loop, after the
-    reduction).  The reduced operand is read from the row's buffer unless a pass
-    mapped the buffer in place (logsumexp's ``exp(v - shift)``)."""
-    root, (i, rows, n, buf), lines = g.epilogues[node], row, g.lines
+    the function that writes its loop for one row (in the loop over a block's rows,
+    after the reduction), or None if no region runs in these rows.  The reduced
+    operand is read from the row's values in the buffer (``cell``: a template of
+    the column) unless a pass mapped the buffer in place (logsumexp's
+    ``exp(v - shift)``)."""
+    if node not in g.epilogues:
+        return None
+    root, (i, rows, n, cell), lines = g.epilogues[node], row, g.lines
     x = node.args[0]
     buffered = type(x) is Term and all(mapping is None for _, mapping, _ in passes)
     region = g._region(root, g.materialised | ({x} if buffered else set()))
@@ -202,12 +286,12 @@ def _epilogue(g: Any, node: Term, passes: list[tuple], row: tuple) -> Any:
 
     def write(load: dict[str, str]) -> None:
         if name_x is not None:
-            load = {**load, name_x: f"{buf}[{j}]"}
-        lines.append(f"        for {j} in range({n}):")
-        lines.extend(f"            {line}" for line in g._body(region, load, prefix))
-        lines.append(f"            {out}[{i}, {j}] = {g._local(root, prefix)}")
+            load = {**load, name_x: cell.format(j)}
+        lines.append(f"{indent}    for {j} in range({n}):")
+        lines.extend(f"{indent}        {line}" for line in g._body(region, load, prefix))
+        lines.append(f"{indent}        {out}[{i}, {j}] = {g._local(root, prefix)}")
 
-    return lambda: g.fast_or_generic(same, write, fast, generic, "    ")
+    return lambda: g.fast_or_generic(same, write, fast, generic, indent)
 
 
 def _passes(g: Any, passes, names, buf, length, k, indent) -> None:
@@ -217,14 +301,21 @@ def _passes(g: Any, passes, names, buf, length, k, indent) -> None:
             g.lines.append(f"{indent}for {k} in range({length}):")
             v = mapping.format(v=f"{buf}[{k}]", **names)
             g.lines.append(f"{indent}    {buf}[{k}] = {v}")
-        acc = names["acc"]
-        if update == "{acc} += {v}":  # a sum: kernels.lane_sum, which vectorises
-            g.lines.append(f"{indent}{acc} += kernels.lane_sum({buf}, {length})")
-            continue
-        if update in EXTREMES:  # max or min: kernels.lane_max / lane_min
-            g.lines.append(
-                f"{indent}{acc} = kernels.lane_{EXTREMES[update]}({buf}, {length}, {acc})"
-            )
-            continue
+        _update(g, update, names, (buf, f"{buf}[{{}}]"), length, k, indent)
+
+
+def _update(
+    g: Any, update: str, names: dict, values: tuple, length: str, k: str, indent: str
+) -> None:
+    """Fold ``length`` values into ``{acc}`` in order: ``values`` is the array that
+    starts with them and a template of the k-th."""
+    acc, (array, cell) = names["acc"], values
+    if update == "{acc} += {v}":  # a sum: kernels.lane_sum, which vectorises
+        g.lines.append(f"{indent}{acc} += kernels.lane_sum({array}, {length})")
+    elif update in EXTREMES:  # max or min: kernels.lane_max / lane_min
+        g.lines.append(
+            f"{indent}{acc} = kernels.lane_{EXTREMES[update]}({array}, {length}, {acc})"
+        )
+    else:
         g.lines.append(f"{indent}for {k} in range({length}):")
-        g.lines.append(f"{indent}    {update.format(v=f'{buf}[{k}]', **names)}")
+        g.lines.append(f"{indent}    {update.format(v=cell.format(k), **names)}")

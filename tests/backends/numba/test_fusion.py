@@ -124,6 +124,30 @@ def test_regions_in_the_rows_of_a_reduction_match_numpy(case, dtype, parallel, r
     assert all(r.shape[0] == 1 for r in one_row)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("n", [1, 3, 4, 17, 2049])
+def test_logsumexp_rows_run_a_block_of_rows_at_a_time(n, parallel, rng):
+    """A row logsumexp maps a block of rows (2048 elements) in one loop: rows of every
+    length, a last block that is not full, rows of NaN, +-inf and all -inf, and the
+    region in its rows (log-softmax), as numpy computes them."""
+    x = rg.matrix("x")
+    shifted = x - rg.max(x, axis=1, keepdims=True)
+    terms = [rg.logsumexp(x * 2.0, axis=1), shifted - rg.logsumexp(shifted, axis=1, keepdims=True)]
+    source = lower([x], terms, parallel=parallel).source
+    assert "_per = max(1, 2048 // max(" in source and source.count("vecmath.exp(") == 2
+    f = rg.function([x], terms, compile="eager")
+    for rows in (0, 1, 700, 1100):
+        a = rng.standard_normal((rows, n)) * 300
+        if rows:
+            a[0, :], a[-1, 0], a[rows // 2, -1] = -np.inf, np.nan, np.inf
+        with np.errstate(all="ignore"):
+            got = f(a)
+            for term, result in zip(terms, got):
+                expected = rg.evaluate(term, {x: a})
+                # rounding of the sums: log-softmax near 0 cancels (1 ulp of |x| ~ 1e3)
+                np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
+
+
 def test_a_region_reading_a_value_computed_after_the_rows_runs_after_it(rng):
     x, v = rg.matrix("x"), rg.vector("v")
     term = x / rg.sum(x, axis=1, keepdims=True) * rg.max(v)  # max(v) comes after the sums
@@ -371,7 +395,7 @@ def test_a_vector_that_a_matrix_loop_reads_is_computed_once_before_it(rng):
     X, w = rg.matrix("X"), rg.vector("w")
     term = rg.logsumexp(X * 2.0 - rg.log(w), axis=1)
     source = lower([X, w], [term]).source
-    rows = source.index("_rows):")  # the row loop
+    rows = source.index("_per):")  # the loop over blocks of rows
     assert "vecmath.log(" in source[:rows] and "vecmath.log(" not in source[rows:]
     f = rg.function([X, w], term, compile="eager")
     x = rng.normal(size=(9, 4)) * 300
