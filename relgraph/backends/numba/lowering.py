@@ -140,13 +140,13 @@ class _Generator:
             for a in n.args:
                 if type(a) is Term:
                     self.readers.setdefault(a, set()).add(n)
-        # Reductions of an elementwise region along its last axis run in the region's
-        # own loop: the region gets no array (row softmax reads x three times).
+        # Reductions of an elementwise region (or of an array) along its last axis run
+        # in the region's own loop: the region gets no array (row softmax reads x three
+        # times), and a region that reads them back can run in their rows.
         self.row_loops = {}
         for n in self.nodes:
             x = n.args[0] if n.args else None
-            fusable = isinstance(x, (Symbol, Constant)) or (type(x) is Term and x.op.elementwise)
-            spec = row_loop(n.op, n) if fusable else None
+            spec = row_loop(n.op, n) if isinstance(x, (Symbol, Constant, Term)) else None
             if spec is not None:
                 self.row_loops[n] = spec
         self.column_loops = {n: f for n in self.nodes if (f := column_folds(n)) is not None}

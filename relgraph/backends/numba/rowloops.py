@@ -92,16 +92,16 @@ def _row_of_matrix(g: Any, node: Term) -> bool:
 
 
 def _operand_region(g: Any, x: Any) -> list[Term]:
-    """The elementwise region computing a row reduction's operand in its loop."""
-    return g._region(x, g.materialised) if type(x) is Term else []
+    """The elementwise region computing a row reduction's operand in its loop; none
+    where the operand is an array (an input, a product's result)."""
+    return g._region(x, g.materialised) if type(x) is Term and x.op.elementwise else []
 
 
 def _arrays_read(g: Any, node: Term) -> set[Any]:
     """The arrays a row reduction's region reads."""
-    x = node.args[0]
-    if type(x) is not Term:
-        return {x}
-    region = g._region(x, g.materialised)
+    region = _operand_region(g, node.args[0])
+    if not region:
+        return {node.args[0]}
     return {a for a in _operands_outside(region) if not _is_scalar(a)}
 
 

@@ -148,6 +148,26 @@ def test_logsumexp_rows_run_a_block_of_rows_at_a_time(n, parallel, rng):
                 np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("kind", ["sum", "max", "logsumexp"])
+def test_a_product_s_rows_are_reduced_in_a_row_loop(kind, rng):
+    """``logsumexp(X @ W, axis=1)`` reads the product's rows in a row loop (the kernel
+    over the product read each row again), with the region reading it back in its rows
+    (log-softmax of a product), as numpy computes them."""
+    X, W = rg.matrix("X"), rg.matrix("W")
+    p = X @ W
+    reduced = getattr(rg, kind)(p, axis=1, keepdims=True)
+    terms = [p - reduced, getattr(rg, kind)(p, axis=1)]
+    source = lower([X, W], terms).source
+    assert f"kernels.{kind}_axis" not in source and "for i0 in" not in source
+    f = rg.function([X, W], terms, compile="eager")
+    x, w = rng.standard_normal((301, 4)) * 100, rng.standard_normal((4, 3))
+    x[3, 1], x[7] = np.nan, np.inf
+    with np.errstate(all="ignore"):
+        for term, result in zip(terms, f(x, w)):
+            expected = rg.evaluate(term, {X: x, W: w})
+            np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-11)
+
+
 def test_a_region_reading_a_value_computed_after_the_rows_runs_after_it(rng):
     x, v = rg.matrix("x"), rg.vector("v")
     term = x / rg.sum(x, axis=1, keepdims=True) * rg.max(v)  # max(v) comes after the sums
