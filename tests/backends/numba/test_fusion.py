@@ -168,6 +168,30 @@ def test_a_product_s_rows_are_reduced_in_a_row_loop(kind, rng):
             np.testing.assert_allclose(result, expected, rtol=1e-12, atol=1e-11)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_the_sum_of_a_matrix_region_is_folded_a_block_at_a_time(keepdims, parallel, rng):
+    """``sum(x * v + 1)`` over every element: no array of the region's size, each block
+    of rows folded at once and then the blocks' sums, for rows of any length (empty,
+    1, longer than a block), a vector broadcast along the rows, and special values."""
+    x, v = rg.matrix("x"), rg.vector("v")
+    term = rg.sum(x * v + 1.0, keepdims=keepdims)
+    source = lower([x, v], [term], parallel=parallel).source
+    assert "kernels.sum_all" not in source and full_size_arrays(source) == 0
+    f = rg.function([x, v], term, compile="eager")
+    for shape in ((0, 5), (5, 0), (3000, 1), (700, 3), (3, 5000)):
+        w = rng.standard_normal(shape[1])
+        for special in (None, np.inf, np.nan, 1e308):
+            a = rng.standard_normal(shape)
+            if a.size and special is not None:
+                a[-1, -1] = a[0, 0] = special
+            with np.errstate(all="ignore"):
+                want = rg.evaluate(term, {x: a, v: w})
+                got = f(a, w)
+            assert np.shape(got) == np.shape(want)
+            np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
 def test_a_region_reading_a_value_computed_after_the_rows_runs_after_it(rng):
     x, v = rg.matrix("x"), rg.vector("v")
     term = x / rg.sum(x, axis=1, keepdims=True) * rg.max(v)  # max(v) comes after the sums
@@ -415,7 +439,7 @@ def test_a_vector_that_a_matrix_loop_reads_is_computed_once_before_it(rng):
     X, w = rg.matrix("X"), rg.vector("w")
     term = rg.logsumexp(X * 2.0 - rg.log(w), axis=1)
     source = lower([X, w], [term]).source
-    rows = source.index("_per):")  # the loop over blocks of rows
+    rows = source.index("_blocks):")  # the loop over blocks of rows
     assert "vecmath.log(" in source[:rows] and "vecmath.log(" not in source[rows:]
     f = rg.function([X, w], term, compile="eager")
     x = rng.normal(size=(9, 4)) * 300
