@@ -186,9 +186,11 @@ def _emit_row_blocks(
     rows are longer, or where no pass maps) and run in parallel.
     """
     x, out = node.args[0], g._name(node)
-    rows, n, per, lines = f"{out}_rows", f"{out}_n", f"{out}_per", g.lines
-    b, r, i, j, k = (f"{out}_{c}" for c in "brijk")
-    first, count, buf, spread = (f"{out}_{w}" for w in ("first", "count", "buf", "spread"))
+    v: dict[str, Any] = {
+        w: f"{out}_{w}" for w in ("rows", "n", "per", "blocks", "b", "r", "i", "j", "k")
+    }
+    v |= {w: f"{out}_{w}" for w in ("first", "count", "buf", "spread", "part", "e_")}
+    rows, n, r, i, j, buf, lines = v["rows"], v["n"], v["r"], v["i"], v["j"], v["buf"], g.lines
     region = _operand_region(g, x)
     leaves = g._leaves(region) if region else g._leaf(x)
     lines.append(g.broadcast_dim(n, [f"{name}.shape[{nd - 1}]" for name, nd in leaves]))
@@ -200,71 +202,95 @@ def _emit_row_blocks(
     # r * n where a pass folds it (kernels' lane helpers take an array).
     mapped, whole = any(mapping for _, mapping, _ in passes), _whole(node)
     blocked = mapped or whole
-    row, ind = (f"{out}_row", "        ") if blocked else (buf, "    ")
+    v["row"], v["ind"] = (f"{out}_row", "        ") if blocked else (buf, "    ")
     at = f"[{r}]" if mapped else ""
     names = {"acc": f"{out}_acc{at}", "shift": f"{out}_shift{at}", "n": n}
     if check:  # outside the parallel loop, which a raise inside would make serial
         lines.append(check.format(**names))
-    dtype, keep = dtype_expr(typeof(node).dtype), g.op_keeps_dims(node)
+    keep = g.op_keeps_dims(node)
+    _open_blocks(g, node, passes, v, (blocked, mapped, whole))
+    ind = v["ind"]
+
+    def fill(load: dict[str, str]) -> None:
+        value = g._local(x, v["e_"]) if region else load[leaves[0][0]]
+        lines.append(f"{ind}    for {j} in range({n}):")
+        lines.extend(f"{ind}        {line}" for line in g._body(region, load, v["e_"]))
+        lines.append(f"{ind}        {buf}[{r} * {n} + {j}] = {value}" if blocked else
+                     f"{ind}        {v['row']}[{j}] = {value}")  # fmt: skip
+
+    lines.extend(_each_row(v)[:2] if blocked else [])  # no view: 20% faster on rows of 4
+    if mapped:  # the first pass folds the row as it is written
+        lines.extend(_each_row(v)[2:])
+    g.fast_or_generic(same, fill, fast, generic, ind)
+    dtype = dtype_expr(typeof(node).dtype)
+    if whole:  # one pass, no map: the block folded at once, whatever its rows' length
+        _passes(g, passes, names, buf, f"{v['count']} * {n}", v["k"], "    ")
+        lines.append(f"    {v['part']}[{v['b']}] = {names['acc']}")
+        _passes(g, passes, names, v["part"], v["blocks"], v["k"], "")
+        value = f"{dtype}({result.format(**names)})"
+        lines.append(f"{out} = np.full((1, 1), {value})" if keep else f"{out} = {value}")
+        return
+    _fold_rows(g, passes, names, v)
+    lines.append(f"{ind}{out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
+    after = v.get("after")
+    if after is not None:
+        after()
+
+
+def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple) -> None:
+    """The result's array, the epilogue's set-up, the buffers, and the loop over blocks
+    of rows (over rows where each is a block of its own).  Sets ``v["after"]``."""
+    (blocked, mapped, whole), lines, out = kinds, g.lines, g._name(node)
+    rows, n, per, buf = v["rows"], v["n"], v["per"], v["buf"]
     lines.append(f"{per} = max(1, {ROW_BLOCK} // max({n}, 1))" if blocked else f"{per} = 1")
-    lines.append(f"{out}_blocks = ({rows} + {per} - 1) // {per}")
+    lines.append(f"{v['blocks']} = ({rows} + {per} - 1) // {per}")
     if whole:  # a sum of a matrix: the blocks' sums, then their sum
-        lines.append(f"{out}_part = np.empty({out}_blocks, np.float64)")
+        lines.append(f"{v['part']} = np.empty({v['blocks']}, np.float64)")
     else:
-        lines.append(f"{out} = np.empty({f'({rows}, 1)' if keep else f'({rows},)'}, {dtype})")
-    after = _epilogue(g, node, passes, (i, rows, n, f"{row}[{{}}]"), ind)
+        shape = f"({rows}, 1)" if g.op_keeps_dims(node) else f"({rows},)"
+        lines.append(f"{out} = np.empty({shape}, {dtype_expr(typeof(node).dtype)})")
+    v["after"] = _epilogue(g, node, passes, (v["i"], rows, n, f"{v['row']}[{{}}]"), v["ind"])
     shifted = any(mapping and "{shift}" in mapping for _, mapping, _ in passes)
-    allocate = [f"{buf} = np.empty({per} * {n}, {dtype_expr(typeof(x).dtype)})"]
+    allocate = [f"{buf} = np.empty({per} * {n}, {dtype_expr(typeof(node.args[0]).dtype)})"]
     allocate += [f"{out}_{a} = np.empty({per}, np.float64)" for a in ("acc", "shift") if mapped]
-    allocate += [f"{spread} = np.empty({per} * {n}, np.float64)"] if shifted else []
+    allocate += [f"{v['spread']} = np.empty({per} * {n}, np.float64)"] if shifted else []
     if not g.parallel:  # one buffer for every block; in a prange loop, one per block
         lines.extend(allocate)
     loop = "prange" if g.parallel else "range"
     if blocked:
-        lines.append(f"for {b} in {loop}({out}_blocks):")
-        lines.append(f"    {first} = {b} * {per}")
-        lines.append(f"    {count} = min({per}, {rows} - {first})")
+        lines.append(f"for {v['b']} in {loop}({v['blocks']}):")
+        lines.append(f"    {v['first']} = {v['b']} * {per}")
+        lines.append(f"    {v['count']} = min({per}, {rows} - {v['first']})")
     else:
-        lines.append(f"for {i} in {loop}({rows}):")
+        lines.append(f"for {v['i']} in {loop}({rows}):")
     if g.parallel:
         lines.extend(f"    {a}" for a in allocate)
-    each_row = [
-        f"    for {r} in range({count}):",
-        f"        {i} = {first} + {r}",
-        f"        {row} = {buf}[{r} * {n} :]",
+
+
+def _each_row(v: dict) -> list[str]:
+    """The head of a loop over a block's rows: the row's index, and its view."""
+    return [
+        f"    for {v['r']} in range({v['count']}):",
+        f"        {v['i']} = {v['first']} + {v['r']}",
+        f"        {v['row']} = {v['buf']}[{v['r']} * {v['n']} :]",
     ]
 
-    def fill(load: dict[str, str]) -> None:
-        value = g._local(x, f"{out}_e_") if region else load[leaves[0][0]]
-        lines.append(f"{ind}    for {j} in range({n}):")
-        lines.extend(f"{ind}        {line}" for line in g._body(region, load, f"{out}_e_"))
-        lines.append(f"{ind}        {buf}[{r} * {n} + {j}] = {value}" if blocked else
-                     f"{ind}        {row}[{j}] = {value}")  # fmt: skip
 
-    lines.extend(each_row[:2] if blocked else [])  # no view: 20% faster on rows of 4
-    if mapped:  # the first pass folds the row as it is written
-        lines.extend(each_row[2:])
-    g.fast_or_generic(same, fill, fast, generic, ind)
-    if whole:  # one pass, no map: the block folded at once, whatever its rows' length
-        _passes(g, passes, names, buf, f"{count} * {n}", k, "    ")
-        lines.append(f"    {out}_part[{b}] = {names['acc']}")
-        _passes(g, passes, names, f"{out}_part", f"{out}_blocks", k, "")
-        value = f"{dtype}({result.format(**names)})"
-        lines.append(f"{out} = np.full((1, 1), {value})" if keep else f"{out} = {value}")
-        return
+def _fold_rows(g: Any, passes: list[tuple], names: dict, v: dict) -> None:
+    """Each pass over a block's rows: set up, map the block (in a loop of its own, then
+    a new loop over the rows), fold each row."""
+    lines, ind, n, k = g.lines, v["ind"], v["n"], v["k"]
     for setup, mapping, update in passes:
         lines.extend(f"{ind}{line.format(**names)}" for line in setup.split("\n"))
         if mapping:  # over the whole block: a loop that vectorises, between two row loops
-            if shifted:
-                lines.append(f"{ind}{spread}[{r} * {n} : ({r} + 1) * {n}] = {names['shift']}")
-            v = mapping.format(v=f"{buf}[{k}]", acc="", shift=f"{spread}[{k}]", n=n)
-            lines.append(f"    for {k} in range({count} * {n}):")
-            lines.append(f"        {buf}[{k}] = {v}")
-            lines.extend(each_row)
-        _update(g, update, names, (row, f"{row}[{{}}]"), n, k, ind)
-    lines.append(f"{ind}{out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
-    if after is not None:
-        after()
+            if "{shift}" in mapping:
+                spread = f"{v['spread']}[{v['r']} * {n} : ({v['r']} + 1) * {n}]"
+                lines.append(f"{ind}{spread} = {names['shift']}")
+            value = mapping.format(v=f"{v['buf']}[{k}]", shift=f"{v['spread']}[{k}]", n=n)
+            lines.append(f"    for {k} in range({v['count']} * {n}):")
+            lines.append(f"        {v['buf']}[{k}] = {value}")
+            lines.extend(_each_row(v))
+        _update(g, update, names, (v["row"], f"{v['row']}[{{}}]"), n, k, ind)
 
 
 def _chunk_loads(g: Any, leaves: list, fast: dict[str, str], place: tuple) -> dict[str, str]:
