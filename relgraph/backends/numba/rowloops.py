@@ -208,7 +208,7 @@ def _emit_row_blocks(
     if check:  # outside the parallel loop, which a raise inside would make serial
         lines.append(check.format(**names))
     keep = g.op_keeps_dims(node)
-    _open_blocks(g, node, passes, v, (blocked, mapped, whole))
+    after = _open_blocks(g, node, passes, v, (blocked, mapped, whole))
     ind = v["ind"]
 
     def fill(load: dict[str, str]) -> None:
@@ -232,14 +232,14 @@ def _emit_row_blocks(
         return
     _fold_rows(g, passes, names, v)
     lines.append(f"{ind}{out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
-    after = v.get("after")
     if after is not None:
         after()
 
 
-def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple) -> None:
+def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple) -> Any:
     """The result's array, the epilogue's set-up, the buffers, and the loop over blocks
-    of rows (over rows where each is a block of its own).  Sets ``v["after"]``."""
+    of rows (over rows where each is a block of its own); returns the epilogue's writer
+    (:func:`_epilogue`)."""
     (blocked, mapped, whole), lines, out = kinds, g.lines, g._name(node)
     rows, n, per, buf = v["rows"], v["n"], v["per"], v["buf"]
     lines.append(f"{per} = max(1, {ROW_BLOCK} // max({n}, 1))" if blocked else f"{per} = 1")
@@ -249,7 +249,7 @@ def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple)
     else:
         shape = f"({rows}, 1)" if g.op_keeps_dims(node) else f"({rows},)"
         lines.append(f"{out} = np.empty({shape}, {dtype_expr(typeof(node).dtype)})")
-    v["after"] = _epilogue(g, node, passes, (v["i"], rows, n, f"{v['row']}[{{}}]"), v["ind"])
+    after = _epilogue(g, node, passes, (v["i"], rows, n, f"{v['row']}[{{}}]"), v["ind"])
     shifted = any(mapping and "{shift}" in mapping for _, mapping, _ in passes)
     allocate = [f"{buf} = np.empty({per} * {n}, {dtype_expr(typeof(node.args[0]).dtype)})"]
     allocate += [f"{out}_{a} = np.empty({per}, np.float64)" for a in ("acc", "shift") if mapped]
@@ -265,6 +265,7 @@ def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple)
         lines.append(f"for {v['i']} in {loop}({rows}):")
     if g.parallel:
         lines.extend(f"    {a}" for a in allocate)
+    return after
 
 
 def _each_row(v: dict) -> list[str]:
