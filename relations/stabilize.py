@@ -68,7 +68,7 @@ from relgraph.ops import (
 from relgraph.rewriting.declarations import forward_only, needs_operand
 from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.rules import rule
-from relgraph.terms.leaves import Constant
+from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.lvars import lvar
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import as_term
@@ -114,9 +114,10 @@ def _log_of(t: Any) -> Any:
 
 def _is_all(value: int, c: Any) -> bool:
     """``c`` is the number ``value``, or an array of it."""
-    if is_number(c):
-        return c == value
-    return type(c) is Constant and bool((c.value == value).all())
+    kind = type(c)
+    if kind is Constant:
+        return bool((c.value == value).all())
+    return kind is not Term and kind is not Symbol and is_number(c) and c == value
 
 
 def _expm1_in_sum(t: Any) -> Any:
@@ -126,12 +127,17 @@ def _expm1_in_sum(t: Any) -> Any:
         return Term((expm1, t._tuple[1]._tuple[1]))
     if not has_head(t, add):
         return None
-    args = list(t._tuple[1:])
+    args = t._tuple[1:]
+    # The -1 first: most sums have none, and the test costs less than regroups.
+    one = next((i for i, a in enumerate(args) if _is_all(-1, a)), None)
+    if one is None:
+        return None
     if not regroups(t):  # floats: the two lead the sum, a part of its fold
         args = args[:2]
-    one = next((i for i, a in enumerate(args) if _is_all(-1, a)), None)
+    if one >= len(args):
+        return None
     e = next((i for i, a in enumerate(args) if has_head(a, exp)), None)
-    if one is None or e is None:
+    if e is None:
         return None
     merged = Term((expm1, args[e]._tuple[1]))
     rest = [a for i, a in enumerate(t._tuple[1:]) if i not in (one, e)]

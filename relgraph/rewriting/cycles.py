@@ -12,6 +12,10 @@ relation is asked for its most general answers, ``run(2, (a, b), rel(a, b))`` wi
 both unknown, within a short time; a relation whose goal needs a known input
 gives none and is left out (and named as such).
 
+A run that oscillates all the same is stopped by the driver, which names the
+relations of the cycle: within a pass (a node rewritten back to one it came from,
+:func:`local_oscillation`) or across passes (:func:`pass_oscillation`).
+
 Examples
 --------
 >>> import relgraph as rg
@@ -38,7 +42,7 @@ from relgraph.rewriting.patterns import same, substitute_vars
 from relgraph.rewriting.relation import Matcher, Rule, as_rule
 from relgraph.rewriting.rules import PatternRelation
 from relgraph.terms.leaves import vector
-from relgraph.terms.printing import pprint
+from relgraph.terms.printing import brief, pprint
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import as_term
 
@@ -261,3 +265,63 @@ def check_relations(
             raise QueryError(f"{name}: {fight}")
         warnings.warn(f"{name}: {fight}", CycleWarning, stacklevel=3)
     return found
+
+
+# -- cycles found while a run sweeps -----------------------------------------------
+
+
+def waiting_on(waiting: dict[int, list[int]], key: int) -> set[int]:
+    """The nodes that take their value from ``key``, directly or through others."""
+    found, todo = set(), [key]
+    while todo:
+        k = todo.pop()
+        if k not in found:
+            found.add(k)
+            todo.extend(waiting.get(k, ()))
+    return found
+
+
+def rewrite_cycle(
+    waiting: dict[int, list[int]], made_by: dict[int, tuple[str, ...]], key: int, back: int
+) -> list[str]:
+    """The relations that rewrote ``back`` step by step into ``key`` (oldest first)."""
+    came_from: dict[int, int] = {key: key}
+    todo = [key]
+    while todo and back not in came_from:
+        k = todo.pop()
+        for earlier in waiting.get(k, ()):
+            if earlier not in came_from:
+                came_from[earlier] = k
+                todo.append(earlier)
+    names: list[str] = []
+    k = back
+    while k != key:  # from the oldest node towards the newest
+        k = came_from[k]
+        names.extend(made_by.get(k, ()))
+    return names
+
+
+def local_oscillation(
+    name: str, node: Term, back: Term, cycle: list[str]
+) -> tuple[str, tuple[str, ...]]:
+    """The message and relation names for ``node`` rewritten back to ``back`` in one
+    pass of the rewriter ``name``, through the relations ``cycle``."""
+    names = tuple(dict.fromkeys(cycle))
+    message = (
+        f"{name}: relations oscillate: {brief(node)} was rewritten back "
+        f"to {brief(back)}; relations in the cycle: {', '.join(names)}"
+    )
+    return message, names
+
+
+def pass_oscillation(
+    name: str, pass_log: list[dict[str, int]], first_pass: int, last_pass: int
+) -> tuple[str, tuple[str, ...]]:
+    """The message and relation names for the term after pass ``last_pass`` being
+    the term after ``first_pass`` (``pass_log``: the relations each pass applied)."""
+    names = tuple(dict.fromkeys(n for log in pass_log[first_pass:last_pass] for n in log))
+    message = (
+        f"{name}: relations oscillate: the term after pass {last_pass} "
+        f"is the term after pass {first_pass}; relations in the cycle: {', '.join(names)}"
+    )
+    return message, names

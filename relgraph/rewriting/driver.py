@@ -17,16 +17,28 @@ from __future__ import annotations
 import time
 import warnings
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
 from relgraph.logic.search import check_cancelled, run_deep
-from relgraph.rewriting.cycles import check_relations
+from relgraph.rewriting.cycles import (
+    check_relations,
+    local_oscillation,
+    pass_oscillation,
+    rewrite_cycle,
+    waiting_on,
+)
 from relgraph.rewriting.promotion import keeps_values, regrouping, run_starts
-from relgraph.rewriting.relation import Matcher, Rule, as_rule, is_associative, keeps_type
+from relgraph.rewriting.relation import (
+    Matcher,
+    Rule,
+    as_rule,
+    is_associative,
+    keeps_type,
+    shared_test,
+)
 from relgraph.rewriting.report import Application, RewriteReport, RuleStats
-from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import checked_term, count_nodes, first_positions
 
@@ -166,7 +178,8 @@ class EquilibriumRewriter:
                     root = new_root
                     break
                 if new_root in seen:
-                    raise OscillationError(*run.cycle_message(seen[new_root], passes))
+                    cycle = pass_oscillation(self.name, run.pass_log, seen[new_root], passes)
+                    raise OscillationError(*cycle)
                 seen[new_root] = passes
                 root = new_root
             else:
@@ -177,6 +190,9 @@ class EquilibriumRewriter:
                 )
         return root, run.report(time.perf_counter() - start, passes, root)
 
+
+# What the rules tracking one head are tried with (_Run.plan_for).
+Plan = tuple[tuple[int, ...], tuple[int, ...], Callable[[Term], bool] | None]
 
 # Rewrites in a row at one node within a pass, before the rest waits for the next
 # pass (which bounds a pass even if relations cycle at a node).
@@ -191,37 +207,6 @@ def _finish(done: dict[int, Any], waiting: dict[int, list[int]], key: int, value
         k = keys.pop()
         done[k] = value
         keys.extend(waiting.pop(k, ()))
-
-
-def _waiting_on(waiting: dict[int, list[int]], key: int) -> set[int]:
-    """The nodes that take their value from ``key``, directly or through others."""
-    found, todo = set(), [key]
-    while todo:
-        k = todo.pop()
-        if k not in found:
-            found.add(k)
-            todo.extend(waiting.get(k, ()))
-    return found
-
-
-def _cycle(
-    waiting: dict[int, list[int]], made_by: dict[int, tuple[str, ...]], key: int, back: int
-) -> list[str]:
-    """The relations that rewrote ``back`` step by step into ``key`` (oldest first)."""
-    came_from: dict[int, int] = {key: key}
-    todo = [key]
-    while todo and back not in came_from:
-        k = todo.pop()
-        for earlier in waiting.get(k, ()):
-            if earlier not in came_from:
-                came_from[earlier] = k
-                todo.append(earlier)
-    names: list[str] = []
-    k = back
-    while k != key:  # from the oldest node towards the newest
-        k = came_from[k]
-        names.extend(made_by.get(k, ()))
-    return names
 
 
 def _top(counts: dict[str, int], k: int = 3) -> str:
@@ -248,8 +233,7 @@ class _Run:
         self.normal: set[int] = set()  # irreducible, and so is every subterm
         self.failed: set[int] = set()  # every candidate relation failed at this node
         self.rewritten: dict[int, tuple[int, Any]] = {}  # (relation, result) once applied
-        self.candidates: dict[Any, tuple[int, ...]] = {}
-        self.window_candidates: dict[Any, tuple[int, ...]] = {}  # filled with candidates
+        self.plans: dict[Any, Plan] = {}  # by head: see plan_for
         self.failed_windows: set[tuple[Any, int, int]] = set()
         n = len(self.matchers)
         self.dropped_before = [Counter(m.dropped) for m in self.matchers]
@@ -320,19 +304,25 @@ class _Run:
             result = None
             if node_key not in normal and node_key not in failed:
                 self.applied = []
-                result = self.try_node(node)
+                plan = self.plans.get(node._tuple[0])
+                if plan is None or plan[0]:  # a head no rule has: nothing to try
+                    result = self.try_node(node)
                 if result is None:
                     failed.add(node_key)
             if result is None:
                 if kids_normal:
                     normal.add(node_key)
-                _finish(done, waiting, key, node)
+                if waiting:
+                    _finish(done, waiting, key, node)
+                else:
+                    done[key] = node
                 continue
             n = steps.get(key, 0) + 1
             pending = id(result) in expanded and id(result) not in done
-            if pending and id(result) in _waiting_on(waiting, key):
-                cycle = _cycle(waiting, made_by, key, id(result)) + self.applied
-                raise OscillationError(*self.local_cycle_message(node, result, cycle))
+            if pending and id(result) in waiting_on(waiting, key):
+                cycle = rewrite_cycle(waiting, made_by, key, id(result)) + self.applied
+                message = local_oscillation(self.rewriter.name, node, result, cycle)
+                raise OscillationError(*message)
             if type(result) is not Term or n > LOCAL_STEPS or id(result) in done or pending:
                 _finish(done, waiting, key, done.get(id(result), result))
                 continue
@@ -349,12 +339,15 @@ class _Run:
 
     def try_node(self, node: Term) -> Any:
         """The node rewritten by the first candidate relation that applies, or None."""
-        op, args = node._tuple[0], node._tuple[1:]
-        candidates = self.candidates_for(op)
-        if not candidates:
-            return None
-        result = self.try_candidates(node, candidates)
-        if result is not None or len(args) <= 2 or not is_associative(op):
+        op = node._tuple[0]
+        candidates, windows, passes = self.plans.get(op) or self.plan_for(op)
+        if passes is None or passes(node):
+            result = self.try_candidates(node, candidates)
+        else:  # each would reject the node (runs of its arguments may pass)
+            for index in candidates:  # an attempt, as in try_candidates
+                self.attempts[index] += 1
+            result = None
+        if result is not None or len(node._tuple) <= 3 or not is_associative(op):
             return result
         # A run of arguments is a part of the fold in one dtype, in floats a leading one.
         starts = run_starts(node)
@@ -363,13 +356,12 @@ class _Run:
         # For an associative head, runs of arguments are subterms too: in
         # B@z + B@w + x the gather applies to the run (B@z, B@w).  Every
         # disjoint run that rewrites is rewritten in this one pass.
-        candidates = self.window_candidates[op]
-        if not candidates:
+        if not windows:
             return None
-        new_args: list[Any] = []
+        args, new_args = node._tuple[1:], []
         i = 0
         while i < len(args):
-            run = self.try_run(op, args, i, candidates) if i < starts else None
+            run = self.try_run(op, args, i, windows) if i < starts else None
             if run is None:
                 new_args.append(args[i])
                 i += 1
@@ -432,20 +424,16 @@ class _Run:
                 return result
         return None
 
-    def candidates_for(self, op: Any) -> tuple[int, ...]:
-        """Indices of the rules whose ``tracks`` admit ``op`` (or that track nothing)."""
-        try:
-            return self.candidates[op]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable head: only untracked rules can match
-            return tuple(i for i, m in enumerate(self.matchers) if m.rule.tracks is None)
+    def plan_for(self, op: Any) -> Plan:
+        """What a node with head ``op`` is tried with: the indices of the rules whose
+        ``tracks`` admit ``op`` (or that track nothing), those that also take runs of
+        arguments, and a test a node must pass for any of them to apply (or None)."""
         found = tuple(
             i for i, m in enumerate(self.matchers) if m.rule.tracks is None or op in m.rule.tracks
         )
-        self.candidates[op] = found
-        self.window_candidates[op] = tuple(i for i in found if self.matchers[i].rule.windows)
-        return found
+        windows = tuple(i for i in found if self.matchers[i].rule.windows)
+        plan = self.plans[op] = (found, windows, shared_test(self.matchers[i] for i in found))
+        return plan
 
     # -- one relation on one node ------------------------------------------------
 
@@ -535,26 +523,6 @@ class _Run:
 
     def counts(self) -> dict[str, int]:
         return {m.rule.name: n for m, n in zip(self.matchers, self.applications) if n}
-
-    def local_cycle_message(
-        self, node: Term, back: Term, cycle: list[str]
-    ) -> tuple[str, tuple[str, ...]]:
-        names = tuple(dict.fromkeys(cycle))
-        message = (
-            f"{self.rewriter.name}: relations oscillate: {brief(node)} was rewritten back "
-            f"to {brief(back)}; relations in the cycle: {', '.join(names)}"
-        )
-        return message, names
-
-    def cycle_message(self, first_pass: int, last_pass: int) -> tuple[str, tuple[str, ...]]:
-        names = tuple(
-            dict.fromkeys(name for log in self.pass_log[first_pass:last_pass] for name in log)
-        )
-        message = (
-            f"{self.rewriter.name}: relations oscillate: the term after pass {last_pass} "
-            f"is the term after pass {first_pass}; relations in the cycle: {', '.join(names)}"
-        )
-        return message, names
 
     def report(self, elapsed: float, passes: int, root: Any) -> RewriteReport:
         columns = (self.matchers, self.attempts, self.applications, self.times, self.created)

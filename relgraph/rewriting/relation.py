@@ -265,10 +265,7 @@ class Matcher:
         if self.direct is not None or type(term) is not Term or not term._ground:
             return False
         try:
-            needs = self.needs
-            if needs is not None and not any(
-                type(a) is Term and a._tuple[0] in needs for a in term._tuple[1:]
-            ):
+            if self.needs is not None and not has_operand_in(term, self.needs):
                 return True
             return self.guard is not None and not self.guard(term)
         except Exception:
@@ -303,6 +300,32 @@ class Matcher:
 #: Goals by relation (a plain goal constructor: a rule's goal holds the rule, which
 #: would keep it alive here), with their input and output variables.
 _GOALS: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
+
+
+def has_operand_in(term: Term, heads: frozenset) -> bool:
+    """Whether an operand of ``term`` is a Term with one of ``heads``."""
+    for a in term._tuple:  # the head is an Op: no Term
+        if type(a) is Term and a._tuple[0] in heads:
+            return True
+    return False
+
+
+def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
+    """A test that fails only on terms that each of ``matchers`` rejects without
+    running (:meth:`Matcher.rejects`, a rule's filter): each needs an operand with one
+    of some heads (:func:`needs_operand`), or all are rules of one shape.  None where
+    there is no such test; on no matchers, a test that always fails."""
+    matchers = list(matchers)
+    quicks = {m.quick for m in matchers}
+    if len(quicks) == 1 and None not in quicks:  # rules of one shape share their filter
+        return quicks.pop()
+    heads: set = set()
+    for m in matchers:
+        if m.needs is None or m.direct is not None:
+            return None
+        heads |= m.needs
+    needed = frozenset(heads)
+    return lambda t: not t._ground or has_operand_in(t, needed)
 
 
 def _goal_of(rule: Rule) -> tuple:

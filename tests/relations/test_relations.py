@@ -32,8 +32,10 @@ from relation_cases import (  # noqa: E402
 import relgraph as rg
 from relations import arith, optdb
 from relations.reductions import reshape_keepdimso
+from relations.stabilize import expm1o
 from relations.tags import TAGS
 from relgraph.eqsat.saturate import DirectedRule
+from relgraph.rewriting.promotion import regrouping
 from relgraph.rewriting.relation import Matcher, positions
 from relgraph.rewriting.rules import PatternRelation
 from relgraph.terms.traverse import subterms
@@ -351,3 +353,25 @@ def test_a_reduction_given_keepdims_shape_is_the_keepdims_reduction():
         rg.reshape(rg.sum(X, axis=1, keepdims=True), (-1, 1)),
     ]
     assert all(not list(rg.rewrites(t, reshape_keepdimso)) for t in other)
+
+
+def test_expm1_merges_an_exp_and_a_minus_one_of_a_sum():
+    """``exp(u) + -1`` anywhere in a sum that regroups; in a float sum only where the
+    two lead its fold; -1 as a number or an array of -1s, never another value."""
+
+    def forward(t):
+        q = var()
+        return [rg.pprint(rg.as_term(r)) for r in run(1, q, expm1o(t, q))]
+
+    minus_ones = rg.Constant(np.full(3, -1.0))
+    assert forward(rg.exp(x) + -1) == ["expm1(x)"]
+    assert forward(rg.add(-1, rg.exp(x), y)) == ["(expm1(x) + y)"]
+    assert forward(rg.add(rg.exp(x), minus_ones)) == ["expm1(x)"]
+    assert forward(rg.add(y, rg.exp(x), -1)) == []  # y + exp(x) is folded first
+    assert forward(rg.add(rg.exp(x), -2)) == [] and forward(rg.add(x, -1)) == []
+    assert forward(rg.add(rg.exp(x), rg.Constant(np.array([-1.0, 1.0, -1.0])))) == []
+
+    def regroupo(a, b): ...
+
+    with regrouping([rg.Rule(rg.reassociates(regroupo), "regroupo")]):
+        assert forward(rg.add(y, rg.exp(x), -1)) == ["(expm1(x) + y)"]

@@ -168,6 +168,52 @@ class TestDriver:
         assert rep.rules[0].attempts >= 2
         assert getattr(rg.reverse(exp_sumo), "needs_operand", None) is None
 
+    def test_relations_that_need_operands_are_asked_together(self, syms):
+        """Where every relation on a head needs an operand, a node with none of their
+        heads is passed over for all of them at once (each counts the attempt); a
+        relation that needs nothing is still asked on every node, and each relation
+        sees only nodes with the operand it needs."""
+        A, B, x, y, z, w = syms
+        seen: dict[str, list] = {"exp": [], "neg": [], "any": []}
+
+        def declared(head, name):
+            @rg.needs_operand(head)
+            def rel(a, b):
+                return goals.computeo(lambda t: seen[name].append(t), [a], b)
+
+            return rg.Rule(rel, f"{name}o", frozenset([rg.add]))
+
+        def anyo(a, b):
+            return goals.computeo(lambda t: seen["any"].append(t), [a], b)
+
+        plain, with_exp, with_neg = x + y, rg.exp(x) + z, -w + y
+        t = rg.log(plain) * with_exp * with_neg
+        both = [declared(rg.exp, "exp"), declared(rg.neg, "neg")]
+        out, rep = rg.rewrite(t, both, report=True)
+        assert out == t
+        assert seen["exp"] == [with_exp] and seen["neg"] == [with_neg]
+        assert [r.attempts for r in rep.rules] == [3, 3]
+        seen.update(exp=[], neg=[])
+        rg.rewrite(t, [*both, rg.Rule(anyo, "anyo", frozenset([rg.add]))])
+        assert seen["exp"] == [with_exp] and seen["neg"] == [with_neg]
+        assert sorted(map(rg.pprint, seen["any"])) == sorted(
+            map(rg.pprint, [plain, with_exp, with_neg])
+        )
+
+    def test_a_sum_that_fails_its_rules_filter_still_rewrites_its_runs(self, syms):
+        """Two rules of one shape share a filter, which a sum of three fails (it has
+        two arguments): each counts the attempt, and the runs of the sum's arguments
+        are still tried, where the gather applies."""
+        A, B, x, y, z, w = syms
+        a, b, c = rg.lvars("a b c")
+        gathers = [
+            rg.rule(a @ b + a @ c, a @ (b + c), name=name) for name in ("gather", "gather2")
+        ]
+        t = rg.add(A @ z, A @ w, x)
+        out, rep = rg.rewrite(t, gathers, report=True)
+        assert out == rg.add(A @ (z + w), x)
+        assert rep.rules[0].applications == 1 and rep.rules[1].attempts >= 1
+
     def test_failures_are_not_retried_and_shared_subterms_rewrite_once(self, syms):
         A, B, x, y, z, w = syms
         shared = A @ (x + y)
