@@ -122,6 +122,8 @@ def _undoes(first: tuple, second: tuple) -> tuple[str, Any] | None:
     """A term ``first`` rewrites and ``second`` rewrites back (printed, and as a
     pattern), or None."""
     l1, r1 = first
+    if _clash(second[0], r1):  # most pairs: no renaming needed to say no
+        return None
     renamed: dict = {}
     l2, r2 = _fresh(second[0], renamed), _fresh(second[1], renamed)
     s = _unify(l2, r1, {})  # the renamed side first, so the first's names are kept
@@ -133,29 +135,51 @@ def _undoes(first: tuple, second: tuple) -> tuple[str, Any] | None:
     return f"{_show(before)} -> {_show(after)} -> {_show(before)}", before
 
 
+def _clash(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` cannot unify for their heads or arities alone."""
+    if type(a) is not Term or type(b) is not Term:
+        return False
+    x, y = a._tuple, b._tuple
+    return len(x) != len(y) or (not _is_var(x[0]) and not _is_var(y[0]) and not same(x[0], y[0]))
+
+
 # A small unifier with the occurs check (kanren's has none: x = f(x) would make the
 # reified pattern infinite).
 
 
+def _is_var(x: Any) -> bool:
+    """A logic variable: an instance of a Var class (Var's own isinstance, which also
+    asks kanren's global variables, costs about 1 us; patterns hold none of those)."""
+    kind = type(x)
+    known = _VAR_TYPES.get(kind)
+    if known is None:
+        known = _VAR_TYPES[kind] = issubclass(kind, Var)
+    return known
+
+
+_VAR_TYPES: dict[type, bool] = {}
+
+
 def _walk(x: Any, s: dict) -> Any:
-    while isinstance(x, Var) and x in s:
+    while _is_var(x) and x in s:
         x = s[x]
     return x
 
 
 def _occurs(v: Any, x: Any, s: dict) -> bool:
     x = _walk(x, s)
-    if isinstance(x, Var):
+    if _is_var(x):
         return x == v
     return type(x) is Term and not x._ground and any(_occurs(v, a, s) for a in x._tuple)
 
 
 def _unify(a: Any, b: Any, s: dict) -> dict | None:
     a, b = _walk(a, s), _walk(b, s)
-    if isinstance(a, Var) and isinstance(b, Var) and a == b:
+    a_var, b_var = _is_var(a), _is_var(b)
+    if a_var and b_var and a == b:
         return s
-    if isinstance(a, Var) or isinstance(b, Var):
-        v, x = (a, b) if isinstance(a, Var) else (b, a)
+    if a_var or b_var:
+        v, x = (a, b) if a_var else (b, a)
         return None if _occurs(v, x, s) else {**s, v: x}
     if type(a) is Term and type(b) is Term:
         if len(a._tuple) != len(b._tuple):
