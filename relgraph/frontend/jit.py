@@ -278,9 +278,17 @@ class JitFunction:
         if call.key not in self._sized:
             return spec, _caller(spec)
 
+        runs: dict[tuple, tuple[Specialization, Callable[..., Any]]] = {}
+
         def by_sizes(*args: Any) -> Any:  # the function reads sizes: they pick the kernel
-            self.last = found = self._lookup(self._positional(args))
-            return _caller(found)(*args)
+            positions = self._sized[call.key]  # more, if a later trace read more
+            sizes = (positions, *(np.shape(args[i]) for i in positions))
+            found = runs.get(sizes)
+            if found is None:
+                spec = self._lookup(self._positional(args))
+                found = runs[sizes] = (spec, _caller(spec))
+            self.last = found[0]
+            return found[1](*args)
 
         return spec, by_sizes
 
