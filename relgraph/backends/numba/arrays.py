@@ -193,7 +193,7 @@ def _array_code_reduce(op: Reduce, node: Any) -> str:
     return code
 
 
-def _reduced_code(op: Reduce, ndim: int, axis: Any) -> str:
+def _reduced_code(op: Reduce | ArgReduce, ndim: int, axis: Any) -> str:
     axes = sorted(op.axes(axis, ndim))
     if len(axes) == ndim or ndim <= 1:
         return f"kernels.{op.name}_all({{0}}, {{dtype}})"
@@ -305,12 +305,7 @@ def _array_code_scan(op: Scan, node: Any) -> str:
 @array_code.register
 def _array_code_argreduce(op: ArgReduce, node: Any) -> str:
     p = op.param_values(node.args)
-    if p["axis"] is None:
-        code = f"np.int64(np.{op.name}({{0}}))"
-    else:
-        code = (
-            f"np.{op.name}({{0}}, axis={p['axis'] % typeof(node.args[0]).ndim}).astype(np.int64)"
-        )
+    code = _reduced_code(op, typeof(node.args[0]).ndim, p["axis"])
     if p["keepdims"]:
         x = typeof(node.args[0])
         kept = reduced_dims([f"{{0}}.shape[{k}]" for k in range(x.ndim)],

@@ -23,6 +23,10 @@ from numba.extending import overload
 
 from relgraph.backends.numba import vecmath
 from relgraph.backends.numba.reduce_kernels import (  # the generated code calls kernels.*
+    argmax_all,
+    argmax_axis,
+    argmin_all,
+    argmin_axis,
     keep_dims,
     logsumexp_all,
     logsumexp_axis,
@@ -42,6 +46,7 @@ from relgraph.backends.numba.reduce_kernels import (  # the generated code calls
 __all__ = [
     "dot", "matvec", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis",
     "prod_all", "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis",
+    "argmax_all", "argmax_axis", "argmin_all", "argmin_axis",
     "keep_dims", "index", "matmul", "disjoint", "broadcast_dim", "ipow", "lane_sum", "lane_max",
     "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",

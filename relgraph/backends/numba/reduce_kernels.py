@@ -22,8 +22,8 @@ from relgraph.ops import special
 
 __all__ = [
     "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis", "prod_all",
-    "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "keep_dims",
-    "named",
+    "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis", "argmax_all",
+    "argmax_axis", "argmin_all", "argmin_axis", "keep_dims", "named",
 ]  # fmt: skip
 
 
@@ -98,6 +98,26 @@ def logsumexp_all(a, dtype):
 def logsumexp_axis(a, axis, dtype):
     """The stable ``log(sum(exp(a), axis))`` along one axis of a 1-d or 2-d array."""
     return special.logsumexp(a, axis=axis).astype(dtype)
+
+
+def argmax_all(a, dtype):
+    """numpy's ``argmax`` of the flattened array (the first largest; NaN the largest)."""
+    return dtype(np.argmax(a))
+
+
+def argmax_axis(a, axis, dtype):
+    """numpy's ``argmax`` along ``axis`` (0 or 1) of a 1-d or 2-d array."""
+    return np.argmax(a, axis=axis).astype(dtype)
+
+
+def argmin_all(a, dtype):
+    """numpy's ``argmin`` of the flattened array (the first smallest; NaN the smallest)."""
+    return dtype(np.argmin(a))
+
+
+def argmin_axis(a, axis, dtype):
+    """numpy's ``argmin`` along ``axis`` (0 or 1) of a 1-d or 2-d array."""
+    return np.argmin(a, axis=axis).astype(dtype)
 
 
 def keep_dims(value, shape):
@@ -310,6 +330,84 @@ def _logsumexp_axis(a, axis, dtype):
         return np.log(acc) + shift
 
     return impl
+
+
+# An arg-reduction along the inner axis of lines shorter than ``ARG_SHORT`` compares
+# ``ARG_BLOCK`` lines at once, a position at a time, in one loop over the block's
+# lines that vectorises (a line of 10 elements makes no vector loop of its own):
+# their elements are first copied to a tile with the lines as columns.
+ARG_BLOCK = 256
+ARG_SHORT = 32
+
+
+def _arg_lines(largest: bool):
+    """``argmax``/``argmin`` along axis 0 or 1 of a 2-d array, without a branch: each
+    line's best value and its index are updated by a select, a vector of lines at a
+    time.  The first best wins, a NaN over any number (numpy's order).  Long lines
+    along the inner axis are Numba's ``np.argmax`` (``np.argmin``), a line at a time."""
+    name = "argmax" if largest else "argmin"
+    empty = f"attempt to get {name} of an empty sequence"  # numpy's words
+    numpys = getattr(np, name)
+
+    @njit(inline="always")
+    def better(v, best):
+        return ((v > best) if largest else (v < best)) | ((v != v) & (best == best))
+
+    @njit(inline="always")
+    def fold(lines, at, count, best, index):  # lines[:, at : at + count]
+        for i in range(count):
+            best[i], index[i] = lines[0, at + i], 0
+        for k in range(1, lines.shape[0]):
+            for i in range(count):
+                v = lines[k, at + i]
+                take = better(v, best[i])
+                best[i] = v if take else best[i]
+                index[i] = k if take else index[i]
+
+    def impl(a, axis, dtype):
+        b = a if axis == 0 else a.T  # along axis 0 of b: one result per column of b
+        m, n = b.shape
+        if m == 0:
+            raise ValueError(empty)
+        inner = b.strides[0] < b.strides[1] and n > 1  # each line in memory order
+        if inner and m >= ARG_SHORT:
+            return numpys(a, axis=axis).astype(dtype)
+        block = max(1, min(ARG_BLOCK if inner else n, n))
+        out = np.empty(n, dtype)
+        tile = np.empty((m, block if inner else 0), b.dtype)
+        best, index = np.empty(block, b.dtype), np.empty(block, dtype)
+        for first in range(0, n, block):
+            count = min(block, n - first)
+            if inner:
+                for i in range(count):
+                    for k in range(m):
+                        tile[k, i] = b[k, first + i]
+                fold(tile, 0, count, best, index)
+            else:  # b's rows lie in memory: read in place
+                fold(b, first, count, best, index)
+            out[first : first + count] = index[:count]
+        return out
+
+    return named(impl, f"{name}_lines_impl")
+
+
+def _arg_overloads(name: str, whole: Any, along: Any) -> None:
+    largest = name == "argmax"
+    numpys = getattr(np, name)
+
+    @overload(whole)
+    def _whole(a, dtype):
+        return lambda a, dtype: dtype(numpys(a))
+
+    @overload(along)
+    def _along(a, axis, dtype):
+        if isinstance(a.dtype, (types.Float, types.Integer, types.Boolean)):
+            return _arg_lines(largest)
+        return lambda a, axis, dtype: numpys(a, axis=axis).astype(dtype)  # complex
+
+
+_arg_overloads("argmax", argmax_all, argmax_axis)
+_arg_overloads("argmin", argmin_all, argmin_axis)
 
 
 @overload(keep_dims)

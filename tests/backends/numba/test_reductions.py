@@ -214,3 +214,34 @@ def test_a_strided_line_is_reduced_in_place(kind, rng):
         got = rg.function([X, W], term, compile="eager")(x, w)
         want = rg.evaluate(term, {X: x, W: w})
     np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
+
+
+@pytest.mark.parametrize("kind", ["argmax", "argmin"])
+def test_arg_reductions_give_numpys_first_index(kind, rng):
+    """argmax and argmin along either axis of a matrix (and of a 3-d array, reshaped
+    to one), every layout: lines shorter than ``ARG_SHORT`` compared in blocks of
+    ``ARG_BLOCK`` lines (one block, several, a part of one), longer lines and lines
+    across memory.  The first best wins; NaN wins over anything, inf and ties as
+    numpy; small ints, bool and float32 as numpy; an empty axis raises."""
+    from relgraph.backends.numba.reduce_kernels import ARG_BLOCK, ARG_SHORT
+
+    M, T = rg.matrix("M"), rg.tensor("T", ndim=3)
+    fn = getattr(rg, kind)
+    terms = [fn(M, axis=a, keepdims=k) for a in (0, 1, -1) for k in (False, True)]
+    terms.append(fn(M))
+    for rows, cols in ((9, 5), (1, 5), (9, 1), (0, 5), (5, 0), (2 * ARG_BLOCK + 3, 4),
+                       (7, ARG_SHORT), (7, ARG_SHORT - 1), (3, 40)):  # fmt: skip
+        for value in layouts(rng, (rows, cols)).values():
+            value = np.round(value)  # ties
+            for term in terms:
+                agree(term, M, value)
+    for dtype in ("int8", "uint8", "bool", "float32"):
+        value = (rng.normal(size=(300, 6)) * 200).astype(dtype)
+        for term in terms:
+            agree(term, M, value)
+    for axis in (0, 1, 2):
+        for value in layouts(rng, (4, 3, 5)).values():
+            agree(fn(T, axis=axis), T, value)
+    signed = np.array([[0.0, -0.0, 1e-310, -np.inf], [np.nan, np.inf, np.nan, 1.0]])
+    for term in terms:
+        agree(term, M, signed)
