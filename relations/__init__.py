@@ -19,7 +19,16 @@ names ``unsafe`` (``y - y`` stays: it is NaN at inf and 0.0 where ``0 * y`` is -
 """
 
 # Importing a subject's module registers its relations (relations.databases.register).
-from relations import arith, collect, explog, linalg, products, reductions, stabilize  # noqa: F401
+from relations import (  # noqa: F401
+    arith,
+    collect,
+    explog,
+    indexing,
+    linalg,
+    products,
+    reductions,
+    stabilize,
+)
 from relations.databases import canonicalize_db, linalg_db, specialize_db, stabilize_db
 from relations.tags import TAGS
 from relgraph.rewriting.db import SequenceDB

@@ -17,6 +17,7 @@ A, B = rg.matrix("A"), rg.matrix("B")
 T = rg.Term
 f64 = np.float64
 X3, Y3 = rg.vector("x3", shape=3), rg.vector("y3", shape=3)  # sum_addo needs shapes
+K = rg.matrix("k", "int64")  # indices along an axis of A
 
 # name: (input, output, runs backward).  "Backward" means that run(q, rel(q, output))
 # finds the input; forward-only relations (folding, cancelling) have no backward answer.
@@ -51,6 +52,11 @@ CASES = {
     "reshape_keepdimso": (
         rg.reshape(rg.max(A, axis=1), (-1, 1)),
         rg.max(A, axis=1, keepdims=True),
+        False,
+    ),
+    "take_elementwiseo": (
+        rg.take_along_axis(A - rg.max(A, axis=1, keepdims=True), K, 1),
+        rg.take_along_axis(A, K, 1) - rg.max(A, axis=1, keepdims=True),
         False,
     ),
     "reciprocal_reciprocalo": (1 / (1 / x), x, True),

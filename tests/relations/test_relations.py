@@ -19,6 +19,7 @@ from relation_cases import (  # noqa: E402
     Y3,
     A,
     B,
+    K,
     a,
     b,
     f64,
@@ -31,6 +32,7 @@ from relation_cases import (  # noqa: E402
 
 import relgraph as rg
 from relations import arith, optdb
+from relations.indexing import take_elementwiseo
 from relations.reductions import reshape_keepdimso
 from relations.stabilize import expm1o
 from relations.tags import TAGS
@@ -95,6 +97,7 @@ def test_rewrite_keeps_the_value(name):
     values.update({v: rng.integers(-5, 5, 3) for v in (i, j)})
     values.update({s: rng.uniform(0.5, 2.0) for s in (a, b)})
     values.update({m: rng.uniform(0.5, 2.0, (3, 3)) for m in (A, B)})
+    values[K] = rng.integers(-3, 3, (3, 2))
     before = rg.evaluate(term, values)
     np.testing.assert_allclose(rg.evaluate(expected, values), before, rtol=1e-12)
 
@@ -375,3 +378,63 @@ def test_expm1_merges_an_exp_and_a_minus_one_of_a_sum():
 
     with regrouping([rg.Rule(rg.reassociates(regroupo), "regroupo")]):
         assert forward(rg.add(y, rg.exp(x), -1)) == ["(expm1(x) + y)"]
+
+
+def test_take_along_an_axis_reads_only_the_elements_it_takes(rng):
+    """``take_along_axis(f(a, b), idx, axis)`` becomes ``f(take(a), b)`` where ``b`` has
+    size 1 along the axis; the values are numpy's for every dtype (int8 wrapping,
+    bool), NaN, infinities, -0.0, negative indices, and an index out of bounds still
+    raises.  ``pow`` (which raises on a negative int exponent anywhere), an operand
+    of unknown shape, or one that varies along the axis: no rewrite."""
+    M, Idx = rg.matrix("M"), rg.matrix("Idx", "int64")
+    kept = rg.max(M, axis=1, keepdims=True)
+    cases = [M - kept, -kept + M, rg.exp(M) * 2.0, M / rg.sum(M, axis=1, keepdims=True)]
+    specials = np.array([[np.nan, np.inf, -0.0, 1e308], [-np.inf, 5e-324, 0.0, -1e308]])
+    for f in cases:
+        (out,) = rg.rewrites(rg.take_along_axis(f, Idx, axis=1), take_elementwiseo)
+        assert out.op is f.op
+        for value in (rng.normal(size=(2, 4)), specials):
+            idx = np.array([[0, -1, 3], [2, 1, -4]])
+            with np.errstate(all="ignore"):
+                want = rg.evaluate(rg.take_along_axis(f, Idx, axis=1), {M: value, Idx: idx})
+                np.testing.assert_array_equal(rg.evaluate(out, {M: value, Idx: idx}), want)
+            with pytest.raises(IndexError):
+                rg.evaluate(out, {M: value, Idx: np.array([[4], [0]])})
+    small = rg.matrix("S", "int8")
+    f = small - rg.min(small, axis=0, keepdims=True)
+    (out,) = rg.rewrites(rg.take_along_axis(f, Idx, axis=0), take_elementwiseo)
+    value, idx = np.array([[127, -128], [-1, 5]], np.int8), np.array([[0, 1]])
+    with np.errstate(all="ignore"):
+        got = rg.evaluate(out, {small: value, Idx: idx})
+    assert got.dtype == np.int8 and got.tolist() == [[-128, -123]]  # 127 - -1 wraps
+    never = [
+        rg.take_along_axis(M**kept, Idx, axis=1),
+        rg.take_along_axis(M - rg.matrix("N"), Idx, axis=1),
+        rg.take_along_axis(M - rg.max(M, axis=0, keepdims=True), Idx, axis=1),
+    ]
+    assert all(not list(rg.rewrites(t, take_elementwiseo)) for t in never)
+
+
+def test_softmax_cross_entropy_computes_one_element_per_row(rng):
+    """The compiled cross-entropy takes each row's label from the logits before
+    subtracting the row's log-sum-exp: scipy's log_softmax values, NaN and
+    infinities included; a label out of bounds raises."""
+
+    def cross_entropy(z, labels):
+        n = z.shape[0]
+        logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+        return logp[np.arange(n), labels]
+
+    from scipy.special import log_softmax
+
+    f = rg.jit(cross_entropy, compile="eager")
+    z, labels = rng.normal(0, 300, (50, 7)), rng.integers(-7, 7, 50)
+    z[3, 2], z[5, :], z[8, 1] = np.nan, -np.inf, np.inf
+    with np.errstate(all="ignore"):
+        want = log_softmax(z, axis=1)[np.arange(50), labels]  # numpy's form overflows
+        got = f(z, labels)
+    # a row's largest logit minus its lse cancels: an ulp of logits of ~1000
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12, equal_nan=True)
+    assert "take_along_axis(z, " in rg.pprint(f.last.rewritten)
+    with pytest.raises(IndexError):
+        f(z, np.full(50, 7))

@@ -255,7 +255,7 @@ _ROW_LOOPS: dict[str, RowLoop] = {
 _LOGSUMEXP_F64: RowLoop = (
     [
         _ROW_LOOPS["logsumexp"][0][0],
-        (_ROW_LOOPS["logsumexp"][0][1][0], "vecmath.exp({v} - {shift})", "{acc} += {v}"),
+        (_ROW_LOOPS["logsumexp"][0][1][0], "vecmath.exp_term({v} - {shift})", "{acc} += {v}"),
     ],
     *_ROW_LOOPS["logsumexp"][1:],
 )

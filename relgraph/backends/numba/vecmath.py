@@ -44,7 +44,8 @@ from numba import types
 from numba.extending import intrinsic
 
 __all__ = [
-    "exp", "log", "log1p", "sigmoid", "softplus", "logaddexp", "tanh", "erf", "maximum", "minimum",
+    "exp", "exp_term", "log", "log1p", "sigmoid", "softplus", "logaddexp", "tanh", "erf",
+    "maximum", "minimum",
 ]  # fmt: skip
 
 _DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
@@ -218,9 +219,14 @@ def _pow2(k: _F) -> _F:
 
 def _exp(x: _F) -> _F:
     """``np.exp`` for one float64, vectorisable."""
+    return _exp_above(x, _EXP_MIN)
+
+
+def _exp_above(x: _F, low: float) -> _F:
+    """``exp(x)``, vectorisable, 0 below ``low``."""
     # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
     # than a clamped argument, whose subnormal intermediates cost ~100 cycles each.
-    xc = _if((_EXP_MIN <= x) & (x <= _EXP_MAX), x, 0.0)
+    xc = _if((low <= x) & (x <= _EXP_MAX), x, 0.0)
     k = _floor(xc * _LOG2E + 0.5)
     r = (xc - k * _LN2_HI) - k * _LN2_LO
     p = _horner(r, _EXP_POLY)
@@ -228,8 +234,20 @@ def _exp(x: _F) -> _F:
     k1 = _floor(k * 0.5)
     res = p * _pow2(k1) * _pow2(k - k1)
     res = _if(x > _EXP_MAX, float("inf"), res)
-    res = _if(x < _EXP_MIN, 0.0, res)
+    res = _if(x < low, 0.0, res)
     return _if(x != x, x, res)
+
+
+_EXP_NORMAL_MIN = -708.3964185322641  # log(2**-1022): below, exp is subnormal
+
+
+def _exp_term(x: _F) -> _F:
+    """``exp(x)`` as a term of a sum that also holds ``exp(0) = 1`` (logsumexp's
+    ``exp(v - max)``): 0 where it is subnormal, which changes no such sum (every
+    partial sum it could change is below 2**-960, and vanishes beside 1) and where
+    it costs a microcode assist of ~100 cycles per element (2% of the elements of
+    rows spread over 2,000: 1 ms in 10**6 elements)."""
+    return _exp_above(x, _EXP_NORMAL_MIN)
 
 
 _LG1 = 6.666666666666735130e-01
@@ -431,6 +449,7 @@ def _extreme(name: str) -> Callable:
 
 
 exp = _vectorised(_exp)
+exp_term = _vectorised(_exp_term)
 maximum, minimum = _extreme("maximum"), _extreme("minimum")
 log = _vectorised(_log)
 log1p = _vectorised(_log1p)

@@ -203,3 +203,40 @@ def test_compiled_logaddexp_is_numpys_for_every_dtype_pair(da, db):
     rtol = 4.5e-16 if want.dtype == np.float64 else 2.5e-7  # 2 ulp
     assert got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=rtol, atol=0, equal_nan=True)
+
+
+_exp_term_all = _over_array(vecmath.exp_term)
+
+
+def _logsumexp_rows(exp):
+    """Each row's logsumexp, its terms ``exp(v - max)`` summed in order."""
+
+    @njit(error_model="numpy")
+    def run(x):
+        out = np.empty(x.shape[0])
+        for i in range(x.shape[0]):
+            top = x[i].max()
+            acc = 0.0
+            for v in x[i]:
+                acc += exp(v - top)
+            out[i] = np.log(acc) + top
+        return out
+
+    return run
+
+
+def test_exp_term_is_exp_but_zero_where_exp_is_subnormal(rng):
+    """``exp_term`` is ``exp`` where the result is a normal number, 0 below; a sum of
+    such terms that holds ``exp(0) = 1`` (logsumexp's) is the same, bit for bit."""
+    x = np.concatenate([rng.uniform(-760, 0, 10**5), SPECIAL])
+    got, full = np.empty_like(x), np.empty_like(x)
+    _exp_term_all(x, got), _exp_all(x, full)
+    normal = np.abs(full) >= np.finfo(np.float64).tiny
+    np.testing.assert_array_equal(got[normal | np.isnan(full)], full[normal | np.isnan(full)])
+    assert (got[~normal & ~np.isnan(full)] == 0).all() and (~normal).sum() > 1000
+    rows = rng.uniform(-2000, 0, (2000, 10))
+    rows[::7, 3] = -708.39  # an exp just above the subnormal range
+    rows[::5, 2] = rows[::5, 1] - 730  # one just below it
+    np.testing.assert_array_equal(
+        _logsumexp_rows(vecmath.exp_term)(rows), _logsumexp_rows(vecmath.exp)(rows)
+    )
