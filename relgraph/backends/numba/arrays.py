@@ -264,7 +264,8 @@ _LOGSUMEXP_F64: RowLoop = (
 @row_loop.register
 def _row_loop_reduce(op: Reduce, node: Any) -> tuple[list[tuple], str, str | None] | None:
     """How a fused loop reduces each row, if ``node`` reduces the last axis of a 1-d
-    or 2-d float operand (or sums a matrix: its rows' sums are summed): passes of
+    or 2-d float operand (or sums a matrix: its rows' sums are summed; or reduces
+    every axis but the first of a larger one, a row of its trailing axes): passes of
     (set-up, map of ``{v}`` or None, update by ``{v}``) over a row of length ``{n}``,
     then the result over ``{acc}`` (and ``{shift}``), and a check of the row length
     made once, before the loop.  None
@@ -273,7 +274,8 @@ def _row_loop_reduce(op: Reduce, node: Any) -> tuple[list[tuple], str, str | Non
     x, p = typeof(node.args[0]), op.param_values(node.args)
     dtype, axes = typeof(node).dtype, op.axes(p["axis"], x.ndim)
     whole = x.ndim == 2 and axes == {0, 1} and op.name == "sum"  # the rows' sums, summed
-    if x.ndim not in (1, 2) or (axes != {x.ndim - 1} and not whole):
+    trailing = x.ndim > 2 and axes == set(range(1, x.ndim))  # all but the first
+    if not trailing and (x.ndim not in (1, 2) or (axes != {x.ndim - 1} and not whole)):
         return None
     if dtype != x.dtype or dtype not in (np.float32, np.float64):
         return None

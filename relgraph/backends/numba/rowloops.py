@@ -123,6 +123,8 @@ def emit_row_loop(g: Any, node: Term, passes: list[tuple], result: str, check: s
     x = node.args[0]
     if typeof(x).ndim == 2:
         return _emit_row_blocks(g, node, passes, result, check)
+    if typeof(x).ndim > 2:
+        return _emit_trailing(g, node, passes, result, check)
     out = g._name(node)
     names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": f"{out}_n"}
     rows, n, lines = f"{out}_rows", names["n"], g.lines
@@ -169,6 +171,52 @@ def emit_row_loop(g: Any, node: Term, passes: list[tuple], result: str, check: s
         _passes(g, passes, names, each, rows, k, "")
     value = f"{dtype}({result.format(**names)})" if chunked else f"{each}[0]"
     lines.append(f"{out} = np.full(1, {value})" if keep else f"{out} = {value}")
+
+
+def _emit_trailing(
+    g: Any, node: Term, passes: list[tuple], result: str, check: str | None
+) -> None:
+    """A reduction of every axis but the first of an n-d region (``einsum("ij,jk,ik->i")``
+    sums ``x[:, :, None] * A * x[:, None, :]`` over its last two axes): for each index
+    of the first axis, loops over the others (the innermost vectorises) write the
+    region's values to a buffer, and the passes run over the buffer.  Blocks of about
+    ``ROW_BLOCK`` elements run in parallel, each with its own buffer."""
+    x, out, lines = node.args[0], g._name(node), g.lines
+    nd = typeof(x).ndim
+    region = _operand_region(g, x)
+    leaves = g._leaves(region) if region else g._leaf(x)
+    dims, index = [f"{out}_d{k}" for k in range(nd)], [f"{out}_i{k}" for k in range(nd)]
+    for k, dim in enumerate(dims):  # leaves are right-aligned: axis k is their nd - (nd - k)
+        lines.append(g.broadcast_dim(dim, [f"{a}.shape[{k - nd + m}]" for a, m in leaves
+                                           if k - nd + m >= 0]))  # fmt: skip
+    n, buf, b, per = f"{out}_n", f"{out}_buf", f"{out}_b", f"{out}_per"
+    lines.append(f"{n} = {' * '.join(dims[1:])}")
+    generic, fast, same = g._loads(leaves, index, dims[-1], "")
+    names = {"acc": f"{out}_acc", "shift": f"{out}_shift", "n": n}
+    if check:  # outside the parallel loop, which a raise inside would make serial
+        lines.append(check.format(**names))
+    keep, dtype = g.op_keeps_dims(node), dtype_expr(typeof(node).dtype)
+    lines.append(f"{out} = np.empty(({dims[0]},{' 1,' * (nd - 1) if keep else ''}), {dtype})")
+    lines.append(f"{per} = max(1, {ROW_BLOCK} // max({n}, 1))")
+    lines.append(
+        f"for {b} in {'prange' if g.parallel else 'range'}(({dims[0]} + {per} - 1) // {per}):"
+    )
+    lines.append(f"    {buf} = np.empty({n}, {dtype_expr(typeof(x).dtype)})")
+    lines.append(f"    for {index[0]} in range({b} * {per}, min(({b} + 1) * {per}, {dims[0]})):")
+
+    def fill(load: dict[str, str]) -> None:
+        ind, place = "            ", "0"
+        for k in range(1, nd):  # the buffer's place: row-major over the trailing axes
+            lines.append(f"{ind}for {index[k]} in range({dims[k]}):")
+            ind, place = ind + "    ", f"({place}) * {dims[k]} + {index[k]}"
+        lines.extend(f"{ind}{line}" for line in g._body(region, load, f"{out}_e_"))
+        value = g._local(x, f"{out}_e_") if region else load[leaves[0][0]]
+        lines.append(f"{ind}{buf}[{place}] = {value}")
+
+    g.fast_or_generic(same, fill, fast, generic, "        ")
+    _passes(g, passes, names, buf, n, f"{out}_k", "        ")
+    at = index[0] + ", 0" * (nd - 1) if keep else index[0]
+    lines.append(f"        {out}[{at}] = {dtype}({result.format(**names)})")
 
 
 def _emit_row_blocks(

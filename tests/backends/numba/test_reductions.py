@@ -245,3 +245,40 @@ def test_arg_reductions_give_numpys_first_index(kind, rng):
     signed = np.array([[0.0, -0.0, 1e-310, -np.inf], [np.nan, np.inf, np.nan, 1.0]])
     for term in terms:
         agree(term, M, signed)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_region_reduced_over_its_trailing_axes_is_one_loop(kind, rng):
+    """``einsum("ij,jk,ik->i", x, A, x)`` is the sum over the last two axes of
+    ``x[:, :, None] * A * x[:, None, :]``: each row's elements go to a buffer in the
+    region's own loops (no (n, 8, 8) array), serial and in parallel blocks; numpy's
+    values with keepdims, broadcast and strided operands, 4-d regions, empty and
+    size-1 axes, NaN and infinities; float32 in float32."""
+    x, A = rg.matrix("x"), rg.matrix("A")
+    reduce = getattr(rg, kind)
+    product = x[:, :, None] * A * x[:, None, :]
+    terms = [reduce(product, axis=(1, 2)), reduce(product, axis=(-1, 1), keepdims=True)]
+    for term in terms:
+        source = lower([x, A], [term]).source
+        assert not re.search(r"np\.empty\(\(\w+, \w+, \w+\)", source)  # no (n, 8, 8) array
+        f = rg.function([x, A], term, compile="eager")
+        for rows, cols in ((50, 8), (1, 3), (3, 1), (0, 4), (4, 0), (600, 4)):
+            xv, av = rng.normal(size=(rows, cols)) * 3, rng.normal(size=(cols, cols))
+            if xv.size > 5:
+                xv[2, 0], xv[-1, -1] = np.nan, np.inf
+            for value in (xv, np.asfortranarray(xv), np.repeat(xv, 2, axis=1)[:, ::2]):
+                agree_with(f, term, {x: value, A: av})
+            agree_with(f, term, {x: xv, A: av[:1]})  # A broadcast along its first axis
+        assert "prange" in lower([x, A], [term], parallel=True).source
+        big = rng.normal(size=(40_000, 8))  # the parallel kernel, or blocks of rows
+        agree_with(f, term, {x: big, A: rng.normal(size=(8, 8))})
+    T = rg.tensor("T", ndim=4)
+    four = reduce(rg.exp(T) - 1.0, axis=(1, 2, 3))
+    agree_with(rg.function([T], four, compile="eager"), four, {T: rng.normal(size=(5, 2, 3, 4))})
+    x32 = rg.matrix("x32", "float32")
+    single = reduce(x32[:, :, None] * x32[:, None, :], axis=(1, 2))
+    f = rg.function([x32], single, compile="eager")
+    value = rng.normal(size=(20, 5)).astype(np.float32)
+    got, want = f(value), rg.evaluate(single, {x32: value})
+    assert got.dtype == want.dtype == np.float32
+    np.testing.assert_allclose(got, want, rtol=1e-5)
