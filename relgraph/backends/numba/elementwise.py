@@ -180,8 +180,9 @@ _(ops.arctan, "np.arctan({0})")
 _(ops.arcsinh, "np.arcsinh({0})")
 _(ops.arccosh, "np.arccosh({0})")
 _(ops.arctanh, "np.arctanh({0})")
-_(ops.arctan2, "np.arctan2({0}, {1})")
-_(ops.hypot, "np.hypot({0}, {1})")
+_(ops.arctan2, "np.arctan2({0}, {1})",
+  f64="vecmath.arctan2(np.float64({0}), np.float64({1}))")  # fmt: skip
+_(ops.hypot, "np.hypot({0}, {1})", f64="vecmath.hypot(np.float64({0}), np.float64({1}))")
 _(ops.isnan, "np.isnan({0})", int="False")
 _(ops.isinf, "np.isinf({0})", int="False")
 _(ops.isfinite, "np.isfinite({0})", int="True")

@@ -1,5 +1,6 @@
 """Branch-free float64 ``exp``, ``log``, ``log1p``, ``sigmoid``, ``softplus``,
-``logaddexp``, ``tanh`` and ``erf`` that LLVM can vectorise inside Numba loops.
+``logaddexp``, ``tanh``, ``erf``, ``hypot`` and ``arctan2`` that LLVM can vectorise
+inside Numba loops.
 
 PyPI's llvmlite has no SVML, so ``np.exp`` in a Numba loop is a scalar libm call
 per element and blocks vectorisation: a fused loop ends up slower than numpy's own
@@ -26,6 +27,9 @@ correction term for the rounding of ``1 + x``, and the Remez polynomial in
 ``log``: the same polynomial as ``log1p`` on ``x = 2^k (1 + f)``.  ``erf``: fdlibm's
 rational functions below 1.25, Cephes' ``1 - exp(-x*x) P/Q`` above.  ``tanh``:
 Cephes' rational function below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above.
+``hypot``: ``sqrt`` of the sum of squares, scaled by a power of two where the larger
+magnitude is huge or tiny.  ``arctan2``: Cephes' ``atan`` of the smaller magnitude
+over the larger, moved to its quadrant with pi/2 and pi in two parts.
 ``log1mexp`` (and float32 results) call libm through Numba: exact to numpy's accuracy,
 but their loops do not vectorise.
 
@@ -45,7 +49,7 @@ from numba.extending import intrinsic
 
 __all__ = [
     "exp", "exp_term", "log", "log1p", "sigmoid", "softplus", "logaddexp", "tanh", "erf",
-    "maximum", "minimum",
+    "hypot", "arctan2", "maximum", "minimum",
 ]  # fmt: skip
 
 _DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
@@ -106,6 +110,9 @@ class _B:
     def __and__(self, o: _B) -> _B:
         return _B(self.b, self.b.and_(self.v, o.v))
 
+    def __or__(self, o: _B) -> _B:
+        return _B(self.b, self.b.or_(self.v, o.v))
+
 
 def _if(cond: _B, then: Any, other: Any) -> _F:
     """``then if cond else other``, both computed (they have no side effects)."""
@@ -138,6 +145,15 @@ def _horner(r: _F, coefficients: tuple) -> _F:
 
 def _abs(x: _F) -> _F:
     return _call("llvm.fabs", x)
+
+
+def _sqrt(x: _F) -> _F:
+    return _call("llvm.sqrt", x)
+
+
+def _negative(x: _F) -> _B:
+    """Whether ``x``'s sign bit is set (-0.0 and -NaN too)."""
+    return _B(x.b, x.b.icmp_signed("<", _bits(x), _int(0)))
 
 
 def _bits(x: _F) -> ir.Value:
@@ -448,6 +464,59 @@ def _extreme(name: str) -> Callable:
     return intrinsic(typer)
 
 
+_HUGE, _TINY = 2.0**500, 2.0**-500  # hypot scales outside them, by a power of two
+
+
+def _hypot(x: _F, y: _F) -> _F:
+    """``np.hypot`` for two float64s, vectorisable: ``sqrt(hi^2 + lo^2)`` of the
+    magnitudes, scaled by 2^-600 (2^600) where the larger is huge (tiny), so no
+    square overflows or loses bits to underflow; inf wherever either is inf, NaN
+    beside it included."""
+    a, b = _abs(x), _abs(y)
+    hi, lo = _if(a > b, a, b), _if(a > b, b, a)
+    scale = _if(hi > _HUGE, 2.0**-600, _if(hi < _TINY, 2.0**600, 1.0))
+    hs, ls = hi * scale, lo * scale
+    res = _sqrt(_fma(hs, hs, ls * ls)) * _if(hi > _HUGE, 2.0**600, _if(hi < _TINY, 2.0**-600, 1.0))
+    return _if((a == float("inf")) | (b == float("inf")), float("inf"), res)
+
+
+# Cephes' atan on [0, 0.66]: x + x^3 P(x^2) / Q(x^2), Q monic
+_ATAN_P = (-8.750608600031904122785e-1, -1.615753718733365076637e1,
+           -7.500855792314704667340e1, -1.228866684490136173410e2,
+           -6.485021904942025371773e1)  # fmt: skip
+_ATAN_Q = (1.0, 2.485846490142306297962e1, 1.650270098316988542046e2,
+           4.328810604912902668951e2, 4.853903996359136964868e2,
+           1.945506571482613964425e2)  # fmt: skip
+_PIO4, _PIO2, _PI = 0.7853981633974483, 1.5707963267948966, 3.141592653589793
+_MOREBITS, _PI_LO = 6.123233995736765886130e-17, 1.2246467991473532e-16  # pi/2's, pi's rest
+
+
+def _arctan2(y: _F, x: _F) -> _F:
+    """``np.arctan2(y, x)`` for two float64s, vectorisable: Cephes' atan of the ratio
+    of the smaller magnitude to the larger (in [0, 1]: ``pi/4 + atan((r-1)/(r+1))``
+    above 0.66), then ``pi/2 -`` it where ``|y|`` is the larger, ``pi -`` that where
+    ``x``'s sign is negative (-0.0 too), and ``y``'s sign; C99's values at zeros
+    (``arctan2(0, -0) = pi``) and infinities (``arctan2(inf, -inf) = 3pi/4``)."""
+    a, b = _abs(y), _abs(x)
+    big = a > b
+    num, den = _if(big, b, a), _if(big, a, b)
+    r = num / den
+    mid = r > 0.66
+    t = _if(mid, (r - 1.0) / (r + 1.0), r)
+    z = t * t
+    core = _fma(t, z * _horner(z, _ATAN_P) / _horner(z, _ATAN_Q), t)
+    at = _if(mid, _PIO4 + (core + 0.5 * _MOREBITS), core)
+    at = _if(num == den, _if(den == 0.0, 0.0, _PIO4), at)  # 0/0 and inf/inf: r is NaN
+    # pi/2 - at where |y| is larger, pi - at where x is negative, pi/2 + at for both;
+    # each constant as its double and its rest, added last
+    neg = _negative(x)
+    off = _if(big, _PIO2, _if(neg, _PI, 0.0))
+    rest = _if(big, _MOREBITS, _if(neg, _PI_LO, 0.0))
+    ang = off + (rest + _if(big, _if(neg, at, -at), _if(neg, -at, at)))
+    res = _if(_negative(y), -ang, ang)
+    return _if((x != x) | (y != y), x + y, res)
+
+
 exp = _vectorised(_exp)
 exp_term = _vectorised(_exp_term)
 maximum, minimum = _extreme("maximum"), _extreme("minimum")
@@ -456,5 +525,7 @@ log1p = _vectorised(_log1p)
 sigmoid = _vectorised(_sigmoid)
 softplus = _vectorised(_softplus)
 logaddexp = _vectorised(_logaddexp)
+hypot = _vectorised(_hypot)
+arctan2 = _vectorised(_arctan2)
 tanh = _vectorised(_tanh)
 erf = _vectorised(_erf)
