@@ -305,7 +305,7 @@ class _Run:
             if node_key not in normal and node_key not in failed:
                 self.applied = []
                 plan = self.plans.get(node._tuple[0])
-                if plan is None or plan[0]:  # a head no rule has: nothing to try
+                if plan is None or plan[0]:  # no rule tracks the head: nothing to try
                     result = self.try_node(node)
                 if result is None:
                     failed.add(node_key)

@@ -349,11 +349,11 @@ def _arg_lines(largest: bool):
     empty = f"attempt to get {name} of an empty sequence"  # numpy's words
     numpys = getattr(np, name)
 
-    @njit(inline="always")
     def better(v, best):
         return ((v > best) if largest else (v < best)) | ((v != v) & (best == best))
 
-    @njit(inline="always")
+    better = njit(inline="always")(named(better, f"{name}_better"))  # see named
+
     def fold(lines, at, count, best, index):  # lines[:, at : at + count]
         for i in range(count):
             best[i], index[i] = lines[0, at + i], 0
@@ -363,6 +363,8 @@ def _arg_lines(largest: bool):
                 take = better(v, best[i])
                 best[i] = v if take else best[i]
                 index[i] = k if take else index[i]
+
+    fold = njit(inline="always")(named(fold, f"{name}_fold"))
 
     def impl(a, axis, dtype):
         b = a if axis == 0 else a.T  # along axis 0 of b: one result per column of b

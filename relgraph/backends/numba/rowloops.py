@@ -186,7 +186,7 @@ def _emit_trailing(
     region = _operand_region(g, x)
     leaves = g._leaves(region) if region else g._leaf(x)
     dims, index = [f"{out}_d{k}" for k in range(nd)], [f"{out}_i{k}" for k in range(nd)]
-    for k, dim in enumerate(dims):  # leaves are right-aligned: axis k is their nd - (nd - k)
+    for k, dim in enumerate(dims):  # axis k is axis k - nd + m of a leaf of m axes
         lines.append(g.broadcast_dim(dim, [f"{a}.shape[{k - nd + m}]" for a, m in leaves
                                            if k - nd + m >= 0]))  # fmt: skip
     n, buf, b, per = f"{out}_n", f"{out}_buf", f"{out}_b", f"{out}_per"
