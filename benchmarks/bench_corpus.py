@@ -18,6 +18,7 @@ twin: the module's source run again with ``np`` bound to ``jax.numpy``), as rati
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -92,6 +93,7 @@ def main() -> None:
     rng = np.random.default_rng(0)
     inputs = {fn: make(rng, args.size) for fn, make in corpus.INPUTS.items()}
     rows, summary, timed = {}, {"runs": 0, "same": 0, "numpy wrong": 0}, {}
+    ratios: dict[str, list[float]] = {"numpy": [], "jax.jit": []}
     for fn, data in inputs.items():  # numpy and relgraph first, JAX after: XLA's
         with np.errstate(all="ignore"):  # threads would spin against Numba's here
             expected = fn(*data)
@@ -108,6 +110,7 @@ def main() -> None:
         summary[verdict] = summary.get(verdict, 0) + 1
         timed[fn] = t_rg = best(f, data, args.repeat)
         rows[fn] = (fn.__name__, verdict, f"{t_np / t_rg:.2f}x", "")
+        ratios["numpy"].append(t_np / t_rg)
     for fn, t_rg in timed.items() if twins is not None else ():
         data = inputs[fn]
         static = [i for i, a in enumerate(data) if isinstance(a, int)]
@@ -116,6 +119,7 @@ def main() -> None:
             jax.block_until_ready(j(*data))
             t_jax = best(lambda *a, j=j: jax.block_until_ready(j(*a)), data, args.repeat)
             vs_jax = f"{t_jax / t_rg:.2f}x"
+            ratios["jax.jit"].append(t_jax / t_rg)
         except Exception as exc:  # JAX refuses some idioms: said in the table
             vs_jax = f"jax fails: {type(exc).__name__}"
         rows[fn] = (*rows[fn][:3], vs_jax)
@@ -131,6 +135,15 @@ def main() -> None:
         f"numpy's values: {summary['same']}; numpy not finite where relgraph is right: "
         f"{summary['numpy wrong']}"
     )
+    for peer, found in ratios.items():
+        if found:
+            at_least = sum(r >= 1.0 for r in found)
+            print(f"geomean vs {peer}: {geomean(found):.2f}x; at least {peer}'s speed on "
+                  f"{at_least} of {len(found)}")  # fmt: skip
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values))
 
 
 if __name__ == "__main__":
