@@ -6,7 +6,8 @@ allocates the outputs: about 4 us of Python around a kernel that takes 4 us on 1
 elements, where numpy's whole expression takes 5.  A loop calls a function on
 arrays of one shape; so after a call that ran the serial kernel, the function keeps
 a *fast call* for exactly those argument shapes and dtypes: a function generated for
-its arity that tests each argument (an ndarray, the shape, the dtype, C-contiguous),
+its arity that tests each argument (an ndarray, the shape, the dtype, C-contiguous;
+a numpy scalar of its dtype where the input is a scalar),
 allocates the outputs and calls the kernel.  Any other call (another shape, a list,
 a view, an ``out=`` array that is not a new-output lookalike) returns None from it
 and goes the checked way.
@@ -46,7 +47,9 @@ def fast_call(
     scalars: Sequence[Any] = (),
 ) -> Callable[..., Any]:
     """``call(args, out=None)``: the kernel's results on ``args`` if every argument
-    is a C-contiguous ndarray of its shape and dtype (new output arrays of the given
+    is a C-contiguous ndarray of its shape and dtype, or for the shape ``()`` a numpy
+    scalar of the dtype (``np.float64(2.0)``; a 0-d array or a Python number is
+    another call's) (new output arrays of the given
     ``(shape, dtype)``, or ``out`` for a single output where it is one of them and
     shares no argument's memory, unless not ``takes_out``; the first result alone if
     ``single``), else None.  ``scalars`` gives, per result, the dtype of a 0-d array
@@ -61,6 +64,10 @@ def fast_call(
     tests = []
     for i, (name, shape, dtype) in enumerate(zip(names, shapes, dtypes)):
         env[f"s{i}"], env[f"d{i}"] = tuple(shape), np.dtype(dtype)
+        if shape == ():  # a 0-d input: a numpy scalar of its dtype, as the kernel had
+            env[f"c{i}"] = np.dtype(dtype).type
+            tests.append(f"type({name}) is c{i}")
+            continue
         tests.append(
             f"type({name}) is ndarray and {name}.shape == s{i} and {name}.dtype is d{i} "
             f"and {name}.flags.c_contiguous"

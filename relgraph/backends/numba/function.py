@@ -337,9 +337,10 @@ class Function:
         """After a call that could run the serial kernel: the fast call for arguments
         of these shapes and dtypes (:mod:`~relgraph.backends.numba.fastcall`), where no
         step of the checked call is needed again: every input an array of one or more
-        axes, outputs that are new small arrays, each its own.  Generating one costs
-        about 100 us: each is kept (a few), so shapes that alternate, or a view passed
-        every time (which takes the checked call), do not generate it again."""
+        axes or a numpy scalar, outputs that are new small arrays, each its own.
+        Generating one costs about 100 us: each is kept (a few), so shapes that
+        alternate, or a view passed every time (which takes the checked call), do not
+        generate it again."""
         key = (tuple(shapes), tuple(v.dtype for v in values[: len(self.inputs)]))
         made = self._fast_calls.get(key)
         if made is not None:
@@ -347,7 +348,8 @@ class Function:
             return
         if self._kernel is None or self.compile == "never" or shapes == self._refused:
             return
-        if self.repeated or any(nd == 0 for _, nd, _ in self.expected):
+        zero_d = any(s == () and type(v) is np.ndarray for s, v in zip(shapes, values))
+        if self.repeated or zero_d:  # the fast call takes numpy scalars, no 0-d arrays
             return
         outputs = []
         for (ndim, dtype), shape in zip(self._placeholder_types, planned):

@@ -573,6 +573,28 @@ def test_repeated_calls_of_one_shape_take_the_fast_call_and_agree_with_the_check
         f(a)
 
 
+def test_a_numpy_scalar_argument_takes_the_fast_call(rng):
+    """``np.log(lam) - lam * x`` with ``lam`` a numpy float64 (PyMC's log-densities):
+    the fast call takes a numpy scalar of the input's dtype, each value its own; a
+    Python float, another dtype's scalar or a 0-d array go the checked way, with the
+    same values as numpy."""
+    x, lam = rg.vector("x"), rg.scalar("lam")
+    f = rg.function([x, lam], rg.log(lam) - lam * x, compile="eager")
+    a = rng.normal(size=5)
+    for value in (2.0, 3.0):
+        f(a, np.float64(value))
+    assert f._fast is not None
+    for value in (np.float64(0.5), np.float64(np.inf), np.float64(-0.0), np.float64(np.nan)):
+        with np.errstate(all="ignore"):
+            want = np.log(value) - value * a
+            np.testing.assert_array_equal(f._fast((a, value)), want)
+            np.testing.assert_array_equal(f(a, value), want)
+    assert len(f._fast_calls) == 1
+    for other in (0.5, np.float32(0.5), np.array(0.5)):  # the checked call
+        assert f._fast((a, other)) is None
+        np.testing.assert_allclose(f(a, other), np.log(0.5) - 0.5 * a, rtol=1e-15)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint8", "bool"])
 def test_a_scalar_output_takes_the_fast_call_as_a_0d_array_of_its_dtype(rng, dtype):
     """A reduction to a scalar (a loss, a log-likelihood) takes the fast call too, and
