@@ -42,7 +42,15 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, GIVEN, LEAF, Proofs, term_key
+from relgraph.eqsat.proofs import (
+    CONGRUENCE,
+    FLATTENED,
+    GIVEN,
+    LEAF,
+    Proofs,
+    leaf_key,
+    term_key,
+)
 from relgraph.exceptions import TypeCheckError
 from relgraph.logic.goals import eacho
 from relgraph.rewriting.declarations import forward_only
@@ -56,7 +64,7 @@ from relgraph.unionfind import UnionFind
 
 __all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno", "leaf_key"]
 
-#: An e-node: ``(op, children, params)``, or ``(LEAF, type(value), value)``.
+#: An e-node: ``(op, children, params)``, or a leaf's key (:func:`leaf_key`).
 Key = tuple
 
 
@@ -102,11 +110,6 @@ class EClass:
 
 NO_CONSTANT = object()
 _CONSTANTS = (bool, int, float, complex, Constant)
-
-
-def leaf_key(value: Any) -> Key:
-    """The key of a leaf: its type is part of it, so ``1``, ``1.0`` and ``True`` differ."""
-    return (LEAF, type(value), value)
 
 
 def is_constant(value: Any) -> bool:

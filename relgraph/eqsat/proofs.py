@@ -27,21 +27,30 @@ from __future__ import annotations
 
 from typing import Any
 
-from relgraph.terms.term import Term
+from relgraph.terms.term import Term, negative_zero
 
-__all__ = ["Proofs", "CONGRUENCE", "FLATTENED", "REORDERED", "GIVEN", "LEAF", "term_key"]
+__all__ = [
+    "Proofs", "CONGRUENCE", "FLATTENED", "REORDERED", "GIVEN", "LEAF", "leaf_key", "term_key",
+]  # fmt: skip
 
-LEAF = "leaf"  # the head of a leaf's key, as in the e-graph: (LEAF, type(value), value)
+LEAF = "leaf"  # the head of a leaf's key (leaf_key), as in the e-graph
 CONGRUENCE = "congruence"
 FLATTENED = "flattened"
 REORDERED = "reordered"
 GIVEN = "given"
 
 
+def leaf_key(value: Any) -> tuple:
+    """The key of a leaf: its type is part of it, so ``1``, ``1.0`` and ``True`` differ,
+    and its sign, so ``0.0`` and ``-0.0`` do."""
+    return (LEAF, type(value), value, negative_zero(value))
+
+
 def term_key(x: Any) -> Any:
     """A dict key for a subterm: leaves with their type (``1``, ``1.0``, ``True``,
-    ``np.int64(1)`` differ, though they compare and hash alike)."""
-    return x if type(x) is Term else (type(x), x)
+    ``np.int64(1)`` differ, though they compare and hash alike) and sign (``0.0`` and
+    ``-0.0``)."""
+    return x if type(x) is Term else (type(x), x, negative_zero(x))
 
 
 class Proofs:
@@ -148,7 +157,7 @@ class Proofs:
             return found
         if type(term) is not Term:
             try:
-                pid = self.ids.get((LEAF, type(term), term))
+                pid = self.ids.get(leaf_key(term))
             except TypeError:  # an unhashable leaf
                 pid = None
         else:

@@ -257,14 +257,14 @@ class JitFunction:
         return self.ready
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs or self.static_argnames or any(map(is_weak, args)):
+        if kwargs or self.static_argnames:
             call = self._bind(args, kwargs)
             self.last = spec = self._lookup(call)
             return _caller(spec)(*call.values)
         # The common case: positional arrays, keyed by (type, dtype, ndim) in C.
         try:
             key = tuple(map(_SIGNATURE_OF, args))
-        except AttributeError:  # a Python scalar
+        except AttributeError:  # a Python scalar (a constant of the program), a list
             key = tuple(map(_loose_key, args))
         found = self._runs.get(key)
         if found is None:
@@ -273,22 +273,29 @@ class JitFunction:
         return run(*args)
 
     def _runner(self, args: tuple) -> tuple[Specialization, Callable[..., Any]]:
-        call = self._positional(args)
+        """The specialization for positional ``args`` and how to call it with such
+        arguments: without the Python scalars (constants of its program), and by the
+        sizes of the arguments whose sizes the traced code read."""
+        weak = any(map(is_weak, args))
+        keep = [i for i, a in enumerate(args) if not is_weak(a)]
+        call = self._bind(args, {}) if weak else self._positional(args)
         spec = self._lookup(call)
         if call.key not in self._sized:
-            return spec, _caller(spec)
+            caller = _caller(spec)
+            return spec, (lambda *a: caller(*[a[i] for i in keep])) if weak else caller
 
         runs: dict[tuple, tuple[Specialization, Callable[..., Any]]] = {}
 
         def by_sizes(*args: Any) -> Any:  # the function reads sizes: they pick the kernel
+            values = [args[i] for i in keep]
             positions = self._sized[call.key]  # more, if a later trace read more
-            sizes = (positions, *(np.shape(args[i]) for i in positions))
+            sizes = (positions, *(np.shape(values[i]) for i in positions))
             found = runs.get(sizes)
             if found is None:
-                spec = self._lookup(self._positional(args))
+                spec = self._lookup(self._bind(args, {}) if weak else self._positional(args))
                 found = runs[sizes] = (spec, _caller(spec))
             self.last = found[0]
-            return found[1](*args)
+            return found[1](*values)
 
         return spec, by_sizes
 
@@ -529,6 +536,8 @@ _SIGNATURE_OF = operator.attrgetter("__class__", "dtype", "ndim")
 
 
 def _loose_key(a: Any) -> tuple:
+    if is_weak(a):  # a constant of the program: its value picks the specialization
+        return (type(a), repr(a))
     return (type(a), *_key_of(a))
 
 

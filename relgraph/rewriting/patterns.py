@@ -39,7 +39,7 @@ from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.relation import is_associative, is_commutative
 from relgraph.terms.lvars import LVar, Rest, is_lvar
 from relgraph.terms.printing import brief
-from relgraph.terms.term import Term
+from relgraph.terms.term import Term, negative_zero
 
 __all__ = [
     "compile_pattern",
@@ -54,13 +54,14 @@ Bindings = dict
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equality as a repeated variable needs it: terms structurally, numbers by value."""
+    """Equality as a repeated variable needs it: terms structurally, numbers by value
+    and sign (``0.0`` is not ``-0.0``)."""
     if a is b:
         return True
     if type(a) is Term or type(b) is Term:
         return type(a) is type(b) and a == b
     try:
-        return bool(a == b)
+        return bool(a == b) and negative_zero(a) == negative_zero(b)
     except (TypeError, ValueError):
         return False
 

@@ -34,7 +34,7 @@ from unification.variable import Var, _glv
 from relgraph.terms.leaves import Constant
 from relgraph.terms.operators import OPERATORS, TermOps
 
-__all__ = ["Term", "Args", "memoized", "brief"]
+__all__ = ["Term", "Args", "memoized", "brief", "negative_zero"]
 
 
 def _show(x: Any) -> str:
@@ -232,7 +232,8 @@ def memoized(fn: Callable[[Term], Any]) -> Callable[[Term], Any]:
 
 
 def _structurally_equal(a: Any, b: Any) -> bool:
-    """Iterative structural equality; leaves must match in type, not just ``==``.
+    """Iterative structural equality; leaves must match in type, not just ``==``
+    (and in sign: -0.0 is not 0.0 here).
 
     Each pair of nodes is compared once, so two DAGs with shared subterms compare
     in time linear in their DAGs, not in their (maybe exponential) trees.
@@ -256,9 +257,19 @@ def _structurally_equal(a: Any, b: Any) -> bool:
             if type(u) is Term and type(v) is Term and u._hash != v._hash:
                 return False
             stack.extend(zip(u, v))
-        elif type(u) is not type(v) or not bool(u == v):
+        elif type(u) is not type(v) or not bool(u == v) or negative_zero(u) != negative_zero(v):
             return False
     return True
+
+
+def negative_zero(x: Any) -> bool:
+    """Whether ``x`` is a float -0.0.  Python has ``0.0 == -0.0``, but ``x / 0.0`` and
+    ``x / -0.0`` are inf and -inf: terms, and keys made of leaves, tell them apart.
+
+    >>> negative_zero(-0.0), negative_zero(0.0), negative_zero(np.float32(-0.0))
+    (True, False, True)
+    """
+    return isinstance(x, (float, np.floating)) and x == 0 and bool(np.signbit(x))
 
 
 _MOD = (1 << 61) - 1  # polynomial hashing of argument lists, modulo a Mersenne prime

@@ -480,3 +480,26 @@ def test_a_users_relations_join_the_query():
     )
     with pytest.raises(TypeError, match="a relation must be a goal constructor"):
         rg.jit(fn, relations=[42])
+
+
+def test_python_scalar_arguments_are_constants_found_by_value(rng):
+    """A Python number passed positionally is a constant of the program (numpy's weak
+    scalar): each value its own specialization, found again without binding the
+    signature; 0.0 and -0.0, 1.0 and True stay apart; with a size read, each size too."""
+
+    def moving(x, w, scale):
+        c = np.cumsum(x)
+        return (c[w:] - c[:-w]) / scale
+
+    f = rg.jit(moving, compile="eager")
+    x = rng.normal(size=20)
+    for w, scale in ((3, 2.0), (5, 2.0), (3, 2.0), (3, -0.0), (3, 0.0), (1, 1.0), (1, True)):
+        with np.errstate(all="ignore"):
+            np.testing.assert_array_equal(f(x, w, scale), moving(x, w, scale))
+    assert len(f._runs) == 6 and len(f.specializations) == 6  # (3, 2.0) found again
+    assert len(f(rng.normal(size=7), 3, 2.0)) == 4  # another length: the same kernel
+    g = rg.jit(lambda x, k: x[: x.shape[0] - k] * k, compile="eager")  # reads a size
+    for n, k in ((6, 2), (9, 2), (6, 2), (6, 4)):
+        v = rng.normal(size=n)
+        np.testing.assert_array_equal(g(v, k), v[: n - k] * k)
+    assert len(g.specializations) == 3

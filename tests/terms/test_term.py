@@ -309,3 +309,28 @@ def test_unsupported_dtypes_are_refused_with_their_name(dtype):
 def test_a_negative_dimension_is_refused():
     with pytest.raises(ValueError, match="negative dimension"):
         rg.matrix("A", shape=(3, -1))
+
+
+def test_signed_zeros_are_different_leaves():
+    """``x / 0.0`` is inf and ``x / -0.0`` -inf: as leaves of terms, of compiled
+    functions' caches, of one rewrite and of an e-graph, 0.0 and -0.0 stay apart."""
+    from relations import optdb
+
+    x = rg.vector("x")
+    pos, neg = x / 0.0, x / -0.0
+    assert pos != neg and rg.Term((rg.add, x, np.float32(0.0))) != x + np.float32(-0.0)
+    assert rg.Constant(np.array([0.0])) != rg.Constant(np.array([-0.0]))
+    value = np.array([1.0, -2.0])
+    with np.errstate(all="ignore"):
+        want = value / 0.0 + value / -0.0  # inf + -inf: NaN
+        f = rg.jit(lambda v: (v / 0.0, v / -0.0), compile="eager")
+        got = f(value)
+        np.testing.assert_array_equal(got[0], value / 0.0)
+        np.testing.assert_array_equal(got[1], value / -0.0)
+        g = rg.jit(lambda v, s: v / s, compile="eager")
+        for s in (0.0, -0.0, 0.0):
+            np.testing.assert_array_equal(g(value, s), value / s)
+        rewritten = rg.rewrite(pos + neg, optdb.query(include=["fast_run"]))
+        np.testing.assert_array_equal(rg.evaluate(rewritten, {x: value}), want)
+        space = rg.explore(pos + neg, optdb.query(include=["canonicalize"]))
+        np.testing.assert_array_equal(rg.evaluate(space.best(), {x: value}), want)
