@@ -276,9 +276,10 @@ class JitFunction:
         """The specialization for positional ``args`` and how to call it with such
         arguments: without the Python scalars (constants of its program), and by the
         sizes of the arguments whose sizes the traced code read."""
-        weak = any(map(is_weak, args))
         keep = [i for i, a in enumerate(args) if not is_weak(a)]
-        call = self._bind(args, {}) if weak else self._positional(args)
+        weak = len(keep) < len(args)
+        bound = (lambda a: self._bind(a, {})) if weak else self._positional
+        call = bound(args)
         spec = self._lookup(call)
         if call.key not in self._sized:
             caller = _caller(spec)
@@ -292,7 +293,7 @@ class JitFunction:
             sizes = (positions, *(np.shape(values[i]) for i in positions))
             found = runs.get(sizes)
             if found is None:
-                spec = self._lookup(self._bind(args, {}) if weak else self._positional(args))
+                spec = self._lookup(bound(args))
                 found = runs[sizes] = (spec, _caller(spec))
             self.last = found[0]
             return found[1](*values)
