@@ -186,10 +186,11 @@ _(ops.hypot, "np.hypot({0}, {1})", f64="vecmath.hypot(np.float64({0}), np.float6
 _(ops.isnan, "np.isnan({0})", int="False")
 _(ops.isinf, "np.isinf({0})", int="False")
 _(ops.isfinite, "np.isfinite({0})", int="True")
-_(ops.ndtr, "kernels.scalar_ndtr(np.float64({0}))")
+_(ops.ndtr, "kernels.scalar_ndtr(np.float64({0}))",
+  f64="(0.5 * vecmath.erfc(np.float64({0}) * -0.7071067811865476))")  # fmt: skip
 _(ops.log_ndtr, "kernels.scalar_log_ndtr(np.float64({0}))")
 _(ops.xlogy, "(0.0 if ({0} == 0 and {1} == {1}) else {0} * np.log({1}))")
 _(ops.gammaln, "(-np.inf if {0} == -np.inf else math.lgamma({0}))")
-_(ops.erfc, "math.erfc({0})")
+_(ops.erfc, "math.erfc({0})", f64=_vec("erfc"))
 _(ops.erfcx, "kernels.scalar_erfcx(np.float64({0}))")
 _(ops.expand_as, "{0}")  # the loop runs over x's shape; the value is g's

@@ -1,5 +1,5 @@
 """Branch-free float64 ``exp``, ``log``, ``log1p``, ``sigmoid``, ``softplus``,
-``logaddexp``, ``tanh``, ``erf``, ``hypot`` and ``arctan2`` that LLVM can vectorise
+``logaddexp``, ``tanh``, ``erf``, ``erfc``, ``hypot`` and ``arctan2`` that LLVM can vectorise
 inside Numba loops.
 
 PyPI's llvmlite has no SVML, so ``np.exp`` in a Numba loop is a scalar libm call
@@ -25,7 +25,9 @@ correction term for the rounding of ``1 + x``, and the Remez polynomial in
 :mod:`relgraph.ops.special` over these two, ``logaddexp`` numpy's form over them.
 
 ``log``: the same polynomial as ``log1p`` on ``x = 2^k (1 + f)``.  ``erf``: fdlibm's
-rational functions below 1.25, Cephes' ``1 - exp(-x*x) P/Q`` above.  ``tanh``:
+rational functions below 1.25, Cephes' ``1 - exp(-x*x) P/Q`` above; ``erfc`` the
+same forms without the cancelling ``1 -`` (within 6 ulp of the exact value: libm's
+erfc, which it replaces in ``ndtr``, within 4; scipy's up to 32).  ``tanh``:
 Cephes' rational function below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above.
 ``hypot``: ``sqrt`` of the sum of squares, scaled by a power of two where the larger
 magnitude is huge or tiny.  ``arctan2``: Cephes' ``atan`` of the smaller magnitude
@@ -49,7 +51,7 @@ from numba.extending import intrinsic
 
 __all__ = [
     "exp", "exp_term", "log", "log1p", "sigmoid", "softplus", "logaddexp", "tanh", "erf",
-    "hypot", "arctan2", "maximum", "minimum",
+    "erfc", "hypot", "arctan2", "maximum", "minimum",
 ]  # fmt: skip
 
 _DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
@@ -238,14 +240,16 @@ def _exp(x: _F) -> _F:
     return _exp_above(x, _EXP_MIN)
 
 
-def _exp_above(x: _F, low: float) -> _F:
-    """``exp(x)``, vectorisable, 0 below ``low``."""
+def _exp_above(x: _F, low: float, factor: _F | None = None) -> _F:
+    """``exp(x)`` (times ``factor``, rounded once where the product is subnormal),
+    vectorisable, 0 below ``low``."""
     # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
     # than a clamped argument, whose subnormal intermediates cost ~100 cycles each.
     xc = _if((low <= x) & (x <= _EXP_MAX), x, 0.0)
     k = _floor(xc * _LOG2E + 0.5)
     r = (xc - k * _LN2_HI) - k * _LN2_LO
     p = _horner(r, _EXP_POLY)
+    p = p if factor is None else p * factor
     # 2^k in two factors, each a normal number even when the result is subnormal
     k1 = _floor(k * 0.5)
     res = p * _pow2(k1) * _pow2(k - k1)
@@ -415,6 +419,14 @@ _ERFC_P = (2.46196981473530512524e-10, 5.64189564831068821977e-1, 7.463210564422
 _ERFC_Q = (1.32281951154744992508e1, 8.67072140885989742329e1, 3.54937778887819891062e2,
            9.75708501743205489753e2, 1.82390916687909736289e3, 2.24633760818710981792e3,
            1.65666309194161350182e3, 5.57535340817727675546e2)  # fmt: skip
+# and from 8 on: exp(-x*x) R(x) / S(x)
+_ERFC_R = (5.64189583547755073984e-1, 1.27536670759978104416e0, 5.01905042251180477414e0,
+           6.16021097993053585195e0, 7.40974269950448939160e0,
+           2.97886665372100240670e0)  # fmt: skip
+_ERFC_S = (2.26052863220117276590e0, 9.39603524938001434673e0, 1.20489539808096656605e1,
+           1.70814450747565897222e1, 9.60896809063285878198e0,
+           3.36907645100081516050e0)  # fmt: skip
+_ERFC_ZERO = 27.3  # erfc is below the least subnormal from here on
 
 
 def _poly(z: _F, coefficients: tuple[float, ...], lead: float | None = None) -> _F:
@@ -438,6 +450,36 @@ def _erf(x: _F) -> _F:
     large = 1.0 - _exp(-xl * xl) * p / q
     res = _if(a >= 1.25, large, mid)
     res = _if(x > 0.0, res, -res)
+    res = _if(a < 0.84375, small, res)
+    return _if(x != x, x, res)
+
+
+def _erfc(x: _F) -> _F:
+    """``erfc`` for one float64, vectorisable: fdlibm's forms below 1.25 (``1 - erf``
+    without cancelling: ``0.5 - (x R + (x - 0.5))`` from 1/4 to 0.84375, ``1 - erf(1)
+    - P/Q`` to 1.25); Cephes' ``exp(-x*x) P(|x|)/Q(|x|)`` above (R/S from 8 on), with
+    ``x*x`` as a double and its rounding error, so ``exp(-x*x)`` keeps its accuracy
+    where ``x*x`` has lost bits, and ``2 -`` that for negative ``x``."""
+    a = _abs(x)
+    xs = _if(a < 0.84375, x, 0.0)
+    z = xs * xs
+    r = xs * (_poly(z, _ERF_PP) / _poly(z, _ERF_QQ, lead=1.0))
+    small = _if(xs < 0.25, 1.0 - (xs + r), 0.5 - (r + (xs - 0.5)))
+    m = _if(a < 1.25, a, 1.0) - 1.0
+    pq = _poly(m, _ERF_PA) / _poly(m, _ERF_QA, lead=1.0)
+    mid = _if(x > 0.0, (1.0 - _ERX) - pq, 1.0 + (_ERX + pq))  # 1 - _ERX is exact
+    xl = _if(a >= 1.25, a, 2.0)
+    xl = _if(xl < _ERFC_ZERO, xl, _ERFC_ZERO)
+    far = xl >= 8.0
+    p = _if(far, _horner(xl, _ERFC_R), _horner(xl, _ERFC_P))
+    q = _if(far, _horner(xl, (1.0, *_ERFC_S)), _horner(xl, (1.0, *_ERFC_Q)))
+    hi = xl * xl
+    lo = _fma(xl, xl, -hi)  # x*x = hi + lo exactly: exp(-x*x) = exp(-hi) (1 - lo)
+    f = p / q
+    tail = _exp_above(-hi, _EXP_MIN, _fma(f, -lo, f))
+    tail = _if(a < _ERFC_ZERO, tail, 0.0)
+    res = _if(x > 0.0, tail, 2.0 - tail)
+    res = _if(a < 1.25, mid, res)
     res = _if(a < 0.84375, small, res)
     return _if(x != x, x, res)
 
@@ -529,3 +571,4 @@ hypot = _vectorised(_hypot)
 arctan2 = _vectorised(_arctan2)
 tanh = _vectorised(_tanh)
 erf = _vectorised(_erf)
+erfc = _vectorised(_erfc)
