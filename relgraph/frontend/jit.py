@@ -232,6 +232,8 @@ class JitFunction:
         self.last: Specialization | None = None
         # The fast path's (specialization, how to call it) by the arguments' keys.
         self._runs: dict[tuple, tuple[Specialization, Callable[..., Any]]] = {}
+        # The last positional call's specialization; None after Python scalars
+        self._again: Specialization | None = None
         self._lock = threading.Lock()
         functools.update_wrapper(self, fn)
 
@@ -261,16 +263,25 @@ class JitFunction:
             call = self._bind(args, kwargs)
             self.last = spec = self._lookup(call)
             return _caller(spec)(*call.values)
+        # A loop's case: the last call's types, shapes and dtypes (its kernel's checks)
+        again = self._again
+        if again is not None and again.function.repeat_call is not None:
+            found = again.function.repeat_call(args, None)
+            if found is not None:
+                self.last = again
+                return found if again.function.single else rebuild(again.rewritten, iter(found))
         # The common case: positional arrays, keyed by (type, dtype, ndim) in C.
         try:
-            key = tuple(map(_SIGNATURE_OF, args))
+            key, exact = tuple(map(_SIGNATURE_OF, args)), True
         except AttributeError:  # a Python scalar (a constant of the program), a list
-            key = tuple(map(_loose_key, args))
+            key, exact = tuple(map(_loose_key, args)), False
         found = self._runs.get(key)
         if found is None:
             found = self._runs[key] = self._runner(args)
         self.last, run = found
-        return run(*args)
+        result = run(*args)
+        self._again = self.last if exact else None  # by sizes, run picked self.last
+        return result
 
     def _runner(self, args: tuple) -> tuple[Specialization, Callable[..., Any]]:
         """The specialization for positional ``args`` and how to call it with such

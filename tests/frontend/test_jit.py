@@ -503,3 +503,33 @@ def test_python_scalar_arguments_are_constants_found_by_value(rng):
         v = rng.normal(size=n)
         np.testing.assert_array_equal(g(v, k), v[: n - k] * k)
     assert len(g.specializations) == 3
+
+
+def test_a_call_like_the_last_runs_without_a_lookup(rng, monkeypatch):
+    """A call with the last call's types, shapes and dtypes goes straight to its
+    kernel's checked fast call (no key, no lookup); any other call still finds its
+    own specialization: sizes read, tuples returned, Python scalars, a missing
+    argument, other dtypes."""
+    from relgraph.frontend import jit as jit_module
+
+    keys = []
+    signature_of = jit_module._SIGNATURE_OF
+    monkeypatch.setattr(jit_module, "_SIGNATURE_OF", lambda a: keys.append(1) or signature_of(a))
+    f = rg.jit(lambda x, y: (x[: x.shape[0] - 1] * y[0], [np.sum(x)]), compile="eager")
+    x3, x4, y = rng.normal(size=3), rng.normal(size=4), np.array([2.0])
+    for x in (x3, x3, x4, x3, x3, x3.astype(np.float32), x3):
+        got = f(x, y)
+        assert type(got) is tuple and type(got[1]) is list
+        np.testing.assert_array_equal(got[0], x[:-1] * 2.0)
+        np.testing.assert_allclose(got[1][0], np.sum(x), rtol=1e-6)
+        assert f.last.function.inputs[0].dtype == x.dtype
+        assert len(f.last.function.outputs[0].shape) == 1
+    calls = len(keys)
+    again = f(x3, y)
+    assert len(keys) == calls and again[0] is not got[0]  # no lookup; a fresh result
+    g = rg.jit(lambda x, s: x * s, compile="eager")
+    v = rng.normal(size=5)
+    for s in (2.0, 3.0, 2.0, np.float64(4.0), np.float64(5.0), 3.0):
+        np.testing.assert_array_equal(g(v, s), v * s)
+    with pytest.raises(TypeError):
+        g(v)  # a Python scalar was a constant of the last call: not taken for granted

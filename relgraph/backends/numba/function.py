@@ -149,9 +149,10 @@ class Function:
         # The last call's argument shapes and the shapes planned for the slots: calls
         # in a loop, all of one shape, check and plan them once.
         self._last: tuple[list, list, bool] | None = None
-        # The last such call as one generated function (fastcall), and shapes the
-        # flat kernel refused (they broadcast).
-        self._fast: Callable[..., Any] | None = None
+        # The last such call as one generated function (fastcall: ``repeat_call(args)``
+        # is the results, or None for arguments of other types, shapes or dtypes),
+        # and shapes the flat kernel refused (they broadcast).
+        self.repeat_call: Callable[..., Any] | None = None
         self._fast_calls: dict[tuple, Callable[..., Any]] = {}  # by shapes and dtypes
         self._refused: list | None = None
         # An output listed twice comes back as its own array each time, not as one
@@ -286,7 +287,7 @@ class Function:
     def __call__(self, *args: Any, out: Any = None) -> Any:
         """Run the kernel on ``args``; ``out`` (an array, or one per output, None for
         "allocate") receives the results in place, as numpy's ``out=`` does."""
-        fast = self._fast
+        fast = self.repeat_call
         if fast is not None:
             found = fast(args, out)
             if found is not None:
@@ -344,7 +345,7 @@ class Function:
         key = (tuple(shapes), tuple(v.dtype for v in values[: len(self.inputs)]))
         made = self._fast_calls.get(key)
         if made is not None:
-            self._fast = made
+            self.repeat_call = made
             return
         if self._kernel is None or self.compile == "never" or shapes == self._refused:
             return
@@ -359,13 +360,13 @@ class Function:
             outputs.append((shape, dtype))
 
         def refuse() -> None:  # the kernel raised: shapes that broadcast
-            self._fast, self._refused = None, shapes
+            self.repeat_call, self._refused = None, shapes
             self._fast_calls.pop(key, None)
 
         known = all(shape is not None for shape in planned)  # else the kernel's shape
         if len(self._fast_calls) >= FAST_CALLS:
             self._fast_calls.clear()
-        self._fast = self._fast_calls[key] = fast_call(
+        self.repeat_call = self._fast_calls[key] = fast_call(
             self._kernel, shapes, key[1], outputs, self.single, refuse, known,
             scalars=self.scalar_dtypes,
         )  # fmt: skip

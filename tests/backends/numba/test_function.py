@@ -541,9 +541,9 @@ def test_repeated_calls_of_one_shape_take_the_fast_call_and_agree_with_the_check
     a_before = a.copy()
     want = np.exp(a) * b + np.log1p(b * b)
     first = f(a, b)
-    assert f._fast is None  # one call of these shapes: not yet worth generating
+    assert f.repeat_call is None  # one call of these shapes: not yet worth generating
     second = f(a, b)
-    assert f._fast is not None
+    assert f.repeat_call is not None
     np.testing.assert_allclose(second, want, rtol=1e-14)
     assert second is not first and not np.shares_memory(first, second)  # new arrays
     second[:] = 0.0  # a result the caller holds is the caller's
@@ -583,15 +583,15 @@ def test_a_numpy_scalar_argument_takes_the_fast_call(rng):
     a = rng.normal(size=5)
     for value in (2.0, 3.0):
         f(a, np.float64(value))
-    assert f._fast is not None
+    assert f.repeat_call is not None
     for value in (np.float64(0.5), np.float64(np.inf), np.float64(-0.0), np.float64(np.nan)):
         with np.errstate(all="ignore"):
             want = np.log(value) - value * a
-            np.testing.assert_array_equal(f._fast((a, value)), want)
+            np.testing.assert_array_equal(f.repeat_call((a, value)), want)
             np.testing.assert_array_equal(f(a, value), want)
     assert len(f._fast_calls) == 1
     for other in (0.5, np.float32(0.5), np.array(0.5)):  # the checked call
-        assert f._fast((a, other)) is None
+        assert f.repeat_call((a, other)) is None
         np.testing.assert_allclose(f(a, other), np.log(0.5) - 0.5 * a, rtol=1e-15)
 
 
@@ -605,14 +605,14 @@ def test_a_scalar_output_takes_the_fast_call_as_a_0d_array_of_its_dtype(rng, dty
     f = rg.function([x], rg.sum(x), compile="eager")
     g = rg.function([x], [rg.sum(x), x * x], compile="eager")
     checked, (checked_sum, checked_sq) = f(a), g(a)
-    assert f._fast is None and g._fast is None
+    assert f.repeat_call is None and g.repeat_call is None
     for _ in range(2):
         fast, (fast_sum, fast_sq) = f(a), g(a)
         for got, want in ((fast, checked), (fast_sum, checked_sum), (fast_sq, checked_sq)):
             assert type(got) is np.ndarray and got.dtype == want.dtype
             assert got.shape == want.shape and got is not want
             np.testing.assert_array_equal(got, want)
-    assert f._fast is not None and g._fast is not None
+    assert f.repeat_call is not None and g.repeat_call is not None
     assert checked.shape == () and checked.dtype == np.sum(a).dtype
     np.testing.assert_array_equal(checked, np.sum(a))
 
