@@ -256,8 +256,12 @@ def _emit_row_blocks(
     if check:  # outside the parallel loop, which a raise inside would make serial
         lines.append(check.format(**names))
     keep = g.op_keeps_dims(node)
+    flat = whole and all(nd == 2 for _, nd in leaves)
+    if flat:  # leaves of the region's shape, C-contiguous: one run of elements a block
+        _flat_views(g, out, leaves, v)
     after = _open_blocks(g, node, passes, v, (blocked, mapped, whole))
     ind = v["ind"]
+    start = len(lines)
 
     def fill(load: dict[str, str]) -> None:
         value = g._local(x, v["e_"]) if region else load[leaves[0][0]]
@@ -270,6 +274,10 @@ def _emit_row_blocks(
     if mapped:  # the first pass folds the row as it is written
         lines.extend(_each_row(v)[2:])
     g.fast_or_generic(same, fill, fast, generic, ind)
+    if flat:
+        lines[start:] = [*_flat_fill(g, out, (x, region, leaves), v), "    else:"] + [
+            f"    {line}" for line in lines[start:]
+        ]
     dtype = dtype_expr(typeof(node).dtype)
     if whole:  # one pass, no map: the block folded at once, whatever its rows' length
         _passes(g, passes, names, buf, f"{v['count']} * {n}", v["k"], "    ")
@@ -282,6 +290,36 @@ def _emit_row_blocks(
     lines.append(f"{ind}{out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
     if after is not None:
         after()
+
+
+def _flat_views(g: Any, out: str, leaves: list, v: dict) -> None:
+    """Whether every leaf has the region's shape and is C-contiguous, and each leaf's
+    elements as one vector where so (an empty one where not)."""
+    rows, n = v["rows"], v["n"]
+    tests = [f"{a}.shape == ({rows}, {n}) and {a}.flags.c_contiguous" for a, _ in leaves]
+    g.lines.append(f"{out}_flat = {' and '.join(tests)}")
+    for a, _ in leaves:
+        flat = f"np.ascontiguousarray({a} if {out}_flat else {a}[:0]).reshape(-1)"
+        g.lines.append(f"{out}_{a}_w = {flat}")  # named per region: another reads a too
+
+
+def _flat_fill(g: Any, out: str, operand: tuple, v: dict) -> list[str]:
+    """A block's values in one loop over its run of elements (the rows' values in the
+    same order: the same sums, bit for bit): a column of 10**6 rows as fast as a
+    vector, where a loop per row of one element took twice as long."""
+    (x, region, leaves), count, n = operand, v["count"], v["n"]
+    t, base = f"{out}_t", f"{out}_base"
+    views = {a: f"{out}_{a}_v" for a, _ in leaves}
+    body = g._body(region, {a: f"{w}[{t}]" for a, w in views.items()}, v["e_"])
+    value = g._local(x, v["e_"]) if region else f"{views[leaves[0][0]]}[{t}]"
+    return [
+        f"    if {out}_flat:",
+        f"        {base} = {v['first']} * {n}",
+        *(f"        {w} = {out}_{a}_w[{base} : {base} + {count} * {n}]" for a, w in views.items()),
+        f"        for {t} in range({count} * {n}):",
+        *(f"            {line}" for line in body),
+        f"            {v['buf']}[{t}] = {value}",
+    ]
 
 
 def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple) -> Any:

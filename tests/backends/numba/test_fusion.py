@@ -192,6 +192,30 @@ def test_the_sum_of_a_matrix_region_is_folded_a_block_at_a_time(keepdims, parall
             np.testing.assert_allclose(got, want, rtol=1e-12, equal_nan=True)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_sum_of_a_region_of_same_shape_leaves_folds_its_elements_in_one_run(parallel, rng):
+    """Where every matrix the region reads has its shape and is C-contiguous, a block
+    is one run of elements (a tall column as fast as a vector): the same values in the
+    same order as row by row, so the same sum bit for bit; a row broadcast or a
+    transposed view takes the rows."""
+    x, y = rg.matrix("x"), rg.matrix("y")
+    term = rg.sum(x * y + 1.0)
+    source = lower([x, y], [term], parallel=parallel).source
+    assert "_flat" in source and full_size_arrays(source) == 0
+    f = rg.function([x, y], term, compile="eager")
+    g = rg.function([x, y], rg.sum(x * y.T + 1.0), compile="eager")  # a view: by rows
+    for shape in ((0, 3), (3, 0), (5000, 1), (1, 5000), (700, 3), (2049, 2)):
+        a, b = rng.standard_normal(shape), rng.standard_normal(shape)
+        if a.size:
+            a[0, 0], b[-1, -1] = np.inf, 1e308
+        row = b[:1] if shape[0] else b
+        with np.errstate(all="ignore"):
+            got, by_rows = f(a, np.broadcast_to(row, shape).copy()), f(a, row)
+            np.testing.assert_allclose(got, np.sum(a * row + 1.0), rtol=1e-12)
+            assert got == by_rows or (np.isnan(got) and np.isnan(by_rows))
+            np.testing.assert_allclose(g(a, b.T.copy()), np.sum(a * b + 1.0), rtol=1e-12)
+
+
 def test_a_region_reading_a_value_computed_after_the_rows_runs_after_it(rng):
     x, v = rg.matrix("x"), rg.vector("v")
     term = x / rg.sum(x, axis=1, keepdims=True) * rg.max(v)  # max(v) comes after the sums
