@@ -3,7 +3,8 @@
 A rule is a format string over the operands' scalar expressions (a variadic Op
 folds it left to right), registered by Op here, beside the others and not on the
 Op: another backend keeps its own.  A rule may give other forms for some result
-dtypes: a vectorising one for float64 (:mod:`relgraph.backends.numba.vecmath`),
+dtypes: a vectorising one for float64 (:mod:`relgraph.backends.numba.vecmath`,
+:mod:`~relgraph.backends.numba.vecspecial`),
 integer semantics where numpy's differ, and int64 arithmetic that must wrap.
 """
 
@@ -117,8 +118,8 @@ def _cast(dtype: np.dtype, operands: Sequence[Any]) -> str:
     return "({0} != 0)" if dtype == np.bool_ else f"np.{dtype.name}({{0}})"
 
 
-def _vec(name: str) -> str:
-    return f"vecmath.{name}(np.float64({{0}}))"
+def _vec(name: str, module: str = "vecmath") -> str:
+    return f"{module}.{name}(np.float64({{0}}))"
 
 
 _ = register_scalar_code
@@ -158,7 +159,7 @@ _(ops.softplus, "kernels.scalar_softplus(np.float64({0}))", f64=_vec("softplus")
 _(ops.log1mexp, "kernels.scalar_log1mexp(np.float64({0}))")
 _(ops.logaddexp, "np.logaddexp({0}, {1})",
   f64="vecmath.logaddexp(np.float64({0}), np.float64({1}))")  # fmt: skip
-_(ops.erf, "math.erf({0})", f64=_vec("erf"))
+_(ops.erf, "math.erf({0})", f64=_vec("erf", "vecspecial"))
 _(ops.less, "({0} < {1})")
 _(ops.less_equal, "({0} <= {1})")
 _(ops.greater, "({0} > {1})")
@@ -187,10 +188,10 @@ _(ops.isnan, "np.isnan({0})", int="False")
 _(ops.isinf, "np.isinf({0})", int="False")
 _(ops.isfinite, "np.isfinite({0})", int="True")
 _(ops.ndtr, "kernels.scalar_ndtr(np.float64({0}))",
-  f64="(0.5 * vecmath.erfc(np.float64({0}) * -0.7071067811865476))")  # fmt: skip
-_(ops.log_ndtr, "kernels.scalar_log_ndtr(np.float64({0}))")
+  f64="(0.5 * vecspecial.erfc(np.float64({0}) * -0.7071067811865476))")  # fmt: skip
+_(ops.log_ndtr, "kernels.scalar_log_ndtr(np.float64({0}))", f64=_vec("log_ndtr", "vecspecial"))
 _(ops.xlogy, "(0.0 if ({0} == 0 and {1} == {1}) else {0} * np.log({1}))")
 _(ops.gammaln, "(-np.inf if {0} == -np.inf else math.lgamma({0}))")
-_(ops.erfc, "math.erfc({0})", f64=_vec("erfc"))
+_(ops.erfc, "math.erfc({0})", f64=_vec("erfc", "vecspecial"))
 _(ops.erfcx, "kernels.scalar_erfcx(np.float64({0}))")
 _(ops.expand_as, "{0}")  # the loop runs over x's shape; the value is g's

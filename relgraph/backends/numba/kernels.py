@@ -101,11 +101,12 @@ def scalar_ndtr(x):
 
 @njit(inline="always", error_model="numpy")
 def scalar_log_ndtr(x):
-    """log(ndtr(x)): log1p of the upper tail above -1, the log of the tail down to -20,
-    and below it the asymptotic series of Abramowitz and Stegun 26.2.12 (as scipy)."""
+    """log(ndtr(x)): log1p of the upper tail above -1, the log of the tail down to -37,
+    and below it the asymptotic series of Abramowitz and Stegun 26.2.12 (scipy's from
+    -20, where its terms leave 2.5e-12 of the series: 86 ulp of the result)."""
     if x > -1.0:
         return np.log1p(-0.5 * math.erfc(x * _SQRT_HALF))
-    if x > -20.0:
+    if x > -37.0:
         return np.log(0.5 * math.erfc(-x * _SQRT_HALF))
     r = 1.0 / (x * x)
     series = 1.0 - r * (1.0 - 3.0 * r * (1.0 - 5.0 * r * (1.0 - 7.0 * r * (1.0 - 9.0 * r))))

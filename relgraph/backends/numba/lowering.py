@@ -289,7 +289,7 @@ class _Generator:
                 "import math",
                 "import numpy as np",
                 "from numba import njit, prange",
-                "from relgraph.backends.numba import kernels, linalg_kernels, vecmath",
+                "from relgraph.backends.numba import kernels, linalg_kernels, vecmath, vecspecial",
                 *self.globals,
                 "",
                 "",
@@ -593,8 +593,8 @@ class _Generator:
 
 
 def _inlines(node: Term) -> bool:
-    """Whether ``node``'s code inlines a :mod:`relgraph.backends.numba.vecmath` function."""
+    """Whether ``node``'s code inlines a vecmath or vecspecial function."""
     if not node.op.elementwise:
         return False
-    code = scalar_code(node.op, typeof(node).dtype, node.op.operands(node.args))
-    return code is not None and "vecmath." in code and bool(libm_code(node.op))
+    code = scalar_code(node.op, typeof(node).dtype, node.op.operands(node.args)) or ""
+    return ("vecmath." in code or "vecspecial." in code) and bool(libm_code(node.op))

@@ -8,7 +8,7 @@ import pytest
 from numba import njit
 
 import relgraph as rg
-from relgraph.backends.numba import vecmath
+from relgraph.backends.numba import kernels, vecmath, vecspecial
 from relgraph.backends.numba.lowering import lower
 
 SPECIAL = np.array([
@@ -35,7 +35,7 @@ _sigmoid_all = _over_array(vecmath.sigmoid)
 _softplus_all = _over_array(vecmath.softplus)
 _tanh_all = _over_array(vecmath.tanh)
 _log_all = _over_array(vecmath.log)
-_erf_all = _over_array(vecmath.erf)
+_erf_all = _over_array(vecspecial.erf)
 
 
 def _reference(fn):
@@ -284,7 +284,7 @@ def test_exp_term_is_exp_but_zero_where_exp_is_subnormal(rng):
     )
 
 
-_erfc_all = _over_array(vecmath.erfc)
+_erfc_all = _over_array(vecspecial.erfc)
 
 
 def test_erfc_is_within_six_ulp_of_the_exact_value_everywhere(rng):
@@ -325,8 +325,36 @@ def test_compiled_ndtr_and_erfc_vectorise_and_match_libm(rng):
         worst, special_mismatches = ulp_error(got, want)
         assert worst <= 8.0 and special_mismatches == 0
     v = rg.vector("v")
-    source = lower([v], [rg.ndtr(v) + rg.erfc(v)]).source
-    assert "vecmath.erfc" in source and "math.erfc" not in source.replace("vecmath.erfc", "")
+    source = lower([v], [rg.ndtr(v) + rg.erfc(v) + rg.log_ndtr(v)]).source
+    assert "vecspecial.erfc" in source and "vecspecial.log_ndtr" in source
+    assert "math.erfc" not in source.replace("vecspecial.erfc", "")
     x32 = np.concatenate([rng.normal(0, 3, 1000), [0.0, -0.0, np.inf, -np.inf, np.nan]])
     x32 = x32.astype(np.float32)
     np.testing.assert_allclose(rg.jit(special.ndtr)(x32), special.ndtr(x32), rtol=1e-6)
+
+
+_log_ndtr_all = _over_array(vecspecial.log_ndtr)
+
+
+def test_log_ndtr_is_within_four_ulp_of_the_exact_value_below_zero(rng):
+    """``log_ndtr`` against mpmath where ndtr is below 1/2 (every form: erfc's log,
+    the asymptotic series below -37, on both sides of -20, scipy's switch, where its
+    series leaves 86 ulp); above, the same value as the libm form within 1e-15 (both
+    inherit erfc's sensitivity to the rounding of x/sqrt(2), as scipy's does)."""
+    import mpmath
+
+    x = np.concatenate([
+        rng.uniform(-1e5, -37, 300), rng.uniform(-38, -36, 300), rng.uniform(-37, -1, 1000),
+        rng.uniform(-20.5, -19.5, 300), rng.uniform(-1, 0, 300),
+    ])  # fmt: skip
+    got = np.empty_like(x)
+    _log_ndtr_all(x, got)
+    with mpmath.workdps(50):
+        exact = np.array([float(mpmath.log(mpmath.ncdf(mpmath.mpf(float(v))))) for v in x])
+    assert np.max(np.abs(got - exact) / np.spacing(np.abs(exact))) <= 4.0
+    x = np.concatenate([rng.normal(0, 10, 10**5), SPECIAL, [-37.0, -20.0, 40.0, -1e200]])
+    got, libm = np.empty_like(x), np.empty_like(x)
+    _log_ndtr_all(x, got)
+    _over_array(kernels.scalar_log_ndtr)(x, libm)
+    np.testing.assert_allclose(got, libm, rtol=1e-15, atol=0, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(libm))
