@@ -93,9 +93,13 @@ def matvec_matrices(nodes: Iterable[Any]) -> set[Any]:
 
 def calls_blas(nodes: Iterable[Any]) -> bool:
     """Whether any of ``nodes`` is a product that BLAS computes (not a float
-    matrix-vector product): kernels on blocks of rows would run BLAS's threads against
-    each other (exp(-(X @ Y.T)) at 10^4 x 100: 2.4 ms serial, 2.7 on two blocks)."""
-    return any(isinstance(n.op, (Dot, Matmul)) and not _float_matvec(n) for n in nodes)
+    matrix-vector product) or a LAPACK routine: kernels on blocks of rows would run
+    BLAS's threads against each other (exp(-(X @ Y.T)) at 10^4 x 100: 2.4 ms serial,
+    2.7 on two blocks), and a ``prange`` kernel against them (8 ms)."""
+    return any(
+        isinstance(n.op, LinalgOp) or (isinstance(n.op, (Dot, Matmul)) and not _float_matvec(n))
+        for n in nodes
+    )
 
 
 def own_loop(matrix: Any) -> bool:

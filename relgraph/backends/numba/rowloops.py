@@ -31,6 +31,7 @@ __all__ = ["emit_row_loop", "epilogues", "CHUNK", "ROW_BLOCK", "EXTREMES"]
 
 CHUNK = 4096  # elements per parallel chunk of a vector's reduction
 ROW_BLOCK = 2048  # elements per block of a matrix's rows (one row where rows are longer)
+ROW_CHUNK = 64  # rows per iteration of a parallel loop that folds each row on its own
 # The row loops' max and min updates (relgraph.ops.reductions): kernels' lane helpers.
 EXTREMES = {
     "if {v} > {acc} or {v} != {v}: {acc} = {v}": "max",
@@ -259,6 +260,7 @@ def _emit_row_blocks(
     flat = whole and all(nd == 2 for _, nd in leaves)
     if flat:  # leaves of the region's shape, C-contiguous: one run of elements a block
         _flat_views(g, out, leaves, v)
+    opened = len(lines)
     after = _open_blocks(g, node, passes, v, (blocked, mapped, whole))
     ind = v["ind"]
     start = len(lines)
@@ -290,6 +292,8 @@ def _emit_row_blocks(
     lines.append(f"{ind}{out}[{i}{', 0' if keep else ''}] = {dtype}({result.format(**names)})")
     if after is not None:
         after()
+    if g.parallel and not blocked:
+        _in_chunks(lines, lines.index(f"for {i} in prange({rows}):", opened), v)
 
 
 def _flat_views(g: Any, out: str, leaves: list, v: dict) -> None:
@@ -352,6 +356,24 @@ def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple)
     if g.parallel:
         lines.extend(f"    {a}" for a in allocate)
     return after
+
+
+def _in_chunks(lines: list[str], head: int, v: dict) -> None:
+    """A prange loop over rows (from ``lines[head]``, its buffers allocated first in
+    its body) as a prange loop over chunks of ``ROW_CHUNK`` rows, each allocating the
+    buffers once: a row of 8 elements allocated its buffer per row, on every thread
+    (``angle_between`` at 125,000 rows: 5.3 ms, slower than the serial kernel's 4.4)."""
+    i, rows, c = v["i"], v["rows"], v["b"]
+    body = lines[head + 1 :]
+    allocated = 0
+    while allocated < len(body) and " = np.empty(" in body[allocated]:
+        allocated += 1
+    lines[head:] = [
+        f"for {c} in prange(({rows} + {ROW_CHUNK - 1}) // {ROW_CHUNK}):",
+        *body[:allocated],
+        f"    for {i} in range({c} * {ROW_CHUNK}, min({c} * {ROW_CHUNK} + {ROW_CHUNK}, {rows})):",
+        *(f"    {line}" for line in body[allocated:]),
+    ]
 
 
 def _each_row(v: dict) -> list[str]:

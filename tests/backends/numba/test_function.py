@@ -124,7 +124,7 @@ def test_large_inputs_run_one_kernel_or_the_parallel_kernel(rng):
     np.testing.assert_allclose(
         f(X, Y), np.exp(X) * Y + np.log1p(Y * Y) - X / Y, rtol=1e-13, atol=1e-15
     )
-    assert f._parallel is None  # row by row: the serial kernel on blocks of rows
+    assert f._parallel is not None  # the prange kernel, built on the first large call
     g = rg.function([x], x - rg.mean(x), compile="eager")  # every row before any
     np.testing.assert_allclose(g(X), X - X.mean(), rtol=1e-13, atol=1e-15)
     assert g.rows is None and g._parallel is not None  # built on the first large call
@@ -134,11 +134,39 @@ def test_large_inputs_run_one_kernel_or_the_parallel_kernel(rng):
     assert h.loop_inputs == (0,) and h._parallel is not None
 
 
+def test_a_large_call_runs_on_blocks_of_rows_until_the_prange_kernel_is_ready(rng, monkeypatch):
+    """With kernels compiled in the background, a large call runs the serial kernel
+    on blocks of rows on threads while the ``prange`` kernel compiles, then that
+    kernel, whose sums fold in the serial kernel's order (the same bits); where BLAS
+    runs, always the blocks (BLAS's threads would spin against prange's)."""
+    from relgraph.backends.numba.background import COMPILER
+
+    on_blocks = []
+    run_blocks = function_module.run_blocks
+    monkeypatch.setattr(
+        function_module, "run_blocks", lambda *a: on_blocks.append(1) or run_blocks(*a)
+    )
+    x, A, W = rg.vector("x"), rg.matrix("A"), rg.matrix("W")
+    f = rg.function([x], rg.sum(rg.exp(x) * 1e-3), compile="background")
+    X = rng.normal(size=1 << 17)
+    assert f.wait()
+    first = f(X)
+    assert on_blocks and COMPILER.idle(timeout=120) and f._parallel is not None
+    on_blocks.clear()
+    again = f(X)
+    assert not on_blocks and again == f.kernel(X)[0]  # prange: the serial kernel's sum
+    np.testing.assert_allclose([first, again], np.sum(np.exp(X) * 1e-3), rtol=1e-12)
+    g = rg.function([A, W], rg.exp(-(A @ W)) + A, compile="eager")  # A read by a loop
+    M, V = rng.normal(size=(1 << 9, 1 << 8)), rng.normal(size=(1 << 8, 1 << 8)) / 16
+    np.testing.assert_allclose(g(M, V), np.exp(-(M @ V)) + M, rtol=1e-12)
+    assert on_blocks and g.blas and g._parallel is None
+
+
 def test_a_matrix_only_a_skinny_product_reads_makes_a_call_large(rng, monkeypatch):
     """X in sum(softplus(X @ w)) is read by no fused loop, only by the product, which
-    for a matrix of at most SKINNY columns is the kernel's own loop: a large X runs on
-    blocks of rows.  A wider matrix's product is BLAS's, which has threads of its own:
-    no blocks."""
+    for a matrix of at most SKINNY columns is the kernel's own loop: a large X runs in
+    parallel (the prange kernel).  A wider matrix's product is BLAS's, which has
+    threads of its own: the serial kernel."""
     X, w = rg.matrix("X"), rg.vector("w")
     narrow = rg.function([X, w], rg.sum(rg.softplus(X @ w)), compile="eager")
     wide = rg.function([X, w], rg.sigmoid(X @ w), compile="eager")
@@ -148,10 +176,10 @@ def test_a_matrix_only_a_skinny_product_reads_makes_a_call_large(rng, monkeypatc
     monkeypatch.setattr(function_module, "run_blocks", lambda *a: calls.append(a) or real(*a))
     x, v = rng.normal(size=(1 << 14, 8)), rng.normal(size=8)  # 2 ** 17 elements
     np.testing.assert_allclose(narrow(x, v), np.sum(np.logaddexp(0.0, x @ v)), rtol=1e-12)
-    assert len(calls) == 1
+    assert narrow._parallel is not None and not calls
     x, v = rng.normal(size=(300, 300)), rng.normal(size=300)
     np.testing.assert_allclose(wide(x, v), 1.0 / (1.0 + np.exp(-(x @ v))), rtol=1e-12)
-    assert len(calls) == 1
+    assert wide._parallel is None and not calls
 
 
 def test_one_fused_loop_without_temporaries():

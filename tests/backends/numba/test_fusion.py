@@ -258,7 +258,30 @@ def test_large_inputs_run_the_rows_in_parallel(rng):
     expected = np.exp(a - a.max(1, keepdims=True))
     expected /= expected.sum(1, keepdims=True)
     np.testing.assert_allclose(f(a), expected, rtol=1e-12)
-    assert "prange(t" in lower([x], [softmax(x)], parallel=True).source
+    assert f._parallel is not None  # 180,000 elements: the prange kernel
+    assert "prange((t" in lower([x], [softmax(x)], parallel=True).source  # chunks of rows
+
+
+def test_short_rows_run_in_parallel_chunks_with_a_buffer_each(rng):
+    """A prange loop folding each row on its own runs chunks of ROW_CHUNK rows, each
+    allocating its row buffer once (rows of 8: one allocation per row was slower
+    than the serial kernel), with the serial kernel's values bit for bit: row counts
+    around a chunk's, an epilogue in the rows, special values."""
+    x = rg.matrix("x")
+    term = x / rg.sqrt(rg.sum(x * x, axis=1, keepdims=True))
+    source = lower([x], [term], parallel=True).source
+    body = source[source.index("prange(") :]
+    assert "prange((t" in source and body.count("np.empty(") == 1
+    f = rg.function([x], term, compile="eager")
+    for rows in (1, 63, 64, 65, 70_001):
+        a = rng.standard_normal((rows, 8))
+        a[0, :2] = np.inf, np.nan
+        with np.errstate(all="ignore"):
+            got = f.parallel_kernel(a, np.empty_like(a))[0]
+            serial = f.kernel(a, np.empty_like(a))[0]
+            want = a / np.sqrt(np.sum(a * a, axis=1, keepdims=True))
+        np.testing.assert_array_equal(got, serial)
+        np.testing.assert_allclose(got, want, rtol=1e-13, equal_nan=True)
 
 
 @pytest.mark.parametrize("k", [1, 3, 16, 17])

@@ -1,5 +1,6 @@
-"""Large calls run the one serial kernel on blocks of rows, on threads: the same
-values, dtypes and shapes as the whole call, and as numpy."""
+"""Large calls run the one serial kernel on blocks of rows, on threads (until their
+prange kernel is ready, and where BLAS runs): the same values, dtypes and shapes as
+the whole call, and as numpy."""
 
 import os
 import threading
@@ -8,8 +9,9 @@ import numpy as np
 import pytest
 
 import relgraph as rg
-from relgraph.backends.numba import rowblocks
-from relgraph.backends.numba.rowblocks import row_split
+from relgraph.backends.numba import function as function_module, rowblocks
+from relgraph.backends.numba.function import Function
+from relgraph.backends.numba.rowblocks import row_split, run_blocks
 
 X, Z = rg.matrix("X"), rg.matrix("Z")
 w, v = rg.vector("w"), rg.vector("v")
@@ -84,6 +86,13 @@ def arguments(inputs, rng):
     return out
 
 
+@pytest.fixture(autouse=True)
+def on_blocks(monkeypatch):
+    """Every large call here runs on blocks, as it does while its prange kernel is
+    compiling (the prange kernels have tests of their own)."""
+    monkeypatch.setattr(Function, "_on_blocks", lambda self, eager: True)
+
+
 @pytest.fixture
 def threads(monkeypatch):
     """Four blocks whatever the machine's cores (a one-core CI runner included)."""
@@ -114,10 +123,12 @@ def test_blocks_agree_with_one_block_and_numpy(name, rng, monkeypatch):
     inputs, outputs, combine = GRAPHS[name]
     args = arguments(inputs, rng)
     f = rg.function(inputs, outputs, compile="eager")
+    ran = []
+    monkeypatch.setattr(function_module, "run_blocks", lambda *a: ran.append(1) or run_blocks(*a))
     whole, got = one_block_and_four(f, args, monkeypatch)
+    assert len(ran) == 2  # both calls on blocks (one of them a single block)
     with np.errstate(all="ignore"):
         want = rg.function(inputs, outputs, compile="never")(*args)
-    assert f._parallel is None
     for g, one, e, how in zip(got, whole, want, combine):
         assert g.dtype == e.dtype and g.shape == e.shape
         if how is None:
