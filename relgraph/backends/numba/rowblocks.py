@@ -1,4 +1,6 @@
-"""One serial kernel for every size: large calls run it on blocks of rows, on threads.
+"""Large calls on blocks of rows, on threads, with the serial kernel: until the
+``prange`` kernel is compiled, and where BLAS or LAPACK runs (their own threads would
+spin against ``prange``'s).
 
 A function whose outputs are computed row by row (``softmax`` over axis 1, an
 elementwise expression, ``X @ w``) gives the same values when its row-aligned inputs
@@ -8,8 +10,10 @@ such rows (``sum(y * log(p))``) combines the blocks' partial results (``sum``,
 ``prod``, whose order decides whether a 0 meets an overflow: numpy's 0 would be
 ``0 * inf = nan``).  The kernels release the GIL, so the blocks run at once on a
 thread pool with as many threads as Numba would use (``NUMBA_NUM_THREADS``, else the
-cores this process may run on): large inputs need no second, ``prange`` kernel, whose
-compile costs about three times the serial one's.
+cores this process may run on): a large call runs at once, while the ``prange``
+kernel, whose compile costs about three times the serial one's, is built in the
+background (it then runs large calls: no Python between its threads, and its sums
+fold in the serial kernel's order).
 
 :func:`row_split` finds which inputs are cut, and proves the cut safe: every node
 whose axis 0 is the rows' axis gets it only from row-aligned operands, and every
