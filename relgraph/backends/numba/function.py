@@ -175,6 +175,7 @@ class Function:
         self.blas = calls_blas(nodes)
         self.by_outputs = self.rows is not None and not self.blas
         self._parallel: Callable | None = None
+        self._large = 0  # large calls on blocks so far: the second wants the prange kernel
         self._general: Callable | None = None  # built when shapes first broadcast
         self.compile = compile
         self._ready = threading.Event()  # the serial kernel is built, or failed
@@ -424,10 +425,11 @@ class Function:
         """The kernels' results, or None where a kernel this call needs is not ready
         (with ``compile="background"``; ``"eager"`` compiles it now and waits).
 
-        A large call runs the ``prange`` kernel, compiled when a large call first
+        A large call runs the ``prange`` kernel, compiled when a second large call
         comes; until it is ready (and always where BLAS or LAPACK runs: their own
         threads would spin against the kernel's), the serial kernel on blocks of rows,
-        on threads, where the graph allows it (:mod:`~relgraph.backends.numba.rowblocks`).
+        on threads, where the graph allows it (:mod:`~relgraph.backends.numba.rowblocks`;
+        else the ``prange`` kernel from the first large call).
         The ``prange`` kernel folds its sums in the serial kernel's order and needs no
         Python between threads: a map over 10^6 elements (``log(lam) - lam * x``) took
         0.59 ms on two blocks, 0.32 ms so."""
@@ -439,7 +441,7 @@ class Function:
                 elif not v.flags.c_contiguous:
                     values[i] = np.ascontiguousarray(v)
         if large and self.rows is not None and self._on_blocks(eager):
-            if not self.blas:
+            if not self.blas and self._large > 1:
                 self._wanted.append("parallel_kernel")
             if eager or self._kernel is not None:
                 kernel = self.kernel
@@ -458,8 +460,13 @@ class Function:
 
     def _on_blocks(self, eager: bool) -> bool:
         """Whether a large call (which the graph lets run on blocks of rows) runs the
-        serial kernel on blocks: where BLAS runs, or until the prange kernel is ready."""
-        return self.blas or (not eager and self._parallel is None)
+        serial kernel on blocks: where BLAS runs, on the first large call (a function
+        called once at that scale pays for no second kernel), and until the prange
+        kernel is ready."""
+        if self.blas or self._parallel is not None:
+            return self.blas
+        self._large += 1
+        return self._large == 1 or not eager
 
     def _serial(self, values: list, kernel: Callable) -> Any:
         """A serial kernel's results (the general kernel's where shapes broadcast), or
