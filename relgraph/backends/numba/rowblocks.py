@@ -1,6 +1,6 @@
-"""Large calls on blocks of rows, on threads, with the serial kernel: until the
-``prange`` kernel is compiled, and where BLAS or LAPACK runs (their own threads would
-spin against ``prange``'s).
+"""Large calls on blocks of rows, on threads, with the serial kernel: a function's
+first, those until its ``prange`` kernel is compiled, and where BLAS or LAPACK runs
+(their own threads would spin against ``prange``'s).
 
 A function whose outputs are computed row by row (``softmax`` over axis 1, an
 elementwise expression, ``X @ w``) gives the same values when its row-aligned inputs
