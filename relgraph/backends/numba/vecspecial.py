@@ -6,7 +6,8 @@ inside Numba loops, built as :mod:`relgraph.backends.numba.vecmath`'s functions 
 (within 2 ulp of libm's).  ``erfc``: the same forms without the cancelling ``1 -``,
 and ``exp(-x*x)`` from ``x*x`` as a double and its rounding error (within 6 ulp of
 the exact value: libm's erfc, which it replaces in ``ndtr``, within 4; scipy's up to
-32).  ``log_ndtr``: scipy's three forms, with one ``erfc`` and one ``log`` for all.
+32).  ``log_ndtr``: scipy's three forms, one ``erfc`` for all three and one ``log``
+for the lower two.
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def _log_ndtr(x: _F) -> _F:
     """``log(ndtr(x))`` for one float64, vectorisable, in the forms scipy uses:
     ``log1p(-erfc(x/sqrt(2))/2)`` above -1, ``log(erfc(-x/sqrt(2))/2)`` down to -37,
     and below it ``-x*x/2 - log(sqrt(2 pi)) + log(series / -x)`` (the asymptotic series
-    of Abramowitz and Stegun 26.2.12), with one ``erfc`` and one ``log`` for all."""
+    of Abramowitz and Stegun 26.2.12): one ``erfc`` for all three, one ``log`` for
+    the lower two."""
     upper = x > -1.0
     e = 0.5 * _erfc(_if(upper, x, -x) * _SQRT_HALF)
     xf = _if(x > _SERIES, _SERIES, x)  # the series only where it is used
