@@ -27,6 +27,11 @@ class UnionFind(Generic[K]):
     def __init__(self) -> None:
         self._parent: dict[K, K] = {}
 
+    @property
+    def parents(self) -> dict[K, K]:
+        """Each key's parent (a root's is itself): read it, never change it."""
+        return self._parent
+
     def __len__(self) -> int:
         """How many keys were added or joined."""
         return len(self._parent)

@@ -123,6 +123,7 @@ class EGraph:
 
     def __init__(self) -> None:
         self.sets: UnionFind[int] = UnionFind()
+        self._parents = self.sets.parents
         self.classes: dict[int, EClass] = {}
         self.memo: dict[Key, int] = {}
         self.pending: list[int] = []
@@ -145,6 +146,8 @@ class EGraph:
 
     def find(self, cid: int) -> int:
         """The canonical id of class ``cid``."""
+        if self._parents.get(cid) == cid:  # a class of its own, as most are
+            return cid
         return self.sets.find(cid)
 
     def canonical(self, key: Key) -> Key:
@@ -156,7 +159,7 @@ class EGraph:
 
     # -- adding ---------------------------------------------------------------------
 
-    def _add(self, key: Key, written: Key, type_: TensorType) -> tuple[int, int]:
+    def add_node(self, key: Key, written: Key, type_: TensorType) -> tuple[int, int]:
         """The class of e-node ``key`` (canonical), made if new, and the proof id of
         ``written``: the e-node with the proof ids of its operands as written."""
         pid = self.proofs.add(written)
@@ -201,7 +204,7 @@ class EGraph:
             if flat is None and k in done:
                 continue
             if type(item) is not Term:
-                done[k] = self._add_leaf(item)
+                done[k] = self.add_leaf(item)
                 continue
             if flat is None:
                 flat = flat_form(item)
@@ -214,7 +217,8 @@ class EGraph:
             parts = [done[term_key(a)] for a in operands]
             rest = flat.args[len(operands) :]
             key = (flat.op, tuple(self.find(c) for c, _ in parts), rest)
-            cid, pid = self._add(key, (flat.op, tuple(p for _, p in parts), rest), typeof(item))
+            written = (flat.op, tuple(p for _, p in parts), rest)
+            cid, pid = self.add_node(key, written, typeof(item))
             if flat is not item:
                 pid = self._as_written(item, pid, done)
             done[k] = cid, pid
@@ -237,11 +241,12 @@ class EGraph:
         self.proofs.union(pid, flat_pid, FLATTENED)
         return pid
 
-    def _add_leaf(self, value: Any) -> tuple[int, int]:
+    def add_leaf(self, value: Any) -> tuple[int, int]:
+        """The class of leaf ``value`` (made if new) and its proof id."""
         if type(value) is Hole:
             return self.find(value.cid), self.class_ids[value.cid]
         key = leaf_key(value)
-        return self._add(key, key, typeof(value))
+        return self.add_node(key, key, typeof(value))
 
     def view_id(self, view: Any) -> int:
         """The proof id of ``view`` (a term of the graph's e-nodes, each hole standing
@@ -256,12 +261,24 @@ class EGraph:
             return self.find(self.memo[key]), self.node_ids[key]
         operands = _operands(view)
         parts = [self._view(a) for a in operands]
-        rest = view.args[len(operands) :]
-        key = (view.op, tuple(c for c, _ in parts), rest)
+        return self.shown_id(view.op, parts, view.args[len(operands) :])
+
+    def shown_id(self, op: Any, parts: list[tuple[int, int]], params: tuple) -> tuple[int, int]:
+        """The class and proof id of an e-node of the graph as a view shows it: ``op``
+        over operands given by class and proof id, linked to the e-node by congruence."""
+        key = (op, tuple(c for c, _ in parts), params)
         cid = self.find(self.memo[key])
-        pid = self.proofs.add((view.op, tuple(p for _, p in parts), rest))
+        pid = self.proofs.add((op, tuple(p for _, p in parts), params))
         self.proofs.union(pid, self.node_ids[key], CONGRUENCE)
         return cid, pid
+
+    def shown_class_id(self, cid: int) -> int:
+        """The proof id of what a view shows for class ``cid`` at its edge: its
+        constant's e-node, or the e-node that made the class (a hole stands for it)."""
+        constant = self.classes[self.find(cid)].constant
+        if constant is NO_CONSTANT:
+            return self.class_ids[cid]
+        return self.node_ids[leaf_key(constant)]
 
     def lookup(self, term: Any) -> int | None:
         """The class of ``term`` if the graph holds it (as it is, or flattened)."""

@@ -25,11 +25,13 @@ import heapq
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from tqdm.auto import tqdm
 
 from relgraph.eqsat.bfs import Direction
+from relgraph.eqsat.compiled import IN_CLASS, ClassMatcher, CompiledRule, Shown, compiled_rule
 from relgraph.eqsat.egraph import LEAF, EGraph, Key
 from relgraph.eqsat.ematch import EMatcher, matchable
 from relgraph.eqsat.identities import identity_law, wraps
@@ -69,19 +71,34 @@ class Merge:
     ``shape`` is the view of the e-node the relation ran on (``window``: on a run
     of its arguments), ``answer`` what it answered, ``result`` the new e-node's
     term (the whole node, for a window); the keys name the two e-nodes, ``ids`` the
-    proof ids of ``shape`` and ``result`` (:mod:`relgraph.eqsat.proofs`).
+    proof ids of ``shape`` and ``result`` (:mod:`relgraph.eqsat.proofs`).  A compiled
+    rule's terms are built when first read (``terms``: a function that builds them).
     """
 
     rule: Rule = field(repr=False)
     direction: Direction
-    shape: Term
     window: tuple[int, int] | None
-    answer: Any
-    result: Any
     from_key: Key = field(repr=False)
     to_key: Key = field(repr=False)
     iteration: int
     ids: tuple[int, int] = field(repr=False)
+    terms: Any = field(repr=False)  # (shape, answer, result), or a function of none
+
+    @cached_property
+    def _terms(self) -> tuple[Term, Any, Any]:
+        return self.terms() if callable(self.terms) else self.terms
+
+    @property
+    def shape(self) -> Term:
+        return self._terms[0]
+
+    @property
+    def answer(self) -> Any:
+        return self._terms[1]
+
+    @property
+    def result(self) -> Any:
+        return self._terms[2]
 
 
 @dataclass
@@ -118,8 +135,10 @@ class DirectedRule:
         # A rule knows whether its own left side takes any number of arguments.
         self.windows = getattr(relation, "windows", rule.windows)
         left = getattr(relation, "left", None)
-        #: The left-hand side, where the e-graph matches it itself (see ematch).
+        #: The left-hand side, where the e-graph matches it itself (see ematch), and
+        #: the rule run on class ids, where it can be (see compiled).
         self.pattern = left if isinstance(left, PApp) and matchable(left) else None
+        self.compiled = compiled_rule(relation)
         if isinstance(left, PApp):
             self.guide: Any = pattern_guide(left)
             self.depth = relation.depth
@@ -160,6 +179,20 @@ def directed_rules(
 
 
 # -- the loop ----------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    """A compiled rule's match: ``b`` binds its variables to classes."""
+
+    runner: DirectedRule
+    rule: CompiledRule
+    cid: int
+    key: Key
+    shape: Shown
+    b: tuple
+    below: list[int]  # the classes of the answer below its root, as found
+    types: list  # the types of the answer's e-nodes
 
 
 @dataclass
@@ -271,11 +304,12 @@ def _step(
     return active, rounds
 
 
-def _search(egraph, runners, iteration, budgets, deadline, changed, interned) -> list[_Match]:
+def _search(egraph, runners, iteration, budgets, deadline, changed, interned) -> list:
     """Every runner's matches on the classes whose views changed (all, for a runner
     that has not seen the graph as it is)."""
     views, ematcher = Views(egraph, interned), EMatcher(egraph, interned)
-    found: list[_Match] = []
+    matchers = (views, ematcher, ClassMatcher(egraph))
+    found: list[_Match | _Found] = []
     everything = list(egraph.classes)
     indexes: dict[bool, _HeadIndex] = {}  # stale runners search every class
     for runner in runners:
@@ -290,7 +324,8 @@ def _search(egraph, runners, iteration, budgets, deadline, changed, interned) ->
         runner.stale = False
         scale = 1 << runner.times_banned
         limits = (budgets.match_limit * scale, budgets.search_seconds * scale)
-        mine, over = _search_one(runner, views, ematcher, nodes, limits, deadline)
+        search = _search_one if runner.compiled is None else _search_compiled
+        mine, over = search(runner, matchers, nodes, limits, deadline)
         if over:  # egg's backoff: banned for a while, the limits doubled after
             runner.banned_until = iteration + budgets.ban_length * scale
             runner.times_banned += 1
@@ -325,9 +360,40 @@ class _HeadIndex:
         return lists[0] if len(lists) == 1 else list(heapq.merge(*lists))
 
 
-def _search_one(runner, views, ematcher, nodes, limits, deadline) -> tuple[list, str | None]:
+def _search_compiled(runner, matchers, nodes, limits, deadline) -> tuple[list, str | None]:
+    """:func:`_search_one` for a compiled rule: matches on class ids."""
+    mine: list[_Found] = []
+    (max_matches, max_seconds), m = limits, matchers[2]
+    stop = time.perf_counter() + max_seconds
+    rule, seen = runner.compiled, runner.seen
+    dropped = runner.matcher.dropped
+    for _, cid, key in nodes:
+        _check(deadline)
+        if time.perf_counter() > stop:
+            return mine, "time"
+        for b, shape in rule.matches(m, key):
+            if shape in seen:
+                continue
+            if not rule.holds(m, b):
+                seen.add(shape)
+                continue
+            reason, found = rule.check(m, b, cid, shape)
+            if reason is None:
+                below, types = found
+                mine.append(_Found(runner, rule, cid, key, shape, b, below, types))
+                if len(mine) > max_matches:
+                    return mine, "matches"
+                continue
+            if reason is not IN_CLASS:
+                dropped[reason] += 1
+            seen.add(shape)
+    return mine, None
+
+
+def _search_one(runner, matchers, nodes, limits, deadline) -> tuple[list, str | None]:
     """What ``runner`` finds on ``nodes``, and whether it went over its limit of
     matches or time."""
+    views, ematcher, _ = matchers
     mine: list[_Match] = []
     count, (max_matches, max_seconds) = 0, limits
     stop = time.perf_counter() + max_seconds
@@ -405,11 +471,17 @@ def _check(deadline: float | None) -> None:
 
 def _apply(egraph, matches, iteration, budgets, applications) -> None:
     for m in matches:
-        if m.written is not None:
+        if type(m) is _Match and m.written is not None:
             _reorder(egraph, m)
     # the proof ids of the views, taken before anything is merged
-    sources = [egraph.view_id(m.shape) for m in matches]
+    sources = [
+        egraph.view_id(m.shape) if type(m) is _Match else m.rule.shown_id(egraph, m.shape)
+        for m in matches
+    ]
     for m, source in zip(matches, sources):
+        if type(m) is _Found:
+            _apply_compiled(egraph, m, source, iteration, budgets, applications)
+            continue
         m.runner.seen.add((term_key(m.before), m.window))
         for answer in m.answers:
             result = answer
@@ -426,11 +498,35 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
             if egraph.find(new) == egraph.find(m.cid):
                 continue  # the class holds it already
             merge = Merge(
-                m.runner.rule, m.runner.direction, m.shape, m.window, answer, result,
-                m.key, to_key, iteration, (source, written),
+                m.runner.rule, m.runner.direction, m.window, m.key, to_key, iteration,
+                (source, written), (m.shape, answer, result),
             )  # fmt: skip
             egraph.merge(m.cid, new, (*merge.ids, merge))
             m.runner.applied += 1
             applications.append(merge)
             if len(egraph.memo) > budgets.max_nodes:
                 raise Stop("max_nodes")
+
+
+def _apply_compiled(egraph, m: _Found, source, iteration, budgets, applications) -> None:
+    """:func:`_apply` for a compiled rule's match: its answer added on class ids."""
+    runner, rule = m.runner, m.rule
+    runner.seen.add(m.shape)
+    if not budgets.identities and egraph.find(m.cid) in {egraph.find(c) for c in m.below}:
+        budgets.wrapped += 1
+        return
+    new, to_key, written = rule.add(egraph, m.b, m.types)
+    if egraph.find(new) == egraph.find(m.cid):
+        return  # the class holds it already
+
+    def terms(g=egraph, b=m.b, shape=m.shape):
+        return rule.terms(g, b, shape)
+
+    merge = Merge(
+        runner.rule, runner.direction, None, m.key, to_key, iteration, (source, written), terms
+    )
+    egraph.merge(m.cid, new, (*merge.ids, merge))
+    runner.applied += 1
+    applications.append(merge)
+    if len(egraph.memo) > budgets.max_nodes:
+        raise Stop("max_nodes")

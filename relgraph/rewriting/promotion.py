@@ -27,7 +27,7 @@ regroups floats as a query that selects a relation marked
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -42,7 +42,7 @@ from relgraph.terms.traverse import subterms
 
 __all__ = [
     "is_pure", "pure_throughout", "keeps_values", "any_order", "regroups", "run_starts",
-    "regrouping",
+    "regrouping", "pure_operation", "constant_operand",
 ]  # fmt: skip
 
 _REGROUPING: ContextVar[bool] = ContextVar("relgraph_regrouping", default=False)
@@ -87,20 +87,46 @@ def is_pure(node: Term) -> bool:
     False
     """
     op = node._tuple[0]
-    dtype = typeof(node).dtype
+    operands = op.operands(node._tuple[1:])
+    return pure_operation(op, typeof(node).dtype, operands, _dtype_of, constant_operand)
+
+
+def _dtype_of(arg: Any) -> np.dtype:
+    return typeof(arg).dtype
+
+
+def pure_operation(
+    op: Any,
+    dtype: np.dtype,
+    operands: Sequence[Any],
+    dtype_of: Callable[[Any], np.dtype],
+    constant_of: Callable[[Any], Any],
+) -> bool:
+    """:func:`is_pure` on the parts of a node: its Op, its dtype, its operands (terms,
+    or the e-graph's classes) with the dtype and the constant value (None if not a
+    constant) of each.
+
+    >>> import numpy as np
+    >>> import relgraph as rg
+    >>> f8, i8 = np.dtype("float64"), np.dtype("int64")
+    >>> dtypes = {"x": f8, "i": i8}
+    >>> pure_operation(rg.mul, f8, ["x", "x"], dtypes.get, lambda a: None)
+    True
+    >>> pure_operation(rg.mul, f8, ["x", "i"], dtypes.get, lambda a: None)
+    False
+    """
     if op.moves_only:  # moves values, computes nothing
         return True
-    operands = op.operands(node._tuple[1:])
     if op.compares:  # exact when both sides have one dtype
-        dtype, operands = typeof(operands[0]).dtype, operands[1:]
+        dtype, operands = dtype_of(operands[0]), operands[1:]
     elif op.selects:  # the condition selects; only the branches are values
         operands = operands[1:]
     elif dtype.kind == "b":
         return False
     for arg in operands:
-        if typeof(arg).dtype == dtype:
+        if dtype_of(arg) == dtype:
             continue
-        value = _constant_operand(arg)
+        value = constant_of(arg)
         if value is None or not _constant_fits(value, dtype):
             return False
     return True
@@ -205,7 +231,7 @@ def pure_throughout(term: Any) -> bool:
     return type(term) is not Term or _bottom_up(term, _pure_below)
 
 
-def _constant_operand(arg: Any) -> Any:
+def constant_operand(arg: Any) -> Any:
     """The value of an operand that is a constant expression (``-1`` is ``neg(1)``)."""
     if type(arg) is Term and not _bottom_up(arg, _symbolic_below):
         with np.errstate(all="ignore"):

@@ -31,6 +31,7 @@ from relgraph.terms.infer import typeof
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import as_term, substitute, subterms
+from relgraph.terms.types import TensorType
 
 __all__ = [
     "REJECTED",
@@ -44,6 +45,7 @@ __all__ = [
     "Step",
     "steps",
     "keeps_type",
+    "same_type",
     "positions",
     "replace_at",
 ]
@@ -389,11 +391,16 @@ def keeps_type(before: Any, after: Any) -> bool:
         t_after = typeof(after)
     except TypeCheckError:
         return False
-    t_before = typeof(before)
+    return same_type(typeof(before), t_after)
+
+
+def same_type(before: TensorType, after: TensorType) -> bool:
+    """Whether a value of type ``after`` may stand for one of type ``before``: one
+    dtype, one ndim, and no dimension known on both sides that differs."""
     return (
-        t_before.dtype == t_after.dtype
-        and t_before.ndim == t_after.ndim
-        and all(a is None or b is None or a == b for a, b in zip(t_before.shape, t_after.shape))
+        before.dtype == after.dtype
+        and before.ndim == after.ndim
+        and all(a is None or b is None or a == b for a, b in zip(before.shape, after.shape))
     )
 
 

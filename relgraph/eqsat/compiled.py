@@ -1,0 +1,452 @@
+"""Compiled rules: a rule matched and applied on e-class ids, as egg runs its rules.
+
+A rule (:func:`relgraph.rule`) whose two sides are applications of a fixed number of
+arguments over variables and literals (``(P @ Q) @ R -> P @ (Q @ R)``), with
+predicate conditions at most, runs on the e-graph without terms.  Its left-hand side
+binds each variable to an e-class (as :mod:`relgraph.eqsat.ematch` does, with the
+same rules for commutative Ops and repeated variables); its right-hand side is looked
+up e-node by e-node, typed from the classes' types, and added where it is new.
+
+An answer is checked as an answer on a view is
+(:func:`~relgraph.rewriting.relation.refusal`): it has the type of the class, and
+every e-node it creates or removes is pure
+(:func:`~relgraph.rewriting.promotion.pure_operation` on the classes' dtypes and
+constants).  Unless identities are asked for, an answer that holds its own class
+below its root (``x -> x * 1``) is dropped when it is applied.  A rule whose Op at
+the root is associative runs on views instead: there it also matches runs of a
+longer sum.
+
+The terms of a match (the view it ran on, its answer) are built only when a
+derivation reads them (:class:`~relgraph.eqsat.saturate.Merge`).
+
+Examples
+--------
+>>> import relgraph as rg
+>>> P, Q, R = rg.lvar("P", ndim=2), rg.lvar("Q", ndim=2), rg.lvar("R", ndim=2)
+>>> assoc = rg.rule((P @ Q) @ R, P @ (Q @ R), name="assoc")
+>>> compiled_rule(assoc) is not None
+True
+>>> x = rg.lvar("x")
+>>> compiled_rule(rg.rule(x + 0, x, name="add_zero")) is None  # a sum: on views
+True
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+from relgraph.eqsat.egraph import NO_CONSTANT, EGraph, Hole, Key, is_constant, leaf_key
+from relgraph.exceptions import TypeCheckError
+from relgraph.rewriting.patterns import PApp, PLit, PVar, same
+from relgraph.rewriting.promotion import constant_operand, pure_operation
+from relgraph.rewriting.relation import is_associative, same_type
+from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Symbol
+from relgraph.terms.term import Term
+from relgraph.terms.types import TensorType
+
+__all__ = ["CompiledRule", "ClassMatcher", "compiled_rule", "IN_CLASS"]
+
+#: What a match shows of an operand: a class id (a hole, or the class's constant), a
+#: symbol of the pattern, or a matched e-node ``(key, shown operands)``.
+Shown = Any
+#: Bindings of a match: each variable's class, in the order of ``variables``.
+Bindings = tuple
+#: A part of a right-hand side as the graph has it: its class (None if new), its
+#: type, and its constant value (None if not a constant).
+Part = tuple
+#: The answer is in the class already.
+IN_CLASS = "in the class"
+#: The id a new e-node's hole has where a new e-node's type is inferred.
+NEW = 1 << 62
+
+
+def compiled_rule(relation: Any) -> CompiledRule | None:
+    """The compiled form of a rule's relation (run in the direction it is given),
+    None where it runs on views: another kind of relation, a rest part, a variable
+    among an Op's parameters, a condition that is a goal, a root Op that is
+    associative, a right-hand side that would splice into a sum."""
+    left, right = getattr(relation, "left", None), getattr(relation, "right", None)
+    conditions = getattr(relation, "conditions", ())
+    if not isinstance(left, PApp) or is_associative(left.op):
+        return None
+    if any(c.goal for c in conditions) or not (_fixed(left) and _fixed(right)):
+        return None
+    return CompiledRule(left, right, conditions)
+
+
+def _fixed(p: Any) -> bool:
+    """Applications of fixed arity down to variables and literals, parameters literal,
+    no left-nested chain of an associative Op (the graph would splice it)."""
+    if not isinstance(p, PApp):
+        return isinstance(p, (PVar, PLit))
+    if p.rest is not None or not all(isinstance(a, PLit) for a in _params(p)):
+        return False
+    first = p.args[0] if p.args else None
+    if isinstance(first, PApp) and first.op is p.op and is_associative(p.op):
+        return False
+    return all(_fixed(a) for a in p.args)
+
+
+def _operands(p: PApp) -> list:
+    return p.args if p.op.nin is None else p.args[: p.op.nin]
+
+
+def _params(p: PApp) -> list:
+    return [] if p.op.nin is None else p.args[p.op.nin :]
+
+
+class CompiledRule:
+    """A rule's two sides, run on class ids (see the module docs).  Bindings are a
+    tuple of classes, one per variable of ``variables``."""
+
+    def __init__(self, left: PApp, right: Any, conditions: tuple):
+        self.left, self.right, self.conditions = left, right, conditions
+        self.variables: list = []
+        self._match = _Generator(self.variables).matcher(left)
+        slots = {v: i for i, v in enumerate(self.variables)}
+        self.program = _program(right, slots)
+
+    def matches(self, m: ClassMatcher, key: Key) -> list[tuple[Bindings, Shown]]:
+        """Bindings of the left-hand side on e-node ``key``, each with the shape it
+        matched."""
+        return self._match(key, m.g.nodes, m.admits, m.shown)
+
+    def holds(self, m: ClassMatcher, b: Bindings) -> bool:
+        """Whether the conditions hold, each shown what a view shows of its classes."""
+        if not self.conditions:
+            return True
+        values = {v: m.shown(c) for v, c in zip(self.variables, b)}
+        return all(any(True for _ in c.states(values)) for c in self.conditions)
+
+    def check(
+        self, m: ClassMatcher, b: Bindings, cid: int, shape: Shown
+    ) -> tuple[str | None, tuple]:
+        """Why the answer under ``b`` may not join class ``cid`` (matched as ``shape``):
+        :data:`IN_CLASS`, a refusal's reason, or None where it may; and, where it may,
+        the classes of the answer below its root and the types of its e-nodes."""
+        walk = _Walk(m, b)
+        try:
+            root, type_, _ = walk.part(self.program, top=True)
+        except TypeCheckError:
+            return "builds an ill-typed term", ()
+        if root == cid:
+            return IN_CLASS, ()
+        if not same_type(m.g.classes[cid].type, type_):
+            return "changes the type", ()
+        if not walk.keeps_values(shape):
+            return "changes values: moves arithmetic across dtypes", ()
+        return None, (walk.below, [t for *_, t in walk.nodes])
+
+    def add(self, g: EGraph, b: Bindings, types: list) -> tuple[int, Key, int]:
+        """Add the answer under ``b`` (``types``: of its e-nodes, as :meth:`check`
+        found them): its class, its root's key (``("class", id)`` for a variable) and
+        the proof id of the answer as written."""
+        return _add(g, self.program, b, iter(types))
+
+    def shown_id(self, g: EGraph, shape: Shown) -> int:
+        """The proof id of the view a match stands for (the graph as it was matched)."""
+        if type(shape) is int:
+            return g.shown_class_id(shape)
+        if type(shape) is not tuple:  # a symbol of the pattern
+            return g.node_ids[leaf_key(shape)]
+        key, shown = shape
+        parts = [(g.find(c), self.shown_id(g, s)) for c, s in zip(key[1], shown)]
+        return g.shown_id(key[0], parts, key[2])[1]
+
+    def terms(self, g: EGraph, b: Bindings, shape: Shown) -> tuple[Term, Any, Any]:
+        """The view the match stands for, its answer, and the answer again (the result
+        of a match on a whole e-node): the terms a derivation reads."""
+        answer = self.right.build({v: _shown_value(g, c) for v, c in zip(self.variables, b)})
+        return _shape_term(g, shape), answer, answer
+
+
+class ClassMatcher:
+    """What compiled rules read of one graph, as it is in one search phase (rebuilt:
+    every id in an e-node canonical): what a view shows of each class, which
+    variables admit it, which e-nodes are pure."""
+
+    def __init__(self, egraph: EGraph):
+        self.g = egraph
+        self.values: dict[int, Any] = {}
+        self.admitted: dict[tuple[Any, int], bool] = {}
+        self.pure: dict[Key, bool] = {}
+
+    def shown(self, cid: int) -> Any:
+        """What a view shows for class ``cid``: its constant, or a hole."""
+        found = self.values.get(cid)
+        if found is None:
+            found = self.values[cid] = _shown_value(self.g, cid)
+        return found
+
+    def admits(self, v: Any, cid: int) -> bool:
+        """Whether variable ``v``'s type constraint admits class ``cid``."""
+        found = self.admitted.get((v, cid))
+        if found is None:
+            found = self.admitted[v, cid] = v.admits(self.shown(cid))
+        return found
+
+    def _dtype(self, cid: int) -> Any:
+        return self.g.classes[self.g.find(cid)].type.dtype
+
+    def is_pure(self, key: Key) -> bool:
+        """:func:`~relgraph.rewriting.promotion.is_pure` of e-node ``key`` as a view
+        shows it."""
+        found = self.pure.get(key)
+        if found is None:
+            g = self.g
+            dtype = g.classes[g.find(g.memo[key])].type.dtype
+            found = self.pure[key] = pure_operation(
+                key[0], dtype, key[1], self._dtype, lambda c: _class_constant(g, c)
+            )
+        return found
+
+
+class _Generator:
+    """The source of a left-hand side's matcher: nested loops over the e-nodes of the
+    operand classes, as egg's pattern compiler emits them (``match(key, nodes,
+    admits, shown)``: bindings and shapes on e-node ``key``)."""
+
+    def __init__(self, variables: list):
+        self.variables = variables  # in the order they are first bound
+        self.slots: dict[Any, str] = {}
+        self.lines: list[str] = []
+        self.env: dict[str, Any] = {"same": same, "_BOTH": ((0, 1), (1, 0)), "_ONE": ((0, 1),)}
+        self.count = 0
+
+    def matcher(self, left: PApp) -> Any:
+        op = self._const(left.op)
+        self._line(1, f"if key[0] is not {op}:")
+        self._line(2, "return out")
+        self._app(left, "key", 1, self._found)
+        source = "\n".join(["def match(key, nodes, admits, shown):", "    out = []",
+                             *self.lines, "    return out"])  # fmt: skip
+        exec(source, self.env)  # noqa: S102  (code built from a pattern's Ops and literals)
+        return self.env["match"]
+
+    def _found(self, shape: str, indent: int) -> None:
+        slots = "".join(f"{self.slots[v]}, " for v in self.variables)
+        self._line(indent, f"out.append((({slots}), {shape}))")
+
+    def _line(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def _name(self, base: str) -> str:
+        self.count += 1
+        return f"{base}{self.count}"
+
+    def _const(self, value: Any) -> str:
+        name = self._name("k")
+        self.env[name] = value
+        return name
+
+    def _app(self, p: PApp, key: str, indent: int, then: Any) -> None:
+        """Match ``p``'s operands on e-node ``key`` (its head is ``p.op``)."""
+        operands, literals = _operands(p), _params(p)
+        kids = self._name("ch")
+        self._line(indent, f"{kids} = {key}[1]")
+        tests = [f"len({kids}) == {len(operands)}", f"len({key}[2]) == {len(literals)}"]
+        tests += [f"same({self._const(x.value)}, {key}[2][{j}])" for j, x in enumerate(literals)]
+        self._line(indent, f"if {' and '.join(tests)}:")
+        indent += 1
+        order = [str(i) for i in range(len(operands))]
+        if p.swaps:  # a binary pattern on a commutative Op: either order
+            perm = self._name("perm")
+            self._line(indent, f"for {perm} in (_BOTH if {kids}[0] != {kids}[1] else _ONE):")
+            indent += 1
+            order = [f"{perm}[0]", f"{perm}[1]"]
+        shown: list[str] = []
+
+        def operand(i: int, indent: int) -> None:
+            if i == len(operands):
+                parts = f"({', '.join(shown)},)"
+                if p.swaps:  # the shape shows the e-node's order
+                    a, b = shown
+                    parts = f"(({a}, {b}) if {order[0]} == 0 else ({b}, {a}))"
+                then(f"({key}, {parts})", indent)
+                return
+            c = self._name("c")
+            self._line(indent, f"{c} = {kids}[{order[i]}]")
+
+            def next_operand(s: str, indent: int) -> None:
+                shown.append(s)
+                operand(i + 1, indent)
+                shown.pop()
+
+            self._operand(operands[i], c, indent, next_operand)
+
+        operand(0, indent)
+
+    def _operand(self, p: Any, c: str, indent: int, then: Any) -> None:
+        """Match ``p`` on class ``c``."""
+        if isinstance(p, PVar):
+            v = p.var
+            slot = self.slots.get(v)
+            if slot is not None:  # a repeated variable: one class, or one value
+                self._line(indent, f"if {slot} == {c} or same(shown({slot}), shown({c})):")
+            else:
+                slot = self.slots[v] = self._name("v")
+                self.variables.append(v)
+                self._line(indent, f"{slot} = {c}")
+                self._line(indent, f"if admits({self._const(v)}, {c}):")
+            then(c, indent + 1)
+        elif isinstance(p, PLit) and isinstance(p.value, Symbol):
+            # a symbol of the pattern: a class that holds it, shown as itself
+            self._line(indent, f"if {self._const(leaf_key(p.value))} in nodes({c}):")
+            then(self._const(p.value), indent + 1)
+        elif isinstance(p, PLit):
+            self._line(indent, f"if same({self._const(p.value)}, shown({c})):")
+            then(c, indent + 1)
+        else:
+            node = self._name("n")
+            self._line(indent, f"for {node} in nodes({c}):")
+            # another head, or the class inside itself (x + 0): not this pattern's
+            head = self._const(p.op)
+            self._line(indent + 1, f"if {node}[0] is {head} and {c} not in {node}[1]:")
+            self._app(p, node, indent + 2, then)
+
+
+#: A right-hand side compiled: ``(VAR, var)``, ``(LIT, value, leaf key, type,
+#: constant or None)`` or ``(APP, op, operands, params)``.
+VAR, LIT, APP = 0, 1, 2
+
+
+def _program(p: Any, slots: dict) -> tuple:
+    if isinstance(p, PVar):
+        return (VAR, slots[p.var])
+    if isinstance(p, PLit):
+        constant = p.value if is_constant(p.value) else None
+        return (LIT, p.value, leaf_key(p.value), typeof(p.value), constant)
+    params = tuple(lit.value for lit in _params(p))
+    return (APP, p.op, tuple(_program(a, slots) for a in _operands(p)), params)
+
+
+class _Walk:
+    """A right-hand side under bindings, looked up part by part in the graph as it is
+    in a search phase: the classes below its root, and the e-nodes it is made of (new
+    ones typed as their terms would be)."""
+
+    def __init__(self, m: ClassMatcher, b: Bindings):
+        self.m, self.g, self.b = m, m.g, b
+        self.below: list[int] = []
+        #: Its e-nodes, operands first: ``(key, or None for a new one, op, operand
+        #: parts, type)``.
+        self.nodes: list[tuple] = []
+
+    def part(self, p: tuple, top: bool = False) -> Part:
+        g = self.g
+        if p[0] is VAR:
+            cid = g.find(self.b[p[1]])
+            cls = g.classes[cid]
+            part: Part = (cid, cls.type, None if cls.constant is NO_CONSTANT else cls.constant)
+        elif p[0] is LIT:
+            found = g.memo.get(p[2])
+            part = (None if found is None else g.find(found), p[3], p[4])
+        else:
+            part = self._node(p)
+        if not top and part[0] is not None:
+            self.below.append(part[0])
+        return part
+
+    def _node(self, p: tuple) -> Part:
+        g = self.g
+        _, op, operands, params = p
+        kids = [self.part(a) for a in operands]
+        # a part of constants is one (``-1`` is ``neg(1)``), as in its term
+        constant = None
+        if all(k[2] is not None for k in kids):
+            constant = constant_operand(Term.of_ground((op, *(k[2] for k in kids), *params)))
+        if all(k[0] is not None for k in kids):
+            key = (op, tuple(k[0] for k in kids), params)
+            found = g.memo.get(key)
+            if found is not None:
+                cid = g.find(found)
+                type_ = g.classes[cid].type
+                self.nodes.append((key, op, kids, type_))
+                return cid, type_, constant
+        type_ = _inferred(op, kids, params)
+        self.nodes.append((None, op, kids, type_))
+        return None, type_, constant
+
+    def keeps_values(self, shape: Shown) -> bool:
+        """Whether every e-node the answer creates, or the view removes, is pure (an
+        e-node of both is neither)."""
+        removed = _shape_nodes(shape)
+        pure = self.m.is_pure
+        made = [
+            (k, pure(k) if k is not None else pure_operation(op, t.dtype, kids, _dtype, _constant))
+            for k, op, kids, t in self.nodes
+        ]
+        if all(p for _, p in made) and all(pure(k) for k in removed):
+            return True
+        kept = {k for k, _ in made} & set(removed)
+        return all(p for k, p in made if k not in kept) and all(
+            pure(k) for k in removed if k not in kept
+        )
+
+
+def _inferred(op: Any, kids: list[Part], params: tuple) -> TensorType:
+    """The type of a new e-node over operands ``kids``, as typing its term gives it:
+    numpy's promotion sees a constant operand's value, else its type."""
+    shown = [_placeholder(t) if c is None else c for _, t, c in kids]
+    return op.infer_type([t for _, t, _ in kids] + [None] * len(params), (*shown, *params))
+
+
+@functools.lru_cache(maxsize=1024)
+def _placeholder(type_: TensorType) -> Hole:
+    return Hole(NEW, type_)
+
+
+def _add(g: EGraph, p: tuple, b: Bindings, types: Iterator) -> tuple[int, Key, int]:
+    """Add part ``p`` under ``b`` to the graph (``types``: of its e-nodes in order):
+    its class, key and proof id as written."""
+    if p[0] is VAR:
+        cid = g.find(b[p[1]])
+        return cid, ("class", cid), g.shown_class_id(b[p[1]])
+    if p[0] is LIT:
+        cid, pid = g.add_leaf(p[1])
+        return cid, p[2], pid
+    _, op, operands, params = p
+    kids = [_add(g, a, b, types) for a in operands]
+    key = (op, tuple(c for c, _, _ in kids), params)
+    cid, pid = g.add_node(key, (op, tuple(pid for _, _, pid in kids), params), next(types))
+    return cid, key, pid
+
+
+def _dtype(part: Part) -> Any:
+    return part[1].dtype
+
+
+def _constant(part: Part) -> Any:
+    return part[2]
+
+
+def _class_constant(g: EGraph, cid: int) -> Any:
+    constant = g.classes[g.find(cid)].constant
+    return None if constant is NO_CONSTANT else constant
+
+
+def _shape_nodes(shape: Shown) -> list[Key]:
+    """The matched e-nodes of a shape."""
+    if type(shape) is not tuple:
+        return []
+    key, shown = shape
+    return [key, *(k for s in shown for k in _shape_nodes(s))]
+
+
+def _shown_value(g: EGraph, cid: int) -> Any:
+    """What a view shows for class ``cid`` (the id it had when matched): its constant,
+    or its hole."""
+    cls = g.classes[g.find(cid)]
+    return cls.constant if cls.constant is not NO_CONSTANT else Hole(cid, cls.type)
+
+
+def _shape_term(g: EGraph, shape: Shown) -> Any:
+    if type(shape) is int:
+        return _shown_value(g, shape)
+    if type(shape) is not tuple:
+        return shape
+    (op, _, params), shown = shape
+    return Term.of_ground((op, *(_shape_term(g, s) for s in shown), *params))
