@@ -147,13 +147,14 @@ class CompiledRule:
         return _add(g, self.program, b, iter(types))
 
     def shown_id(self, g: EGraph, shape: Shown) -> int:
-        """The proof id of the view a match stands for (the graph as it was matched)."""
+        """The proof id of the view a match stands for.  Its e-nodes' keys are the
+        graph's until the next rebuild (merges leave the keys as they are)."""
         if type(shape) is int:
             return g.shown_class_id(shape)
         if type(shape) is not tuple:  # a symbol of the pattern
             return g.node_ids[leaf_key(shape)]
         key, shown = shape
-        parts = [(g.find(c), self.shown_id(g, s)) for c, s in zip(key[1], shown)]
+        parts = [(c, self.shown_id(g, s)) for c, s in zip(key[1], shown)]
         return g.shown_id(key[0], parts, key[2])[1]
 
     def terms(self, g: EGraph, b: Bindings, shape: Shown) -> tuple[Term, Any, Any]:
@@ -172,7 +173,8 @@ class ClassMatcher:
         self.g = egraph
         self.values: dict[int, Any] = {}
         self.admitted: dict[tuple[Any, int], bool] = {}
-        self.pure: dict[Key, bool] = {}
+        self.pure: dict[Any, bool] = {}  # by e-node, and by dtypes for new ones
+        self.parts: dict[int, Part] = {}
 
     def shown(self, cid: int) -> Any:
         """What a view shows for class ``cid``: its constant, or a hole."""
@@ -187,6 +189,25 @@ class ClassMatcher:
         if found is None:
             found = self.admitted[v, cid] = v.admits(self.shown(cid))
         return found
+
+    def part(self, cid: int) -> Part:
+        """Class ``cid`` as a part of a right-hand side: itself, its type, its constant."""
+        found = self.parts.get(cid)
+        if found is None:
+            cls = self.g.classes[self.g.find(cid)]
+            constant = None if cls.constant is NO_CONSTANT else cls.constant
+            found = self.parts[cid] = (self.g.find(cid), cls.type, constant)
+        return found
+
+    def is_pure_new(self, op: Any, type_: TensorType, kids: list[Part]) -> bool:
+        """Whether a new e-node of ``op`` over ``kids`` would be pure."""
+        if all(c is None for _, _, c in kids):  # by dtypes alone: one answer per dtypes
+            key = (op, type_.dtype, *(t.dtype for _, t, _ in kids))
+            found = self.pure.get(key)
+            if found is None:
+                found = self.pure[key] = pure_operation(op, type_.dtype, kids, _dtype, _constant)
+            return found
+        return pure_operation(op, type_.dtype, kids, _dtype, _constant)
 
     def _dtype(self, cid: int) -> Any:
         return self.g.classes[self.g.find(cid)].type.dtype
@@ -336,14 +357,11 @@ class _Walk:
         self.nodes: list[tuple] = []
 
     def part(self, p: tuple, top: bool = False) -> Part:
-        g = self.g
         if p[0] is VAR:
-            cid = g.find(self.b[p[1]])
-            cls = g.classes[cid]
-            part: Part = (cid, cls.type, None if cls.constant is NO_CONSTANT else cls.constant)
+            part = self.m.part(self.b[p[1]])
         elif p[0] is LIT:
-            found = g.memo.get(p[2])
-            part = (None if found is None else g.find(found), p[3], p[4])
+            found = self.g.memo.get(p[2])
+            part = (None if found is None else self.g.find(found), p[3], p[4])
         else:
             part = self._node(p)
         if not top and part[0] is not None:
@@ -354,12 +372,16 @@ class _Walk:
         g = self.g
         _, op, operands, params = p
         kids = [self.part(a) for a in operands]
+        children, constants = [], []
+        for cid, _, constant in kids:
+            children.append(cid)
+            constants.append(constant)
         # a part of constants is one (``-1`` is ``neg(1)``), as in its term
         constant = None
-        if all(k[2] is not None for k in kids):
-            constant = constant_operand(Term.of_ground((op, *(k[2] for k in kids), *params)))
-        if all(k[0] is not None for k in kids):
-            key = (op, tuple(k[0] for k in kids), params)
+        if None not in constants:
+            constant = constant_operand(Term.of_ground((op, *constants, *params)))
+        if None not in children:
+            key = (op, tuple(children), params)
             found = g.memo.get(key)
             if found is not None:
                 cid = g.find(found)
@@ -373,10 +395,10 @@ class _Walk:
     def keeps_values(self, shape: Shown) -> bool:
         """Whether every e-node the answer creates, or the view removes, is pure (an
         e-node of both is neither)."""
-        removed = _shape_nodes(shape)
-        pure = self.m.is_pure
+        removed = _shape_nodes(shape, [])
+        pure, pure_new = self.m.is_pure, self.m.is_pure_new
         made = [
-            (k, pure(k) if k is not None else pure_operation(op, t.dtype, kids, _dtype, _constant))
+            (k, pure(k) if k is not None else pure_new(op, t, kids))
             for k, op, kids, t in self.nodes
         ]
         if all(p for _, p in made) and all(pure(k) for k in removed):
@@ -428,12 +450,14 @@ def _class_constant(g: EGraph, cid: int) -> Any:
     return None if constant is NO_CONSTANT else constant
 
 
-def _shape_nodes(shape: Shown) -> list[Key]:
-    """The matched e-nodes of a shape."""
-    if type(shape) is not tuple:
-        return []
-    key, shown = shape
-    return [key, *(k for s in shown for k in _shape_nodes(s))]
+def _shape_nodes(shape: Shown, out: list[Key]) -> list[Key]:
+    """The matched e-nodes of a shape, appended to ``out``."""
+    if type(shape) is tuple:
+        key, shown = shape
+        out.append(key)
+        for s in shown:
+            _shape_nodes(s, out)
+    return out
 
 
 def _shown_value(g: EGraph, cid: int) -> Any:

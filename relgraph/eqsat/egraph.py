@@ -390,13 +390,16 @@ class EGraph:
 
     def rebuild(self) -> None:
         """Restore canonical e-nodes and congruence after merges."""
+        dirty: set[int] = set()  # classes holding an e-node whose operands merged
         while self.pending:
             todo = {self.find(c) for c in self.pending}
             self.pending.clear()
             for cid in todo:
-                self._repair(self.find(cid))
+                dirty.add(cid)
+                dirty.update(self._repair(self.find(cid)))
         born = self.born
-        for cls in self.classes.values():
+        for cid in {self.find(c) for c in dirty}:
+            cls = self.classes[cid]
             nodes: dict[Key, None] = {}
             for k in cls.nodes:
                 ck = self.canonical(k)
@@ -405,7 +408,9 @@ class EGraph:
                 nodes[ck] = None
             cls.nodes = list(nodes)
 
-    def _repair(self, cid: int) -> None:
+    def _repair(self, cid: int) -> list[int]:
+        """Make the e-nodes over class ``cid`` canonical, merging those that became one;
+        their classes."""
         parents: dict[Key, tuple[int, int]] = {}
         for key, pcid, pid in self.classes[cid].parents:
             self.memo.pop(key, None)
@@ -422,6 +427,7 @@ class EGraph:
             parents[key] = (self.memo[key], pid)
         cid = self.find(cid)
         self.classes[cid].parents = [(key, c, pid) for key, (c, pid) in parents.items()]
+        return [c for c, _ in parents.values()]
 
     # -- reading ----------------------------------------------------------------------
 

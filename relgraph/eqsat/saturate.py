@@ -473,15 +473,14 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
     for m in matches:
         if type(m) is _Match and m.written is not None:
             _reorder(egraph, m)
-    # the proof ids of the views, taken before anything is merged
-    sources = [
-        egraph.view_id(m.shape) if type(m) is _Match else m.rule.shown_id(egraph, m.shape)
-        for m in matches
-    ]
-    for m, source in zip(matches, sources):
+    # the proof ids of the views, taken before anything is merged (a compiled rule's
+    # shape is read from e-node keys, which stay until the rebuild)
+    sources = {i: egraph.view_id(m.shape) for i, m in enumerate(matches) if type(m) is _Match}
+    for i, m in enumerate(matches):
         if type(m) is _Found:
-            _apply_compiled(egraph, m, source, iteration, budgets, applications)
+            _apply_compiled(egraph, m, iteration, budgets, applications)
             continue
+        source = sources[i]
         m.runner.seen.add((term_key(m.before), m.window))
         for answer in m.answers:
             result = answer
@@ -508,7 +507,7 @@ def _apply(egraph, matches, iteration, budgets, applications) -> None:
                 raise Stop("max_nodes")
 
 
-def _apply_compiled(egraph, m: _Found, source, iteration, budgets, applications) -> None:
+def _apply_compiled(egraph, m: _Found, iteration, budgets, applications) -> None:
     """:func:`_apply` for a compiled rule's match: its answer added on class ids."""
     runner, rule = m.runner, m.rule
     runner.seen.add(m.shape)
@@ -522,9 +521,8 @@ def _apply_compiled(egraph, m: _Found, source, iteration, budgets, applications)
     def terms(g=egraph, b=m.b, shape=m.shape):
         return rule.terms(g, b, shape)
 
-    merge = Merge(
-        runner.rule, runner.direction, None, m.key, to_key, iteration, (source, written), terms
-    )
+    ids = (rule.shown_id(egraph, m.shape), written)
+    merge = Merge(runner.rule, runner.direction, None, m.key, to_key, iteration, ids, terms)
     egraph.merge(m.cid, new, (*merge.ids, merge))
     runner.applied += 1
     applications.append(merge)
