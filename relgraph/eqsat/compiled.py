@@ -37,9 +37,17 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
-from relgraph.eqsat.egraph import NO_CONSTANT, EGraph, Hole, Key, is_constant, leaf_key
+from relgraph.eqsat.egraph import (
+    NO_CONSTANT,
+    EGraph,
+    Hole,
+    Key,
+    is_constant,
+    is_hashable,
+    leaf_key,
+)
 from relgraph.exceptions import TypeCheckError
-from relgraph.rewriting.patterns import PApp, PLit, PVar, same
+from relgraph.rewriting.patterns import PApp, PLit, PVar, same, variables
 from relgraph.rewriting.promotion import constant_operand, pure_operation
 from relgraph.rewriting.relation import is_associative, same_type
 from relgraph.terms.infer import typeof
@@ -74,14 +82,18 @@ def compiled_rule(relation: Any) -> CompiledRule | None:
         return None
     if any(c.goal for c in conditions) or not (_fixed(left) and _fixed(right)):
         return None
+    if not variables(relation.rhs) <= variables(relation.lhs):
+        return None  # a variable the left-hand side does not bind
     return CompiledRule(left, right, conditions)
 
 
 def _fixed(p: Any) -> bool:
     """Applications of fixed arity down to variables and literals, parameters literal,
     no left-nested chain of an associative Op (the graph would splice it)."""
+    if isinstance(p, PLit):
+        return is_hashable(leaf_key(p.value))
     if not isinstance(p, PApp):
-        return isinstance(p, (PVar, PLit))
+        return isinstance(p, PVar)
     if p.rest is not None or not all(isinstance(a, PLit) for a in _params(p)):
         return False
     first = p.args[0] if p.args else None

@@ -62,7 +62,7 @@ from relgraph.terms.traverse import substitute
 from relgraph.terms.types import TensorType
 from relgraph.unionfind import UnionFind
 
-__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno", "leaf_key"]
+__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno", "leaf_key", "is_hashable"]
 
 #: An e-node: ``(op, children, params)``, or a leaf's key (:func:`leaf_key`).
 Key = tuple
@@ -297,7 +297,7 @@ class EGraph:
         if type(term) is Hole:
             return ("class", self.find(term.cid)), False
         if type(term) is not Term:
-            return leaf_key(term) if _hashable(term) else None, False
+            return leaf_key(term) if is_hashable(term) else None, False
         classes: dict[Any, int | None] = {}
         inner: set[int] = set()  # left operands of their own Op: only their chain splices
         stack: list[tuple[Any, bool]] = [(term, False)]
@@ -345,7 +345,7 @@ class EGraph:
     def _class_of_leaf(self, value: Any) -> int | None:
         if type(value) is Hole:
             return self.find(value.cid)
-        found = self.memo.get(leaf_key(value)) if _hashable(value) else None
+        found = self.memo.get(leaf_key(value)) if is_hashable(value) else None
         return None if found is None else self.find(found)
 
     def spelled(self, term: Any) -> Any:
@@ -477,7 +477,8 @@ def _operands(t: Term) -> tuple:
     return tuple(t.op.operands(t.args))
 
 
-def _hashable(value: Any) -> bool:
+def is_hashable(value: Any) -> bool:
+    """Whether ``value`` can be a dict key (a leaf the graph can hold)."""
     try:
         hash(value)
     except TypeError:

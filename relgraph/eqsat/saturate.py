@@ -1,7 +1,9 @@
 """Equality saturation: relations, as they are, run on the e-graph step by step of
-a schedule.  A rule is e-matched (:mod:`relgraph.eqsat.ematch`) unless a rest part
-of its left-hand side sits beside other arguments; every other relation runs on
-views of e-classes (:mod:`relgraph.eqsat.views`).  Each relation is tried only on
+a schedule.  A rule of fixed arity whose root is not a sum or product runs on class
+ids (:mod:`relgraph.eqsat.compiled`); any other rule is e-matched
+(:mod:`relgraph.eqsat.ematch`) unless a rest part of its left-hand side sits beside
+other arguments; every other relation runs on views of e-classes
+(:mod:`relgraph.eqsat.views`).  Each relation is tried only on
 the e-nodes whose head it tracks (one index of the e-nodes by head per search phase).
 
 Each ground answer, holes mapped back to their classes, is added to the graph and
@@ -25,7 +27,7 @@ import heapq
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from tqdm.auto import tqdm
@@ -518,10 +520,8 @@ def _apply_compiled(egraph, m: _Found, iteration, budgets, applications) -> None
     if egraph.find(new) == egraph.find(m.cid):
         return  # the class holds it already
 
-    def terms(g=egraph, b=m.b, shape=m.shape):
-        return rule.terms(g, b, shape)
-
     ids = (rule.shown_id(egraph, m.shape), written)
+    terms = partial(rule.terms, egraph, m.b, m.shape)  # built when a derivation reads them
     merge = Merge(runner.rule, runner.direction, None, m.key, to_key, iteration, ids, terms)
     egraph.merge(m.cid, new, (*merge.ids, merge))
     runner.applied += 1
