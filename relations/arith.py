@@ -50,7 +50,13 @@ from relgraph.logic.goals import (
     variadico,
 )
 from relgraph.ops import add, mul, neg, pow, sqrt, true_div
-from relgraph.rewriting.declarations import forward_only, reads, reassociates
+from relgraph.rewriting.declarations import (
+    ANY_CONSTANT,
+    forward_only,
+    needs_operand,
+    reads,
+    reassociates,
+)
 from relgraph.rewriting.promotion import any_order, regroups
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
@@ -221,6 +227,7 @@ def _folded(t: Any) -> Any:
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=3, whole=True)
 @forward_only
 @reads()
+@needs_operand(ANY_CONSTANT)
 def constant_foldo(in_lv, out_lv):
     """An Op applied to constants is its value: ``2 * 3 -> 6``; the constants of a
     sum or product fold into one: ``2 + 3 + x -> 5 + x``, ``2 + i + 3 -> 5 + i`` for
@@ -254,6 +261,7 @@ def _drop_constanto(op, constant):
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=4, tracks=(ops.add,), whole=True)
 @reads({ops.add: {}})
+@needs_operand(ANY_CONSTANT)
 def add_zeroo(in_lv, out_lv):
     """``x + 0 -> x`` (in a sum of any length)."""
     return _drop_constanto(add, 0)(in_lv, out_lv)
@@ -261,6 +269,7 @@ def add_zeroo(in_lv, out_lv):
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=5, tracks=(ops.mul,), whole=True)
 @reads({ops.mul: {}})
+@needs_operand(ANY_CONSTANT)
 def mul_oneo(in_lv, out_lv):
     """``x * 1 -> x`` (in a product of any length)."""
     return _drop_constanto(mul, 1)(in_lv, out_lv)
@@ -277,6 +286,7 @@ def _zero_product(t: Any) -> Any:
 
 @register(canonicalize_db, CANONICALIZE, UNSAFE, position=31, tracks=(ops.mul,), whole=True)
 @forward_only
+@needs_operand(ANY_CONSTANT)
 def mul_zeroo(in_lv, out_lv):
     """``x * 0 -> 0`` for scalars.  Unsafe: ``inf * 0`` and ``nan * 0`` are NaN."""
     return computeo(_zero_product, [in_lv], out_lv)
@@ -289,6 +299,7 @@ def _one_like(t: Any) -> Any:
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=9, tracks=(ops.pow,))
 @forward_only
+@needs_operand(ANY_CONSTANT)
 def pow_zeroo(in_lv, out_lv):
     """``x ** 0 -> 1`` for scalars (numpy: also for ``x = 0``, ``inf`` and NaN)."""
     x = lvars(1)[0]
@@ -486,6 +497,7 @@ register(specialize_db, SPECIALIZE, UNSAFE, position=6, tracks=(ops.pow,))(pow_h
     tracks=(ops.mul,),
     whole=True,
 )
+@needs_operand(ANY_CONSTANT)
 def mul_neg_oneo(in_lv, out_lv):
     """``-1 * x -> -x`` (in a product of any length), ``-x`` as ``canonicalize`` writes
     it: ``-1 * (a + b) -> -a + -b`` (exactly)."""

@@ -32,7 +32,7 @@ from relations.tags import CANONICALIZE, FAST_RUN, UNSAFE
 from relgraph import ops
 from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
-from relgraph.rewriting.declarations import forward_only
+from relgraph.rewriting.declarations import ANY_CONSTANT, forward_only, needs_operand
 from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
@@ -173,6 +173,7 @@ def _constant_divided(t: Any) -> Any:
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=19, tracks=(ops.true_div,))
 @forward_only
+@needs_operand(ANY_CONSTANT)
 def div_consto(in_lv, out_lv):
     """``(k * x) / c -> (k / c) * x`` for numbers with an exact ratio: ``2 * x / 2 -> x``.
 

@@ -197,6 +197,7 @@ from relgraph.rewriting.db import (
     SequenceDB as SequenceDB,
 )
 from relgraph.rewriting.declarations import (
+    ANY_CONSTANT as ANY_CONSTANT,
     forward_only as forward_only,
     needs_operand as needs_operand,
     produces as produces,
@@ -412,6 +413,7 @@ __all__ = [
     "prod",
     "produces",
     "needs_operand",
+    "ANY_CONSTANT",
     "reassociates",
     "reciprocal",
     "reshape",

@@ -34,6 +34,7 @@ True
 from __future__ import annotations
 
 import functools
+import weakref
 from collections.abc import Iterator
 from typing import Any
 
@@ -84,7 +85,13 @@ def compiled_rule(relation: Any) -> CompiledRule | None:
         return None
     if not variables(relation.rhs) <= variables(relation.lhs):
         return None  # a variable the left-hand side does not bind
-    return CompiledRule(left, right, conditions)
+    found = _COMPILED.get(relation)
+    if found is None:  # once per rule and direction: a rule does not change
+        found = _COMPILED[relation] = CompiledRule(left, right, conditions)
+    return found
+
+
+_COMPILED: weakref.WeakKeyDictionary[Any, CompiledRule] = weakref.WeakKeyDictionary()
 
 
 def _fixed(p: Any) -> bool:

@@ -53,7 +53,7 @@ from relgraph.eqsat.proofs import (
 )
 from relgraph.exceptions import TypeCheckError
 from relgraph.logic.goals import eacho
-from relgraph.rewriting.declarations import forward_only
+from relgraph.rewriting.declarations import ANY_CONSTANT, forward_only
 from relgraph.rewriting.relation import is_associative, keeps_type
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
@@ -458,6 +458,19 @@ class EGraph:
 
     def nodes(self, cid: int) -> list[Key]:
         return self.classes[self.find(cid)].nodes
+
+    def has_operand_in(self, key: Key, heads: frozenset) -> bool:
+        """Whether a view of e-node ``key`` could show an operand with one of
+        ``heads``, or a constant where ``ANY_CONSTANT`` is among them (see
+        :func:`~relgraph.rewriting.declarations.needs_operand`)."""
+        constant = ANY_CONSTANT in heads
+        for cid in key[1]:
+            cls = self.classes[self.find(cid)]
+            if constant and cls.constant is not NO_CONSTANT:
+                return True
+            if any(k[0] in heads for k in cls.nodes):
+                return True
+        return False
 
     def hole(self, cid: int) -> Any:
         """What a view shows for class ``cid`` at its edge: its constant, or a hole."""

@@ -399,16 +399,24 @@ def _search_one(runner, matchers, nodes, limits, deadline) -> tuple[list, str | 
     mine: list[_Match] = []
     count, (max_matches, max_seconds) = 0, limits
     stop = time.perf_counter() + max_seconds
-    known, find = views.egraph.known, views.egraph.find
+    egraph = views.egraph
+    known, find = egraph.known, egraph.find
+    needs = runner.matcher.needs if runner.matcher.direct is None else None
 
     def in_class(answer: Any) -> bool:  # of the class being searched (the loop's cid)
-        found = known.get(answer) if type(answer) is Term else None
+        if type(answer) is not Term:
+            return False
+        found = known.get(answer)
+        if found is None:  # not as a view or an answer seen before: in the graph?
+            found = egraph.lookup(answer)
         return found is not None and find(found) == cid
 
     for _, cid, key in nodes:
         _check(deadline)
         if time.perf_counter() > stop:
             return mine, "time"
+        if needs is not None and not egraph.has_operand_in(key, needs):
+            continue  # no view of it shows what the relation needs
         for view, window, candidate, results, written in _candidates(
             runner, views, ematcher, cid, key
         ):

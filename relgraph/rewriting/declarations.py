@@ -1,6 +1,6 @@
 """What a relation declares about itself, as marks on its goal constructor: the
 directions it runs in (:func:`forward_only`), the heads of its outputs
-(:func:`produces`), the heads one of its input's operands must have
+(:func:`produces`), the heads one of its input's operands must have, or a constant
 (:func:`needs_operand`), what it reads of a term (:func:`reads`), and whether it
 regroups float sums (:func:`reassociates`).
 
@@ -13,11 +13,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BOTH", "forward_only", "produces", "needs_operand", "reads", "reassociates"]
+__all__ = [
+    "BOTH", "ANY_CONSTANT", "forward_only", "produces", "needs_operand", "reads", "reassociates",
+]  # fmt: skip
 
 Relation = Callable[[Any, Any], Callable]
 
 BOTH = ("forward", "backward")
+
+
+class _AnyConstant:
+    def __repr__(self) -> str:
+        return "ANY_CONSTANT"
+
+
+#: For :func:`needs_operand`: an operand that is a constant (a number or an array
+#: :class:`~relgraph.Constant`), as constant folding needs.
+ANY_CONSTANT: Any = _AnyConstant()
 
 
 def forward_only(relation: Relation) -> Relation:
@@ -73,10 +85,11 @@ def produces(*ops: Any) -> Callable[[Relation], Relation]:
 
 def needs_operand(*ops: Any) -> Callable[[Relation], Relation]:
     """Declare that a relation rewrites a term forward only where one of the term's
-    operands has one of these heads (``1 - sigmoid(x)`` needs a ``neg``), so that the
-    driver passes over other terms without asking it: one test per term, not a call
-    into the relation.  Run backward (:func:`reverse`) it declares nothing.  A
-    declaration that leaves out a head loses the answers on it.
+    operands has one of these heads (``1 - sigmoid(x)`` needs a ``neg``), or is a
+    constant where :data:`ANY_CONSTANT` is among them (``x + 0 -> x``), so that the
+    driver and :func:`~relgraph.explore` pass over other terms without asking it: one
+    test per term, not a call into the relation.  Run backward (:func:`reverse`) it
+    declares nothing.  A declaration that leaves out a head loses the answers on it.
 
     Examples
     --------

@@ -25,9 +25,10 @@ from relgraph.exceptions import RelationError, TypeCheckError
 from relgraph.logic.goals import forward_of
 from relgraph.logic.search import run_deep
 from relgraph.logic.state import initial_state
-from relgraph.rewriting.declarations import BOTH, reassociates
+from relgraph.rewriting.declarations import ANY_CONSTANT, BOTH, reassociates
 from relgraph.rewriting.promotion import keeps_values, run_starts
 from relgraph.terms.infer import typeof
+from relgraph.terms.leaves import Symbol
 from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 from relgraph.terms.traverse import as_term, substitute, subterms
@@ -305,10 +306,15 @@ _GOALS: weakref.WeakKeyDictionary[Any, tuple] = weakref.WeakKeyDictionary()
 
 
 def has_operand_in(term: Term, heads: frozenset) -> bool:
-    """Whether an operand of ``term`` is a Term with one of ``heads``."""
+    """Whether an operand of ``term`` is a Term with one of ``heads``, or a constant
+    where :data:`~relgraph.rewriting.declarations.ANY_CONSTANT` is among them."""
     for a in term._tuple:  # the head is an Op: no Term
         if type(a) is Term and a._tuple[0] in heads:
             return True
+    if ANY_CONSTANT in heads:
+        nin = term._tuple[0].nin
+        operands = term._tuple[1:] if nin is None else term._tuple[1 : 1 + nin]
+        return any(type(a) is not Term and not isinstance(a, Symbol) for a in operands)
     return False
 
 

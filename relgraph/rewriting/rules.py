@@ -143,6 +143,7 @@ class PatternRelation:
                 "is not in the left-hand side (nothing would bind it)"
             )
         self.directions: tuple[str, ...] = BOTH if lhs_vars <= rhs_vars else ("forward",)
+        self._reversed: PatternRelation | None = None
         self._index()
 
     def _index(self) -> None:
@@ -229,15 +230,20 @@ class PatternRelation:
                 yield self.right.build(b1)
 
     def reversed(self) -> PatternRelation:
-        """The rule with its sides swapped (what :func:`relgraph.reverse` returns)."""
+        """The rule with its sides swapped (what :func:`relgraph.reverse` returns),
+        made once: a rule does not change."""
+        if self._reversed is not None:
+            return self._reversed
         rel = PatternRelation.__new__(PatternRelation)
         rel.__dict__.update(self.__dict__)
+        rel._reversed = self
         rel.lhs, rel.rhs, rel.left, rel.right = self.rhs, self.lhs, self.right, self.left
         rel.__name__ = f"reverse({self.__name__})"
         vars(rel)["__wrapped__"] = self  # as relgraph.reverse marks a reversed goal
         swap = {"forward": "backward", "backward": "forward"}
         rel.directions = tuple(d for d in BOTH if swap[d] in self.directions)
         rel._index()
+        self._reversed = rel
         return rel
 
 

@@ -14,6 +14,7 @@ from relations import optdb
 from relations.arith import add_zeroo, mul_oneo
 from relations.linalg import dot_distributeo
 from relgraph.eqsat.egraph import EGraph, flat_form
+from relgraph.logic import goals  # not testo by name: pytest would collect it
 
 A, B = rg.matrix("A"), rg.matrix("B")
 x, y, z, w = (rg.vector(n) for n in "xyzw")
@@ -315,3 +316,65 @@ class _AllRunner:
     """What Views reads of a runner: a hand-written goal's (every e-node, depth 2)."""
 
     guide, depth = "all", 2
+
+
+def test_a_relation_that_needs_a_constant_is_shown_only_e_nodes_with_one():
+    """``rg.needs_operand(rg.ANY_CONSTANT)``: the e-graph builds no views of an e-node
+    none of whose operand classes holds a constant, and the driver passes over such
+    terms; the relation still sees (and rewrites) the others."""
+    asked = []
+
+    def fold(t):
+        asked.append(t)
+        if t.op is rg.mul and len(t.args) == 2 and t.args[0] == 2.0:
+            return t.args[1] + t.args[1]
+        return None
+
+    @rg.forward_only
+    @rg.needs_operand(rg.ANY_CONSTANT)
+    def foldo(a, b):
+        return goals.computeo(fold, [a], b)
+
+    def with_constant(t):
+        return any(isinstance(a, float) for a in t.args[: t.op.nin])
+
+    start = rg.exp(x * y) + 2.0 * x
+    space = rg.explore(start, [foldo], progress=False)
+    assert asked and all(map(with_constant, asked)), asked
+    assert rg.exp(x * y) + (x + x) in space
+    asked.clear()
+    assert rg.rewrite(start, [foldo]) == rg.exp(x * y) + (x + x)
+    assert asked and all(map(with_constant, asked)), asked
+
+
+def test_the_space_does_not_depend_on_what_views_were_built():
+    """An answer already in its class is known as such whether or not some relation
+    built a view of it: declaring what two relations need (so that they build fewer
+    views) leaves an int space that stops by its match limits unchanged."""
+    from relations.arith import add_zeroo, constant_foldo
+    from relgraph.eqsat.bfs import rules_of
+
+    def undeclared(relation):
+        def twin(a, b):
+            return relation(a, b)
+
+        vars(twin).update({k: v for k, v in vars(relation).items() if k != "needs_operand"})
+        twin.__name__ = relation.__name__
+        return twin
+
+    query = optdb.query(include=["canonicalize"])
+    plain = [
+        rg.Rule(undeclared(r.relation), r.name, r.tracks, r.windows)
+        if r.relation in (add_zeroo, constant_foldo)
+        else r
+        for r in rules_of(query)
+    ]
+    i = rg.vector("i", dtype="int8")
+    start = (i + 0) * 1 + i * -1 + (i + 3 + 4)
+    spaces = [
+        rg.explore(start, rels, progress=False, timeout=None, max_iterations=13)
+        for rels in (query, plain)
+    ]
+    assert [len(s) for s in spaces] == [len(spaces[0])] * 2
+    assert spaces[0].classes == spaces[1].classes
+    assert spaces[0].best() == spaces[1].best()
