@@ -261,7 +261,7 @@ class _Run:
             self.nodes_before = self.nodes_before or 0
             return root
         first = len(self.pass_log) == 1
-        normal, failed, canon = self.normal, self.failed, self.canon
+        normal, failed, canon, plans = self.normal, self.failed, self.canon, self.plans
         done: dict[Any, Any] = {}
         expanded: set[int] = set()
         waiting: dict[int, list[int]] = {}  # replacement -> the nodes it replaces
@@ -284,8 +284,10 @@ class _Run:
                 # A child already expanded is done, or pending: an ancestor, or a
                 # node whose replacement contains it; a pending child is used as is.
                 expanded.add(key)
-                stack.extend([a for a in args if type(a) is Term and id(a) not in expanded])
-                continue
+                kids = [a for a in args if type(a) is Term and id(a) not in expanded]
+                if kids:
+                    stack.extend(kids)
+                    continue
             stack.pop()
             changed, kids_normal = False, True
             for a in args:
@@ -302,16 +304,15 @@ class _Run:
                 node = canon.setdefault(node, node)
             node_key = id(node)
             result = None
-            if node_key not in normal and node_key not in failed:
-                self.applied = []
-                plan = self.plans.get(node._tuple[0])
-                if plan is None or plan[0]:  # no rule tracks the head: nothing to try
-                    result = self.try_node(node)
-                if result is None:
-                    failed.add(node_key)
+            if node_key not in normal:
+                if node_key not in failed:
+                    plan = plans.get(node._tuple[0])
+                    if plan is None or plan[0]:  # no rule tracks the head: nothing to try
+                        self.applied = []
+                        result = self.try_node(node)
+                if result is None:  # normal, with its subterms, or else failed
+                    (normal if kids_normal else failed).add(node_key)
             if result is None:
-                if kids_normal:
-                    normal.add(node_key)
                 if waiting:
                     _finish(done, waiting, key, node)
                 else:
