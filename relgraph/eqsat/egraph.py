@@ -282,6 +282,16 @@ class EGraph:
 
     def lookup(self, term: Any) -> int | None:
         """The class of ``term`` if the graph holds it (as it is, or flattened)."""
+        if type(term) is Term:  # one e-node over classes and leaves: its key
+            operands = _operands(term)
+            if not any(type(a) is Term for a in operands):
+                kids = tuple(map(self._class_of_leaf, operands))
+                found = (
+                    None
+                    if None in kids
+                    else self.memo.get((term.op, kids, term.args[len(operands) :]))
+                )
+                return None if found is None else self.find(found)
         key = self.spelling(term)[0]
         if key is None:
             return None

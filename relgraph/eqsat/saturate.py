@@ -126,11 +126,13 @@ class DirectedRule:
 
     def __init__(self, rule: Rule, direction: Direction, max_answers: int):
         self.rule, self.direction = rule, direction
-        run_as = (
-            rule
-            if direction == "forward"
-            else Rule(reverse(rule), rule.name, tracks=produced_heads(rule))
-        )
+        if direction == "forward":
+            run_as = rule
+        else:  # a rule reversed knows its own head (its right-hand side's)
+            backward = reverse(rule)
+            heads = produced_heads(rule)
+            tracks = getattr(backward, "tracks", None) if heads is None else heads
+            run_as = Rule(backward, rule.name, tracks=tracks)
         self.matcher = Matcher(run_as, max_answers, label=direction)
         relation: Any = run_as.relation
         self.tracks = run_as.tracks
@@ -369,9 +371,8 @@ def _search_compiled(runner, matchers, nodes, limits, deadline) -> tuple[list, s
     stop = time.perf_counter() + max_seconds
     rule, seen = runner.compiled, runner.seen
     dropped = runner.matcher.dropped
-    for _, cid, key in nodes:
-        _check(deadline)
-        if time.perf_counter() > stop:
+    for n, (_, cid, key) in enumerate(nodes):
+        if _over(n, deadline, stop):
             return mine, "time"
         for b, shape in rule.matches(m, key):
             if shape in seen:
@@ -411,9 +412,8 @@ def _search_one(runner, matchers, nodes, limits, deadline) -> tuple[list, str | 
             found = egraph.lookup(answer)
         return found is not None and find(found) == cid
 
-    for _, cid, key in nodes:
-        _check(deadline)
-        if time.perf_counter() > stop:
+    for n, (_, cid, key) in enumerate(nodes):
+        if _over(n, deadline, stop):
             return mine, "time"
         if needs is not None and not egraph.has_operand_in(key, needs):
             continue  # no view of it shows what the relation needs
@@ -473,10 +473,19 @@ def _reorder(egraph: EGraph, m: _Match) -> None:
         egraph.merge(m.cid, new, (egraph.view_id(m.written), moved, REORDERED))
 
 
-def _check(deadline: float | None) -> None:
-    check_cancelled()
-    if deadline is not None and time.perf_counter() > deadline:
+#: E-nodes a relation is tried on between two looks at Ctrl-C.
+CHECK_EVERY = 16
+
+
+def _over(n: int, deadline: float | None, stop: float) -> bool:
+    """Whether a relation's search, at its ``n``-th e-node, is over its time (over
+    the whole run's: Stop)."""
+    if not n % CHECK_EVERY:
+        check_cancelled()
+    now = time.perf_counter()
+    if deadline is not None and now > deadline:
         raise Stop("timeout")
+    return now > stop
 
 
 def _apply(egraph, matches, iteration, budgets, applications) -> None:

@@ -16,7 +16,6 @@ e-node shows at most ``MAX_VIEWS`` views, an operand class at most
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from itertools import islice, product
 from math import prod
 from typing import Any
@@ -149,21 +148,26 @@ class Views:
         # (class, guide, depth) whose alternatives were cut at MAX_ALTERNATIVES
         self.crowded: set[tuple[int, int, int]] = set()
 
-    def of_node(self, key: Key, guide: Any, depth: int) -> Iterator[Term]:
+    def of_node(self, key: Key, guide: Any, depth: int) -> list[Term]:
         """Views of e-node ``key`` (its guide entry: ALL, a tuple or one guide)."""
-        children = key[1]
+        children, interned, graph = key[1], self.interned, self.egraph
+        op, params, type_ = key[0], key[2], graph.type_of(key)
+        if depth <= 1:  # its operands as holes: one view
+            holes = tuple([interned.hole(graph, c) for c in children])
+            return [interned.view(op, holes, params, type_)]
         if isinstance(guide, tuple):
             guides = guide if len(guide) == len(children) else ({},) * len(children)
         else:
             guides = (guide,) * len(children)
         alts = [self.alternatives(c, g, depth - 1) for c, g in zip(children, guides)]
-        op, params = key[0], key[2]
-        crowded = any((c, id(g), depth - 1) in self.crowded for c, g in zip(children, guides))
+        crowded = self.crowded and any(
+            (c, id(g), depth - 1) in self.crowded for c, g in zip(children, guides)
+        )
         if crowded or prod(map(len, alts)) > MAX_VIEWS:
-            self.interned.cut.add(key)
-        type_ = self.egraph.type_of(key)
-        for combo in islice(product(*alts), MAX_VIEWS):
-            yield self.interned.view(op, combo, params, type_)
+            interned.cut.add(key)
+        return [
+            interned.view(op, combo, params, type_) for combo in islice(product(*alts), MAX_VIEWS)
+        ]
 
     def alternatives(self, cid: int, guide: Any, depth: int) -> list:
         """What a view shows for operand class ``cid``."""
@@ -212,7 +216,7 @@ class Views:
         rk = (key, id(entry), runner.depth)
         found = self.root_cache.get(rk)
         if found is None:
-            found = self.root_cache[rk] = list(self.of_node(key, entry, runner.depth))
+            found = self.root_cache[rk] = self.of_node(key, entry, runner.depth)
             known, record = self.egraph.known, self.interned.record
             for view in found:
                 record(known, view, cid)
