@@ -213,9 +213,9 @@ class ClassMatcher:
         """Class ``cid`` as a part of a right-hand side: itself, its type, its constant."""
         found = self.parts.get(cid)
         if found is None:
-            cls = self.g.classes[self.g.find(cid)]
-            constant = None if cls.constant is NO_CONSTANT else cls.constant
-            found = self.parts[cid] = (self.g.find(cid), cls.type, constant)
+            canon = self.g.find(cid)
+            cls = self.g.classes[canon]
+            found = self.parts[cid] = (canon, cls.type, _class_constant(self.g, canon))
         return found
 
     def is_pure_new(self, op: Any, type_: TensorType, kids: list[Part]) -> bool:

@@ -58,6 +58,7 @@ from relgraph.rewriting.relation import (
     produced_heads,
     reverse,
 )
+from relgraph.terms.printing import brief
 from relgraph.terms.term import Term
 
 __all__ = [
@@ -66,7 +67,7 @@ __all__ = [
 ]  # fmt: skip
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class Merge:
     """One answer of a relation, merged into the graph.
 
@@ -101,6 +102,12 @@ class Merge:
     @property
     def result(self) -> Any:
         return self._terms[2]
+
+    def __repr__(self) -> str:
+        return (
+            f"Merge({self.rule.name!r}, {self.direction}, iteration {self.iteration}: "
+            f"{brief(self.shape, 60)} -> {brief(self.result, 60)})"
+        )
 
 
 @dataclass
