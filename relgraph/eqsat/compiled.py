@@ -194,6 +194,7 @@ class ClassMatcher:
         self.admitted: dict[tuple[Any, int], bool] = {}
         self.pure: dict[Any, bool] = {}  # by e-node, and by dtypes for new ones
         self.parts: dict[int, Part] = {}
+        self.types: dict[tuple, TensorType] = {}  # of new e-nodes, by their kids' types
 
     def shown(self, cid: int) -> Any:
         """What a view shows for class ``cid``: its constant, or a hole."""
@@ -216,6 +217,17 @@ class ClassMatcher:
             canon = self.g.find(cid)
             cls = self.g.classes[canon]
             found = self.parts[cid] = (canon, cls.type, _class_constant(self.g, canon))
+        return found
+
+    def inferred(self, op: Any, kids: list[Part], params: tuple) -> TensorType:
+        """The type of a new e-node of ``op`` over ``kids`` (by their types alone where
+        no kid is a constant: one inference per types)."""
+        if any(c is not None for _, _, c in kids):
+            return _inferred(op, kids, params)
+        key = (op, params, *(t for _, t, _ in kids))
+        found = self.types.get(key)
+        if found is None:
+            found = self.types[key] = _inferred(op, kids, params)
         return found
 
     def is_pure_new(self, op: Any, type_: TensorType, kids: list[Part]) -> bool:
@@ -407,7 +419,7 @@ class _Walk:
                 type_ = g.classes[cid].type
                 self.nodes.append((key, op, kids, type_))
                 return cid, type_, constant
-        type_ = _inferred(op, kids, params)
+        type_ = self.m.inferred(op, kids, params)
         self.nodes.append((None, op, kids, type_))
         return None, type_, constant
 
@@ -420,7 +432,7 @@ class _Walk:
             (k, pure(k) if k is not None else pure_new(op, t, kids))
             for k, op, kids, t in self.nodes
         ]
-        if all(p for _, p in made) and all(pure(k) for k in removed):
+        if all(p for _, p in made) and all(map(pure, removed)):
             return True
         kept = {k for k, _ in made} & set(removed)
         return all(p for k, p in made if k not in kept) and all(

@@ -422,10 +422,11 @@ class EGraph:
         """Make the e-nodes over class ``cid`` canonical, merging those that became one;
         their classes."""
         parents: dict[Key, tuple[int, int]] = {}
-        for key, pcid, pid in self.classes[cid].parents:
-            self.memo.pop(key, None)
-            self.node_ids.pop(key, None)
-            key = self.canonical(key)
+        for written, pcid, pid in self.classes[cid].parents:
+            key = self.canonical(written)
+            if key != written:  # its operands merged: it is held under its new key
+                self.memo.pop(written, None)
+                self.node_ids.pop(written, None)
             pcid = self.find(pcid)
             if key in parents:
                 self.merge(parents[key][0], pcid, (pid, parents[key][1], CONGRUENCE))
