@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import immutables
+import unification.variable
 from unification.core import _reify, _unify, assoc
-from unification.utils import transitive_get as walk
 from unification.variable import Var, isvar
 
 __all__ = ["State", "initial_state"]
@@ -44,16 +44,45 @@ def _assoc_map(s: State, u: Any, v: Any) -> State:
     return s.set(u, v)
 
 
+# unification's ``isvar`` is an ABC instance check that also looks in the set of
+# objects made variables by ``unification.variables`` (empty but inside that
+# context); a type's verdict is kept here, and the set is read as it is.
+_GLOBAL_VARIABLES = getattr(unification.variable, "_global_logic_variables", None)
+_VAR_TYPES: dict[type, bool] = {}
+
+
+def _isvar(o: Any) -> bool:
+    """``unification.isvar(o)``, without its ABC check for a type seen before."""
+    t = type(o)
+    by_type = _VAR_TYPES.get(t)
+    if by_type is None:
+        by_type = _VAR_TYPES[t] = issubclass(t, (Var, type(Var)))
+    if by_type:
+        return True
+    # an object made a variable by unification.variables (the set is empty outside it)
+    return (_GLOBAL_VARIABLES is None or bool(_GLOBAL_VARIABLES)) and isvar(o)
+
+
+def walk(key: Any, s: Mapping) -> Any:
+    """unification's ``transitive_get``: ``key``'s value in ``s``, followed."""
+    try:
+        while key in s:
+            key = s[key]
+    except TypeError:  # an unhashable key: not in the state
+        pass
+    return key
+
+
 def _unify_var(u: Any, v: Any, s: Mapping) -> Any:
     # unification's _unify_Var_object, as a function: returns a state, False,
     # or a nested _unify (which stream_eval evaluates).
-    u_w = walk(u, s) if isvar(u) else u
-    v_w = walk(v, s) if isvar(v) else v
+    u_w = walk(u, s) if _isvar(u) else u
+    v_w = walk(v, s) if _isvar(v) else v
     if u_w is v_w:
         return s
-    if isvar(u_w):
+    if _isvar(u_w):
         return s if u_w == v_w else assoc(s, u_w, v_w)
-    if isvar(v_w):
+    if _isvar(v_w):
         return assoc(s, v_w, u_w)
     return _unify(u_w, v_w, s)
 

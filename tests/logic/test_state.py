@@ -43,3 +43,25 @@ def test_kanren_run_with_dict_states_still_works_on_terms():
     q = var()
     (answer,) = run(1, q, dot_distributeo(A @ (x + y), q))
     assert rg.as_term(answer) == A @ x + A @ y
+
+
+def test_a_search_tells_variables_as_unification_does():
+    """The state's handlers tell a logic variable by its type once per type, and still
+    see the objects ``unification.variables`` makes variables for a while."""
+    from unification import variables
+    from unification.variable import Var, isvar
+
+    import relgraph as rg
+    from relgraph.logic.state import _isvar
+
+    class Sub(Var):  # another library's variables (kanren's ConstrainedVar)
+        pass
+
+    things = [Var(), Sub(), 1, "x", (1, 2), [1], rg.vector("x"), rg.vector("x") + 1,
+              Var, None, 2.5]  # fmt: skip
+    for _ in range(2):  # a type's verdict is kept after the first
+        assert [_isvar(o) for o in things] == [isvar(o) for o in things]
+    with variables(1, "x"):
+        assert [_isvar(o) for o in things] == [isvar(o) for o in things]
+        assert _isvar(1) and _isvar("x")
+    assert not _isvar(1) and not _isvar("x")
