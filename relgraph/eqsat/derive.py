@@ -12,7 +12,7 @@ target's by one link:
   view and the answer;
 * congruence (the same Op over equal operands): the operands are steered;
 * a left-nested sum the graph holds as one e-node: the step
-  :func:`~relgraph.eqsat.egraph.flatteno` (backward: the sum as written again);
+  :func:`~relgraph.eqsat.flatten.flatteno` (backward: the sum as written again);
 * an integer sum or product and its operands in another order (a rule matched
   operands that were not neighbours): steps of :func:`~relgraph.eqsat.ematch.reordero`.
 
@@ -26,8 +26,9 @@ from collections import defaultdict, deque
 from typing import Any
 
 from relgraph.eqsat.bfs import Derivation, Direction, Edge, rewritten
-from relgraph.eqsat.egraph import EGraph, flat_form, flatteno
+from relgraph.eqsat.egraph import EGraph
 from relgraph.eqsat.ematch import reordero
+from relgraph.eqsat.flatten import flat_form, flatteno
 from relgraph.eqsat.proofs import CONGRUENCE, FLATTENED, REORDERED, term_key
 from relgraph.eqsat.saturate import Merge
 from relgraph.exceptions import DerivationError

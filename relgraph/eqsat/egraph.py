@@ -18,8 +18,7 @@ constant leaf knows its value.  Relations see a class through views (see
 
 Sums and products are kept flat: a left-nested chain ``(x + y) + z`` is the one
 e-node ``add(x, y, z)``, which numpy computes the same way (a left fold), so
-associativity does not multiply the e-nodes.  :func:`flatteno` is that identity
-as a relation: derivations name it when they flatten a term.
+associativity does not multiply the e-nodes (:mod:`relgraph.eqsat.flatten`).
 
 Examples
 --------
@@ -42,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from relgraph.eqsat.flatten import flat_form, left_spine
 from relgraph.eqsat.proofs import (
     CONGRUENCE,
     FLATTENED,
@@ -51,10 +51,7 @@ from relgraph.eqsat.proofs import (
     leaf_key,
     term_key,
 )
-from relgraph.exceptions import TypeCheckError
-from relgraph.logic.goals import eacho
-from relgraph.rewriting.declarations import ANY_CONSTANT, forward_only
-from relgraph.rewriting.relation import is_associative, keeps_type
+from relgraph.rewriting.declarations import ANY_CONSTANT
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.term import Term
@@ -62,7 +59,7 @@ from relgraph.terms.traverse import substitute
 from relgraph.terms.types import TensorType
 from relgraph.unionfind import UnionFind
 
-__all__ = ["EGraph", "Hole", "Key", "LEAF", "flat_form", "flatteno", "leaf_key", "is_hashable"]
+__all__ = ["EGraph", "Hole", "Key", "LEAF", "leaf_key", "is_hashable"]
 
 #: An e-node: ``(op, children, params)``, or a leaf's key (:func:`leaf_key`).
 Key = tuple
@@ -134,6 +131,7 @@ class EGraph:
         self.born: dict[Key, int] = {}
         #: Classes made or merged since :meth:`changed` was last called.
         self.touched: set[int] = set()
+        self.reshown: set[int] = set()  # merged classes whose holes show another value
         #: Terms added, and the views shown, with their classes (maybe merged since).
         self.known: dict[Term, int] = {}
         self.proofs = Proofs()
@@ -233,7 +231,7 @@ class EGraph:
         to the e-node's (``flat_pid``) as FLATTENED."""
         op = chain.op
         pid = None
-        for link in reversed(_left_spine(chain)):
+        for link in reversed(left_spine(chain)):
             first = done[term_key(link.args[0])][1] if pid is None else pid
             rest = tuple(done[term_key(a)][1] for a in link.args[1:])
             pid = self.proofs.add((op, (first, *rest), ()))
@@ -384,6 +382,7 @@ class EGraph:
         ca, cb = self.classes[a], self.classes[b]
         if len(ca.parents) < len(cb.parents):
             a, b, ca, cb = b, a, cb, ca
+        shown = {_shown(ca), _shown(cb)}
         self.sets.union(a, b)
         del self.classes[b]
         ca.nodes.extend(cb.nodes)
@@ -395,6 +394,8 @@ class EGraph:
             self.conflicts.append((ca.constant, cb.constant))
         self.pending.append(a)
         self.touched.add(a)
+        if shown != {_shown(ca)}:  # a hole of either shows something else now
+            self.reshown.add(a)
         self.version += 1
         return True
 
@@ -444,9 +445,15 @@ class EGraph:
 
     def changed(self, depth: int) -> set[int]:
         """Classes whose views ``depth`` levels deep changed since the last call: the
-        classes made or merged, and their users up to ``depth - 1`` levels up."""
-        found = {self.find(c) for c in self.touched}
-        self.touched = set()
+        classes made or merged and their users up to ``depth - 1`` levels up, and the
+        users ``depth`` levels up of a class whose hole shows another constant or type
+        (a view shows holes at its edge)."""
+        found = self._users(self.touched, depth) | self._users(self.reshown, depth + 1)
+        self.touched, self.reshown = set(), set()
+        return found
+
+    def _users(self, classes: set[int], depth: int) -> set[int]:
+        found = {self.find(c) for c in classes}
         frontier = found
         for _ in range(depth - 1):
             frontier = {self.find(p) for c in frontier for _, p, _ in self.classes[c].parents}
@@ -518,81 +525,14 @@ def _meet(a: TensorType, b: TensorType) -> TensorType:
     return TensorType(a.dtype, a.ndim, shape)
 
 
+def _shown(cls: EClass) -> tuple:
+    """What a hole of the class shows: whether it is a constant, and its type."""
+    return cls.constant is NO_CONSTANT, cls.type
+
+
 def _same_constant(a: Any, b: Any) -> bool:
     try:
         va, vb = np.asarray(getattr(a, "value", a)), np.asarray(getattr(b, "value", b))
         return va.shape == vb.shape and bool(np.array_equal(va, vb, equal_nan=True))
     except (TypeError, ValueError):
         return a == b
-
-
-def flat_form(term: Term) -> Term:
-    """``term`` with a left-nested chain of its associative Op spliced into one node.
-
-    ``(x + y) + z`` and ``add(x, y, z)`` are the same left fold, so the same values;
-    the chain is kept when splicing would change the type (numpy promotes n-ary
-    arguments together).
-
-    >>> import relgraph as rg
-    >>> x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
-    >>> flat_form(x + y + z) == rg.add(x, y, z), flat_form(x + (y + z)) == x + (y + z)
-    (True, True)
-    """
-    op, args = term._tuple[0], term._tuple[1:]
-    first = args[0] if args else None
-    if type(first) is not Term or first._tuple[0] is not op or op.nin is not None:
-        return term
-    if not is_associative(op):
-        return term
-    while type(first) is Term and first._tuple[0] is op:
-        args = (*first._tuple[1:], *args[1:])
-        first = args[0]
-    flat = Term((op, *args))
-    try:
-        return flat if keeps_type(term, flat) else term
-    except TypeCheckError:  # pragma: no cover - a chain that types types flat
-        return term
-
-
-def _left_spine(chain: Term) -> list[Term]:
-    """``chain`` and the left operands of its Op below it, top first."""
-    spine = [chain]
-    while type(chain.args[0]) is Term and chain.args[0].op is spine[0].op:
-        chain = chain.args[0]
-        spine.append(chain)
-    return spine
-
-
-def _splices(t: Any) -> list[Term]:
-    """``t``'s left-nested chain spliced: all of it (:func:`flat_form`) first, then the
-    upper parts of it, each only where it keeps the type."""
-    if type(t) is not Term or flat_form(t) is t:
-        return []
-    spine = _left_spine(t)
-    out = []
-    for depth in range(len(spine) - 1, 0, -1):
-        rest = (a for link in reversed(spine[:depth]) for a in link.args[1:])
-        args = (*spine[depth].args, *rest)
-        spliced = Term((t.op, *args))
-        if keeps_type(t, spliced):
-            out.append(spliced)
-    return out
-
-
-@forward_only
-def flatteno(in_lv: Any, out_lv: Any) -> Any:
-    """``(x + y) + z -> add(x, y, z)``: a left-nested sum or product as one node.
-
-    The same left fold, so the same values in every dtype; the e-graph holds sums
-    and products in this form, and derivations name this relation when they
-    flatten a term.  The whole chain first, then its upper parts
-    (``((w + x) + y) + z -> add(w + x, y, z)``): an e-node may hold an operand that
-    is itself a sum.
-
-    >>> import relgraph as rg
-    >>> x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
-    >>> flat = next(rg.rewrites(x + y + z, flatteno))
-    >>> flat == rg.add(x, y, z), len(flat.args)
-    (True, 3)
-    """
-    return eacho(_splices, in_lv, out_lv)

@@ -168,7 +168,7 @@ class RewriteSpace:
         """Named steps from the start to ``term`` (default: :meth:`best`), each
         checked by :meth:`~relgraph.eqsat.bfs.Edge.check`, most of them answers
         :func:`relgraph.rewrites` gives.  A sum or product the graph holds flat ends
-        flat (the step :func:`~relgraph.eqsat.egraph.flatteno`).
+        flat (the step :func:`~relgraph.eqsat.flatten.flatteno`).
 
         The steps follow the proof the e-graph recorded when it found ``term`` equal
         to the start (:mod:`relgraph.eqsat.proofs`): every term of the space has one.

@@ -13,7 +13,8 @@ import relgraph as rg
 from relations import optdb
 from relations.arith import add_zeroo, mul_oneo
 from relations.linalg import dot_distributeo
-from relgraph.eqsat.egraph import EGraph, flat_form
+from relgraph.eqsat.egraph import EGraph
+from relgraph.eqsat.flatten import flat_form
 from relgraph.logic import goals  # not testo by name: pytest would collect it
 
 A, B = rg.matrix("A"), rg.matrix("B")
@@ -378,3 +379,30 @@ def test_the_space_does_not_depend_on_what_views_were_built():
     assert [len(s) for s in spaces] == [len(spaces[0])] * 2
     assert spaces[0].classes == spaces[1].classes
     assert spaces[0].best() == spaces[1].best()
+
+
+def test_a_constant_merged_into_a_class_is_seen_two_levels_up():
+    """A view shows the holes at its edge as their classes' constants: when a merge
+    gives a class a constant, relations that read two levels deep search the
+    e-nodes two levels above it again (here ``(x + 0.0) * y`` appears only once
+    ``w - w`` has merged with ``0.0``)."""
+    from etuples import etuple
+    from kanren import eq, lall, var
+
+    a, b, c = rg.scalar("a"), rg.scalar("b"), rg.scalar("c")
+
+    @rg.forward_only
+    def cancelo(t, out):  # w - w -> 0.0 (for the test: not for inf or NaN)
+        u = var()
+        return lall(eq(t, etuple(rg.sub, u, u)), eq(out, 0.0))
+
+    @rg.forward_only
+    def drop_zeroo(t, out):  # (u + 0.0) * v -> u * v, read two levels deep
+        u, v = var(), var()
+        pattern = etuple(rg.mul, etuple(rg.add, u, 0.0), v)
+        return lall(eq(t, pattern), eq(out, etuple(rg.mul, u, v)))
+
+    space = rg.explore((a + (c - c)) * b, [cancelo, drop_zeroo], progress=False)
+    assert space.saturated
+    assert a * b in space
+    assert [m.rule.name for m in space.applications] == ["cancelo", "drop_zeroo"]
