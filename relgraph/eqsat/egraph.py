@@ -206,8 +206,8 @@ class EGraph:
                 continue
             if flat is None:
                 flat = flat_form(item)
-                if flat is not item and item._tuple[1] in self.known:
-                    flat = item
+                if flat is not item and self.lookup(item._tuple[1]) is not None:
+                    flat = item  # its inner part is in the graph: kept as written
                 stack.append((item, flat))
                 stack.extend((a, None) for a in _operands(flat) if term_key(a) not in done)
                 continue

@@ -406,3 +406,17 @@ def test_a_constant_merged_into_a_class_is_seen_two_levels_up():
     assert space.saturated
     assert a * b in space
     assert [m.rule.name for m in space.applications] == ["cancelo", "drop_zeroo"]
+
+
+def test_a_chain_whose_inner_part_is_in_the_graph_stays_as_written():
+    """A left-nested sum is spliced into one e-node only where its inner part is new,
+    however the inner part came into the graph: here as an e-node added on class ids
+    (as a compiled rule adds one), never as a term."""
+    g = EGraph()
+    (ca, pa), (cb, pb) = g.add_leaf(x), g.add_leaf(y)
+    inner, _ = g.add_node((rg.add, (ca, cb), ()), (rg.add, (pa, pb), ()), rg.typeof(x + y))
+    assert g.lookup(x + y) == inner
+    _, key, _ = g.insert((x + y) + z)
+    assert key[0] is rg.add and key[1][0] == inner and len(key[1]) == 2
+    _, key, _ = g.insert((x + z) + w)  # its inner part is new: one e-node
+    assert len(key[1]) == 3
