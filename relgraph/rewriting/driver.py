@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from relgraph.exceptions import EquilibriumLimitError, OscillationError, RelationError
@@ -32,6 +32,7 @@ from relgraph.rewriting.cycles import (
 from relgraph.rewriting.promotion import keeps_values, regrouping, run_starts
 from relgraph.rewriting.relation import (
     Matcher,
+    Plan,
     Rule,
     as_rule,
     is_associative,
@@ -191,8 +192,8 @@ class EquilibriumRewriter:
         return root, run.report(time.perf_counter() - start, passes, root)
 
 
-# What the rules tracking one head are tried with (_Run.plan_for).
-Plan = tuple[tuple[int, ...], tuple[int, ...], Callable[[Term], bool] | None]
+# On the sweep's stack: the node below it is tried next (its children are done).
+_AFTER_KIDS = object()
 
 # Rewrites in a row at one node within a pass, before the rest waits for the next
 # pass (which bounds a pass even if relations cycle at a node).
@@ -267,30 +268,40 @@ class _Run:
         waiting: dict[int, list[int]] = {}  # replacement -> the nodes it replaces
         steps: dict[int, int] = {}  # replacement -> rewrites in a row that made it
         made_by: dict[int, tuple[str, ...]] = {}  # replacement -> the relations that made it
-        stack = [root]
+        # Until a node is replaced (by a rewrite, or by its canonical twin), every node
+        # of the first pass is normal and is its own value: nothing to look up.
+        clean = first
+        stack: list[Any] = [root]
+        pop, push = stack.pop, stack.append
         while stack:
-            node = stack[-1]
-            key = id(node)
-            if key in done:
-                stack.pop()
-                continue
-            if key in normal:
-                _finish(done, waiting, key, node)
-                stack.pop()
-                continue
-            args = node._tuple
-            if key not in expanded:
-                # Children first; the node stays below them on the stack.
-                # A child already expanded is done, or pending: an ancestor, or a
-                # node whose replacement contains it; a pending child is used as is.
-                expanded.add(key)
-                kids = [a for a in args if type(a) is Term and id(a) not in expanded]
-                if kids:
-                    stack.extend(kids)
+            node = pop()
+            if node is _AFTER_KIDS:  # the node below it has its children done
+                node = pop()
+                key = id(node)
+            else:
+                key = id(node)
+                if key in expanded and key in done:
                     continue
-            stack.pop()
+                if not clean and key in normal:
+                    _finish(done, waiting, key, node)
+                    continue
+                if key not in expanded:
+                    # Children first.  A child already expanded is done, or pending: an
+                    # ancestor, or a node whose replacement contains it; a pending
+                    # child is used as is.
+                    expanded.add(key)
+                    push(node)
+                    push(_AFTER_KIDS)
+                    below = len(stack)
+                    for a in node._tuple:
+                        if type(a) is Term and id(a) not in expanded:
+                            push(a)
+                    if len(stack) > below:
+                        continue
+                    del stack[-2:]
+            args = node._tuple
             changed, kids_normal = False, True
-            for a in args:
+            for a in () if clean else args:
                 if type(a) is Term:
                     b = done.get(id(a), a)
                     changed = changed or b is not a
@@ -302,14 +313,20 @@ class _Run:
                     self.stands_for[id(node)] = original
             elif first:
                 node = canon.setdefault(node, node)
+                clean = clean and id(node) == key
             node_key = id(node)
             result = None
-            if node_key not in normal:
-                if node_key not in failed:
-                    plan = plans.get(node._tuple[0])
-                    if plan is None or plan[0]:  # no rule tracks the head: nothing to try
+            if clean or node_key not in normal:
+                if clean or node_key not in failed:
+                    head = node._tuple[0]
+                    plan = plans.get(head) or self.plan_for(head)
+                    if not plan.candidates:  # no rule tracks the head: nothing to try
+                        pass
+                    elif plan.passes is None or len(args) > 3 or plan.passes(node):
                         self.applied = []
-                        result = self.try_node(node)
+                        result = self.try_node(node, plan)
+                    else:  # each would reject it, and it has no runs of arguments
+                        plan.rejected += 1
                 if result is None:  # normal, with its subterms, or else failed
                     (normal if kids_normal else failed).add(node_key)
             if result is None:
@@ -318,6 +335,7 @@ class _Run:
                 else:
                     done[key] = node
                 continue
+            clean = False
             n = steps.get(key, 0) + 1
             pending = id(result) in expanded and id(result) not in done
             if pending and id(result) in waiting_on(waiting, key):
@@ -333,20 +351,18 @@ class _Run:
             if self.trace is not None:
                 self.stands_for[id(result)] = node
             waiting.setdefault(id(result), []).append(key)
-            stack.append(result)
+            push(result)
         if first and self.nodes_before is None:  # if nothing was rewritten, canon is the input
             self.nodes_before = count_nodes(root) if self.rebuilt else len(canon)
         return done[id(root)]
 
-    def try_node(self, node: Term) -> Any:
+    def try_node(self, node: Term, plan: Plan) -> Any:
         """The node rewritten by the first candidate relation that applies, or None."""
         op = node._tuple[0]
-        candidates, windows, passes = self.plans.get(op) or self.plan_for(op)
-        if passes is None or passes(node):
-            result = self.try_candidates(node, candidates)
+        if plan.passes is None or plan.passes(node):
+            result = self.try_candidates(node, plan.candidates)
         else:  # each would reject the node (runs of its arguments may pass)
-            for index in candidates:  # an attempt, as in try_candidates
-                self.attempts[index] += 1
+            plan.rejected += 1
             result = None
         if result is not None or len(node._tuple) <= 3 or not is_associative(op):
             return result
@@ -357,6 +373,7 @@ class _Run:
         # For an associative head, runs of arguments are subterms too: in
         # B@z + B@w + x the gather applies to the run (B@z, B@w).  Every
         # disjoint run that rewrites is rewritten in this one pass.
+        windows = plan.windows
         if not windows:
             return None
         args, new_args = node._tuple[1:], []
@@ -426,14 +443,13 @@ class _Run:
         return None
 
     def plan_for(self, op: Any) -> Plan:
-        """What a node with head ``op`` is tried with: the indices of the rules whose
-        ``tracks`` admit ``op`` (or that track nothing), those that also take runs of
-        arguments, and a test a node must pass for any of them to apply (or None)."""
+        """What a node with head ``op`` is tried with (rules that track nothing admit
+        every head)."""
         found = tuple(
             i for i, m in enumerate(self.matchers) if m.rule.tracks is None or op in m.rule.tracks
         )
         windows = tuple(i for i in found if self.matchers[i].rule.windows)
-        plan = self.plans[op] = (found, windows, shared_test(self.matchers[i] for i in found))
+        plan = self.plans[op] = Plan(found, windows, shared_test(self.matchers[i] for i in found))
         return plan
 
     # -- one relation on one node ------------------------------------------------
@@ -526,7 +542,11 @@ class _Run:
         return {m.rule.name: n for m, n in zip(self.matchers, self.applications) if n}
 
     def report(self, elapsed: float, passes: int, root: Any) -> RewriteReport:
-        columns = (self.matchers, self.attempts, self.applications, self.times, self.created)
+        attempts = list(self.attempts)
+        for plan in self.plans.values():  # a node a plan's test rejected: one each
+            for index in plan.candidates if plan.rejected else ():
+                attempts[index] += plan.rejected
+        columns = (self.matchers, attempts, self.applications, self.times, self.created)
         stats = sorted(
             (
                 RuleStats(m.rule.name, a, n, t, c, tuple(sorted((m.dropped - d).items())))

@@ -42,6 +42,7 @@ __all__ = [
     "produced_heads",
     "directions_of",
     "Matcher",
+    "Plan",
     "rewrites",
     "Step",
     "steps",
@@ -316,6 +317,24 @@ def has_operand_in(term: Term, heads: frozenset) -> bool:
         operands = term._tuple[1:] if nin is None else term._tuple[1 : 1 + nin]
         return any(type(a) is not Term and not isinstance(a, Symbol) for a in operands)
     return False
+
+
+class Plan:
+    """What the equilibrium driver tries a node with one head with: the indices of
+    the rules whose ``tracks`` admit the head, those that also take runs of arguments,
+    a test a node must pass for any of them to apply (or None), and how many nodes
+    that test rejected (an attempt of each rule, counted when reported)."""
+
+    __slots__ = ("candidates", "windows", "passes", "rejected")
+
+    def __init__(
+        self,
+        candidates: tuple[int, ...],
+        windows: tuple[int, ...],
+        passes: Callable[[Term], bool] | None,
+    ):
+        self.candidates, self.windows, self.passes = candidates, windows, passes
+        self.rejected = 0
 
 
 def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:

@@ -224,6 +224,20 @@ class TestDriver:
         assert rep.rules[0].applications == 1
         assert rep.rules[0].attempts == 3  # shared dot once, then A@x and A@y once each
 
+    def test_equal_subterms_built_apart_are_one_node(self, syms):
+        """Two equal subterms that are distinct objects (and a sum above them that
+        nothing rewrites) are made one node on the first pass: the twin is rewritten
+        once (both sites count it), its parents rebuilt over the one result."""
+        A, B, x, y, z, w = syms
+        t = rg.exp(A @ (x + y)) * rg.log(z * w) + rg.log(z * w) * rg.exp(A @ (x + y))
+        out, rep = rg.rewrite(t, [rg.Rule(dot_distributeo, "d", frozenset([rg.dot]))], report=True)
+        distributed = A @ x + A @ y
+        assert out == rg.exp(distributed) * rg.log(z * w) + rg.log(z * w) * rg.exp(distributed)
+        assert rep.rules[0].applications == 2 and rep.rules[0].attempts == 3
+        assert rep.nodes_before == 8 and rep.nodes_after == 9
+        out, rep = rg.rewrite(rg.log(z * w) + rg.log(z * w), [dot_distributeo], report=True)
+        assert rep.nodes_before == rep.nodes_after == 3 and rep.applications == {}
+
     def test_results_equal_to_the_input_are_ignored(self, syms):
         A, B, x, y, z, w = syms
         t = rg.exp(x + y)
