@@ -15,10 +15,11 @@ the class's other e-nodes).
 The loop is egg's: search every relation on the graph as it is, apply what was
 found, rebuild.  A view is searched once per relation (its answers are in the
 graph from then on).  A relation whose matches in one iteration exceed its limit,
-or whose search takes longer than its share of time, is banned for a few
-iterations, the limits and the ban doubling each time (egg's backoff scheduler,
-with time as a second limit): one prolific or slow relation cannot crowd out the
-others.
+or that is tried on more views than its limit, is banned for a few iterations, the
+limits and the ban doubling each time (egg's backoff scheduler, with views tried as
+a second limit): one prolific or slow relation cannot crowd out the others.  Both
+limits count work, not seconds, so a space is the same on a fast or a busy machine;
+only the whole run's ``timeout`` reads the clock.
 """
 
 from __future__ import annotations
@@ -116,7 +117,9 @@ class Budgets:
     max_iterations: int = 30
     timeout: float | None = None
     match_limit: int = 1_000
-    search_seconds: float = 1.0  # a relation's search in one iteration, at most
+    #: Views a hand-written relation is tried on in one round, at most (work, not
+    #: seconds: the space does not depend on how fast the machine is).
+    search_tries: int = 10_000
     ban_length: int = 5
     #: Whether an answer may wrap the term it was found on (``x`` -> ``x + 0``,
     #: ``-(-x)``, ``1 / (1 / x)``: an identity run backward).  Off, such answers
@@ -334,7 +337,7 @@ def _search(egraph, runners, iteration, budgets, deadline, changed, interned) ->
         nodes = index.nodes(runner.tracks)
         runner.stale = False
         scale = 1 << runner.times_banned
-        limits = (budgets.match_limit * scale, budgets.search_seconds * scale)
+        limits = (budgets.match_limit * scale, budgets.search_tries * scale)
         search = _search_one if runner.compiled is None else _search_compiled
         mine, over = search(runner, matchers, nodes, limits, deadline)
         if over:  # egg's backoff: banned for a while, the limits doubled after
@@ -374,13 +377,11 @@ class _HeadIndex:
 def _search_compiled(runner, matchers, nodes, limits, deadline) -> tuple[list, str | None]:
     """:func:`_search_one` for a compiled rule: matches on class ids."""
     mine: list[_Found] = []
-    (max_matches, max_seconds), m = limits, matchers[2]
-    stop = time.perf_counter() + max_seconds
+    max_matches, m = limits[0], matchers[2]
     rule, seen = runner.compiled, runner.seen
     dropped = runner.matcher.dropped
     for n, (_, cid, key) in enumerate(nodes):
-        if _over(n, deadline, stop):
-            return mine, "time"
+        _look_up(n, deadline)
         for b, shape in rule.matches(m, key):
             if shape in seen:
                 continue
@@ -402,11 +403,10 @@ def _search_compiled(runner, matchers, nodes, limits, deadline) -> tuple[list, s
 
 def _search_one(runner, matchers, nodes, limits, deadline) -> tuple[list, str | None]:
     """What ``runner`` finds on ``nodes``, and whether it went over its limit of
-    matches or time."""
+    matches or of views tried."""
     views, ematcher, _ = matchers
     mine: list[_Match] = []
-    count, (max_matches, max_seconds) = 0, limits
-    stop = time.perf_counter() + max_seconds
+    count, tries, (max_matches, max_tries) = 0, 0, limits
     egraph = views.egraph
     known, find = egraph.known, egraph.find
     needs = runner.matcher.needs if runner.matcher.direct is None else None
@@ -420,8 +420,7 @@ def _search_one(runner, matchers, nodes, limits, deadline) -> tuple[list, str | 
         return found is not None and find(found) == cid
 
     for n, (_, cid, key) in enumerate(nodes):
-        if _over(n, deadline, stop):
-            return mine, "time"
+        _look_up(n, deadline)
         if needs is not None and not egraph.has_operand_in(key, needs):
             continue  # no view of it shows what the relation needs
         for view, window, candidate, results, written in _candidates(
@@ -430,6 +429,9 @@ def _search_one(runner, matchers, nodes, limits, deadline) -> tuple[list, str | 
             seen_key = (term_key(candidate), window)
             if seen_key in runner.seen:
                 continue
+            tries += 1
+            if tries > max_tries:
+                return mine, "tries"
             if results is None:  # a goal on a view: its own test first
                 results = runner.matcher.shortcut(candidate)
                 if results is REJECTED:
@@ -484,15 +486,13 @@ def _reorder(egraph: EGraph, m: _Match) -> None:
 CHECK_EVERY = 16
 
 
-def _over(n: int, deadline: float | None, stop: float) -> bool:
-    """Whether a relation's search, at its ``n``-th e-node, is over its time (over
-    the whole run's: Stop)."""
+def _look_up(n: int, deadline: float | None) -> None:
+    """At a relation's search's ``n``-th e-node: Ctrl-C (every ``CHECK_EVERY``), and
+    Stop past the whole run's deadline."""
     if not n % CHECK_EVERY:
         check_cancelled()
-    now = time.perf_counter()
-    if deadline is not None and now > deadline:
+    if deadline is not None and time.perf_counter() > deadline:
         raise Stop("timeout")
-    return now > stop
 
 
 def _apply(egraph, matches, iteration, budgets, applications) -> None:

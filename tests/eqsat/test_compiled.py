@@ -105,6 +105,22 @@ def test_the_library_explores_the_same_space_compiled_or_on_views(monkeypatch, s
     assert compiled.best() == on_views.best()
 
 
+@pytest.mark.parametrize("case", [LIBRARY_CASES[3], LIBRARY_CASES[0]])
+def test_the_space_is_the_same_on_a_slow_machine(monkeypatch, case):
+    """A relation's search is bounded by matches and views tried, not by seconds: with
+    a clock that moves 10 s at every reading (a machine a million times slower), the
+    library builds the same space."""
+    start, include = case
+    query = optdb.query(include=include)
+    fast = rg.explore(start, query, timeout=None, progress=False, max_nodes=2_000)
+    readings = iter(range(0, 10**9, 10))
+    monkeypatch.setattr(saturate.time, "perf_counter", lambda: float(next(readings)))
+    slow = rg.explore(start, query, timeout=None, progress=False, max_nodes=2_000)
+    monkeypatch.undo()
+    assert slow.elapsed >= 10  # the clock was the slow one
+    assert summary(slow) == summary(fast) and slow.best() == fast.best()
+
+
 def test_the_chain_explores_the_same_space_and_every_term_is_explained(monkeypatch):
     dims = [30, 35, 15, 5, 10, 20]
     mats = [rg.matrix(f"M{i}", shape=(dims[i], dims[i + 1])) for i in range(5)]
