@@ -322,11 +322,11 @@ class _Run:
                     plan = plans.get(head) or self.plan_for(head)
                     if not plan.candidates:  # no rule tracks the head: nothing to try
                         pass
-                    elif plan.passes is None or len(args) > 3 or plan.passes(node):
+                    elif plan.passes is not None and len(args) <= 3 and not plan.passes(node):
+                        plan.rejected += 1  # each would reject it; it has no runs of arguments
+                    else:
                         self.applied = []
                         result = self.try_node(node, plan)
-                    else:  # each would reject it, and it has no runs of arguments
-                        plan.rejected += 1
                 if result is None:  # normal, with its subterms, or else failed
                     (normal if kids_normal else failed).add(node_key)
             if result is None:
