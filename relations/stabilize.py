@@ -65,7 +65,7 @@ from relgraph.ops import (
     true_div,
     where,
 )
-from relgraph.rewriting.declarations import forward_only, needs_operand
+from relgraph.rewriting.declarations import ANY_CONSTANT, forward_only, needs_operand
 from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.rules import rule
 from relgraph.terms.leaves import Constant, Symbol
@@ -154,6 +154,7 @@ def _expm1_in_sum(t: Any) -> Any:
     whole=True,
 )
 @needs_operand(ops.exp)
+@needs_operand(ANY_CONSTANT)  # the 1, or -1 in a sum
 def expm1o(in_lv, out_lv):
     """``exp(u) - 1 -> expm1(u)`` (in a sum, as ``exp(u) + -1``; also with an array of
     ones when it does not broadcast ``u``): no cancellation near 0."""
@@ -390,6 +391,7 @@ def sigmoido(in_lv, out_lv):
     tracks=(ops.add,),
 )
 @needs_operand(ops.neg)
+@needs_operand(ANY_CONSTANT)  # the 1
 def one_minus_sigmoido(in_lv, out_lv):
     """``1 - sigmoid(x) -> sigmoid(-x)`` (``1 + -sigmoid(x)`` after canonicalize)."""
     return _reflected(sigmoid, in_lv, out_lv)
@@ -417,6 +419,7 @@ def _reflected(f: Any, in_lv: Any, out_lv: Any) -> Any:
 @register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.ndtr,), position=6.5,
           tracks=(ops.add,))  # fmt: skip
 @needs_operand(ops.neg)
+@needs_operand(ANY_CONSTANT)  # the 1
 def one_minus_ndtro(in_lv, out_lv):
     """``1 - ndtr(x) -> ndtr(-x)``: the normal survival function, with no cancellation
     (``1 - ndtr(9)`` is 0, ``ndtr(-9)`` is 1.1e-19)."""

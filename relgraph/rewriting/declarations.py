@@ -88,8 +88,10 @@ def needs_operand(*ops: Any) -> Callable[[Relation], Relation]:
     operands has one of these heads (``1 - sigmoid(x)`` needs a ``neg``), or is a
     constant where :data:`ANY_CONSTANT` is among them (``x + 0 -> x``), so that the
     driver and :func:`~relgraph.explore` pass over other terms without asking it: one
-    test per term, not a call into the relation.  Run backward (:func:`reverse`) it
-    declares nothing.  A declaration that leaves out a head loses the answers on it.
+    test per term, not a call into the relation.  Declarations stacked on one relation
+    must all hold (``exp(u) - 1`` needs an ``exp`` and a constant).  Run backward
+    (:func:`reverse`) it declares nothing.  A declaration that leaves out a head loses
+    the answers on it.
 
     Examples
     --------
@@ -105,10 +107,14 @@ def needs_operand(*ops: Any) -> Callable[[Relation], Relation]:
     >>> m = Matcher(as_rule(expm1o))
     >>> m.rejects(rg.log(x) - 1.0), m.rejects(rg.exp(x) - 1.0)
     (True, False)
+    >>> expm1o = needs_operand(ANY_CONSTANT)(expm1o)  # and a constant
+    >>> Matcher(as_rule(expm1o)).rejects(rg.exp(x) - x)
+    True
     """
 
     def mark(relation: Relation) -> Relation:
-        vars(relation)["needs_operand"] = frozenset(ops)
+        # one set of heads per declaration, each of which must hold
+        vars(relation)["needs_operand"] = (*getattr(relation, "needs_operand", ()), frozenset(ops))
         return relation
 
     return mark

@@ -201,7 +201,8 @@ class Matcher:
         # without kanren's streams.
         self.goal, self.in_var, self.out_var = _goal_of(rule)
         self.compute, self.guard = forward_of(self.goal, self.in_var, self.out_var)
-        self.needs = getattr(rule.relation, "needs_operand", None)  # declarations.needs_operand
+        # declarations.needs_operand: an operand in each set of heads
+        self.needs: tuple[frozenset, ...] | None = getattr(rule.relation, "needs_operand", None)
 
     def answers(
         self,
@@ -269,7 +270,7 @@ class Matcher:
         if self.direct is not None or type(term) is not Term or not term._ground:
             return False
         try:
-            if self.needs is not None and not has_operand_in(term, self.needs):
+            if self.needs is not None and not has_operands(term, self.needs):
                 return True
             return self.guard is not None and not self.guard(term)
         except Exception:
@@ -337,6 +338,11 @@ class Plan:
         self.rejected = 0
 
 
+def has_operands(term: Term, needs: tuple[frozenset, ...]) -> bool:
+    """Whether ``term`` has an operand in each of ``needs`` (:func:`has_operand_in`)."""
+    return all(has_operand_in(term, heads) for heads in needs)
+
+
 def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
     """A test that fails only on terms that each of ``matchers`` rejects without
     running (:meth:`Matcher.rejects`, a rule's filter): each needs an operand with one
@@ -346,13 +352,16 @@ def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
     quicks = {m.quick for m in matchers}
     if len(quicks) == 1 and None not in quicks:  # rules of one shape share their filter
         return quicks.pop()
-    heads: set = set()
+    needs: list[tuple[frozenset, ...]] = []
     for m in matchers:
         if m.needs is None or m.direct is not None:
             return None
-        heads |= m.needs
-    needed = frozenset(heads)
-    return lambda t: not t._ground or has_operand_in(t, needed)
+        if m.needs not in needs:
+            needs.append(m.needs)
+    if all(len(n) == 1 for n in needs):  # one test for all: an operand in any of them
+        heads = frozenset().union(*(n[0] for n in needs))
+        return lambda t: not t._ground or has_operand_in(t, heads)
+    return lambda t: not t._ground or any(has_operands(t, n) for n in needs)
 
 
 def _goal_of(rule: Rule) -> tuple:

@@ -200,6 +200,29 @@ class TestDriver:
             map(rg.pprint, [plain, with_exp, with_neg])
         )
 
+    def test_stacked_declarations_must_all_hold(self, syms):
+        """``rg.needs_operand`` stacked: a relation is asked only where the term has an
+        operand for each declaration; beside a relation with one declaration, a node
+        either could apply to is asked of each that could."""
+        A, B, x, y, z, w = syms
+        seen: dict[str, list] = {"both": [], "neg": []}
+
+        @rg.needs_operand(rg.exp)
+        @rg.needs_operand(rg.ANY_CONSTANT)
+        def botho(a, b):
+            return goals.computeo(lambda t: seen["both"].append(t), [a], b)
+
+        @rg.needs_operand(rg.neg)
+        def nego(a, b):
+            return goals.computeo(lambda t: seen["neg"].append(t), [a], b)
+
+        no_constant, no_exp, both, negated = rg.exp(x) + y, z + 1.0, rg.exp(w) + 2.0, -x + y
+        t = rg.log(no_constant) * rg.log(no_exp) * rg.log(both) * rg.log(negated)
+        rules = [rg.Rule(r, r.__name__, frozenset([rg.add])) for r in (botho, nego)]
+        out, rep = rg.rewrite(t, rules, report=True)
+        assert out == t and seen == {"both": [both], "neg": [negated]}
+        assert {r.name: r.attempts for r in rep.rules} == {"botho": 4, "nego": 4}
+
     def test_a_sum_that_fails_its_rules_filter_still_rewrites_its_runs(self, syms):
         """Two rules of one shape share a filter, which a sum of three fails (it has
         two arguments): each counts the attempt, and the runs of the sum's arguments
