@@ -340,7 +340,23 @@ class Plan:
 
 def has_operands(term: Term, needs: tuple[frozenset, ...]) -> bool:
     """Whether ``term`` has an operand in each of ``needs`` (:func:`has_operand_in`)."""
-    return all(has_operand_in(term, heads) for heads in needs)
+    if len(needs) == 1:
+        return has_operand_in(term, needs[0])
+    kinds = operand_kinds(term)
+    return all(not heads.isdisjoint(kinds) for heads in needs)
+
+
+def operand_kinds(term: Term) -> set:
+    """The heads of ``term``'s operands, and ANY_CONSTANT if one is a constant."""
+    items = term._tuple
+    nin = items[0].nin
+    kinds = set()
+    for i, a in enumerate(items[1:]):  # constants among the operands, not parameters
+        if type(a) is Term:
+            kinds.add(a._tuple[0])
+        elif (nin is None or i < nin) and not isinstance(a, Symbol):
+            kinds.add(ANY_CONSTANT)
+    return kinds
 
 
 def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
@@ -358,10 +374,23 @@ def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
             return None
         if m.needs not in needs:
             needs.append(m.needs)
-    if all(len(n) == 1 for n in needs):  # one test for all: an operand in any of them
-        heads = frozenset().union(*(n[0] for n in needs))
-        return lambda t: not t._ground or has_operand_in(t, heads)
-    return lambda t: not t._ground or any(has_operands(t, n) for n in needs)
+    # an operand in one set of heads of each (a constant's the dearer test: last)
+    first = frozenset().union(*(min(n, key=lambda heads: ANY_CONSTANT in heads) for n in needs))
+    if all(len(n) == 1 for n in needs):  # that is the whole test
+        return lambda t: not t._ground or has_operand_in(t, first)
+
+    def any_needs(t: Term) -> bool:  # an operand in each set of heads of one of needs
+        if not t._ground:
+            return True
+        if not has_operand_in(t, first):
+            return False
+        kinds = operand_kinds(t)
+        for sets in needs:
+            if all(not heads.isdisjoint(kinds) for heads in sets):
+                return True
+        return False
+
+    return any_needs
 
 
 def _goal_of(rule: Rule) -> tuple:
