@@ -421,7 +421,7 @@ def _search_one(runner, matchers, nodes, limits, deadline) -> tuple[list, str | 
 
     for n, (_, cid, key) in enumerate(nodes):
         _look_up(n, deadline)
-        if needs is not None and not all(egraph.has_operand_in(key, n) for n in needs):
+        if needs is not None and not all(egraph.has_operand_in(key, h) for h in needs):
             continue  # no view of it shows what the relation needs
         for view, window, candidate, results, written in _candidates(
             runner, views, ematcher, cid, key
