@@ -342,7 +342,11 @@ def has_operands(term: Term, needs: tuple[frozenset, ...]) -> bool:
     """Whether ``term`` has an operand in each of ``needs`` (:func:`has_operand_in`)."""
     if len(needs) == 1:
         return has_operand_in(term, needs[0])
-    kinds = operand_kinds(term)
+    return _all_in(needs, operand_kinds(term))
+
+
+def _all_in(needs: tuple[frozenset, ...], kinds: set) -> bool:
+    """Whether ``kinds`` (:func:`operand_kinds`) meets each set of heads of ``needs``."""
     return all(not heads.isdisjoint(kinds) for heads in needs)
 
 
@@ -385,10 +389,7 @@ def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
         if not has_operand_in(t, first):
             return False
         kinds = operand_kinds(t)
-        for sets in needs:
-            if all(not heads.isdisjoint(kinds) for heads in sets):
-                return True
-        return False
+        return any(_all_in(sets, kinds) for sets in needs)
 
     return any_needs
 
