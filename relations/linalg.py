@@ -49,7 +49,7 @@ from relgraph.ops import (
     sum,
     transpose,
 )
-from relgraph.rewriting.declarations import reads, reassociates
+from relgraph.rewriting.declarations import needs_operand, reads, reassociates
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
 from relgraph.terms.lvars import lvar, rest as rest_lvar
@@ -150,6 +150,7 @@ def _flops(t: Any) -> int:
     specialize_db, SPECIALIZE, LINALG, FAST_RUN, produces=(ops.dot,), position=9, tracks=(ops.dot,)
 )
 @reads({ops.dot: {ops.dot: {}}})
+@needs_operand(ops.dot)
 def cheaper_dot_ordero(in_lv, out_lv):
     """Reassociate a product chain, either way, when that costs fewer multiply-adds.
 
@@ -192,6 +193,7 @@ def _scalar_factoro(scaled, c, plain):
 
 @register(linalg_db, LINALG, FAST_RUN, produces=(ops.mul,), position=2, tracks=(ops.dot,))
 @reads(_SCALED_DOT)
+@needs_operand(ops.mul)
 def dot_scaleo(in_lv, out_lv):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a
     finite number with ``|c| >= 1``.
@@ -209,6 +211,7 @@ def dot_scaleo(in_lv, out_lv):
 
 @register(linalg_db, LINALG, UNSAFE, produces=(ops.mul,), position=3, tracks=(ops.dot,))
 @reads(_SCALED_DOT)
+@needs_operand(ops.mul)
 def dot_scale_anyo(in_lv, out_lv, c=None):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` any scalar.
 
@@ -239,6 +242,7 @@ register(linalg_db, LINALG, produces=(ops.dot,), position=5, tracks=(ops.sum,))(
     canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.mul,), position=30, tracks=(ops.sum,)
 )
 @reads(_SCALED_SUM)
+@needs_operand(ops.mul)
 def sum_scaleo(in_lv, out_lv):
     """``sum(c * x) <-> c * sum(x)``, ``c`` a number with ``|c| >= 1``: one multiplication, not n.
 
@@ -262,6 +266,7 @@ def _at_least_one(c: Any) -> bool:
     canonicalize_db, CANONICALIZE, UNSAFE, produces=(ops.mul,), position=40, tracks=(ops.sum,)
 )
 @reads(_SCALED_SUM)
+@needs_operand(ops.mul)
 def sum_scale_anyo(in_lv, out_lv, c=None):
     """``sum(c * x) <-> c * sum(x)``, ``c`` any scalar.
 

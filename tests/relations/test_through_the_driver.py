@@ -59,6 +59,29 @@ def test_a_relation_answers_without_kanren_as_its_goal_does(name, program):
             assert list(direct.answers(t)) == list(streamed.answers(t)), rg.pprint(t)
 
 
+DECLARING = sorted(n for n in RULES if getattr(RULES[n][1].obj.relation, "needs_operand", None))
+
+
+@pytest.mark.parametrize("name", DECLARING)
+@settings(max_examples=25, deadline=None, derandomize=True)
+@given(program=fuzz.programs(depth=4))
+def test_what_a_relation_says_it_needs_is_true(name, program):
+    """A library relation that declares the operands it needs (``rg.needs_operand``)
+    has no answer, run by kanren, on a term the declaration rejects (random programs'
+    subterms, every catalogue case), and does apply on its own catalogue case."""
+    direct, streamed = _both_ways(RULES[name][1])
+    streamed.needs = None
+    cases = [c for case in CASES.values() for c in subterms(case[0])]
+    for t in [*subterms(program.term), *cases]:
+        if type(t) is rg.Term and direct.rejects(t):
+            assert not list(streamed.answers(t)), rg.pprint(t)
+    assert not direct.rejects(CASES[name][0]) and list(direct.answers(CASES[name][0]))
+
+
+def test_the_products_relations_declare_the_operand_they_need():
+    assert {"cheaper_dot_ordero", "dot_scaleo", "sum_scaleo", "expm1o"} <= set(DECLARING)
+
+
 def test_the_direct_answers_cover_the_computing_relations():
     computing = [n for n in RULES if _both_ways(RULES[n][1])[0].compute is not None]
     guarded = [n for n in RULES if _both_ways(RULES[n][1])[0].guard is not None]
