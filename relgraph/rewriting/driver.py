@@ -509,9 +509,15 @@ class _Run:
         """The one object this run uses for ``term``'s structure."""
         if type(term) is not Term:
             return term
-        if self.canon.get(term) is term:
+        canon = self.canon
+        found = canon.get(term)
+        if found is term:
             return term
         self.rebuilt = True
+        if found is not None:  # an equal term's object (the canon's hold canonical parts)
+            return found
+        if all(canon.get(a) is a for a in term._tuple if type(a) is Term):
+            return canon.setdefault(term, term)  # new over canonical parts (most are)
         done: dict[int, Term] = {}
         stack = [(term, False)]
         while stack:
