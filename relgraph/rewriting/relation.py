@@ -389,7 +389,13 @@ def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
         if not has_operand_in(t, first):
             return False
         kinds = operand_kinds(t)
-        return any(_all_in(sets, kinds) for sets in needs)
+        for sets in needs:  # loops, not generators: a sum in two of a scan's nodes
+            for heads in sets:
+                if heads.isdisjoint(kinds):
+                    break
+            else:
+                return True
+        return False
 
     return any_needs
 
