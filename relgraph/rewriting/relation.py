@@ -389,7 +389,7 @@ def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
         if not has_operand_in(t, first):
             return False
         kinds = operand_kinds(t)
-        for sets in needs:  # loops, not generators: a sum in two of a scan's nodes
+        for sets in needs:  # plain loops: no generator per call (this runs per node)
             for heads in sets:
                 if heads.isdisjoint(kinds):
                     break

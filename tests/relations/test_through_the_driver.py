@@ -67,8 +67,9 @@ DECLARING = sorted(n for n in RULES if getattr(RULES[n][1].obj.relation, "needs_
 @given(program=fuzz.programs(depth=4))
 def test_what_a_relation_says_it_needs_is_true(name, program):
     """A library relation that declares the operands it needs (``rg.needs_operand``)
-    has no answer, run by kanren, on a term the declaration rejects (random programs'
-    subterms, every catalogue case), and does apply on its own catalogue case."""
+    has no answer, run by kanren, on a term it rejects without running (by that
+    declaration, or by its own first test) among random programs' subterms and every
+    catalogue case, and it does apply to its own catalogue case."""
     direct, streamed = _both_ways(RULES[name][1])
     streamed.needs = None
     cases = [c for case in CASES.values() for c in subterms(case[0])]
