@@ -346,8 +346,12 @@ def has_operands(term: Term, needs: tuple[frozenset, ...]) -> bool:
 
 
 def _all_in(needs: tuple[frozenset, ...], kinds: set) -> bool:
-    """Whether ``kinds`` (:func:`operand_kinds`) meets each set of heads of ``needs``."""
-    return all(not heads.isdisjoint(kinds) for heads in needs)
+    """Whether ``kinds`` (:func:`operand_kinds`) meets each set of heads of ``needs``
+    (a plain loop: no generator per call, as this runs per node)."""
+    for heads in needs:
+        if heads.isdisjoint(kinds):
+            return False
+    return True
 
 
 def operand_kinds(term: Term) -> set:
@@ -389,11 +393,8 @@ def shared_test(matchers: Iterable[Matcher]) -> Callable[[Term], bool] | None:
         if not has_operand_in(t, first):
             return False
         kinds = operand_kinds(t)
-        for sets in needs:  # plain loops: no generator per call (this runs per node)
-            for heads in sets:
-                if heads.isdisjoint(kinds):
-                    break
-            else:
+        for sets in needs:
+            if _all_in(sets, kinds):
                 return True
         return False
 
