@@ -328,12 +328,8 @@ class Plan:
 
     __slots__ = ("candidates", "windows", "passes", "rejected")
 
-    def __init__(
-        self,
-        candidates: tuple[int, ...],
-        windows: tuple[int, ...],
-        passes: Callable[[Term], bool] | None,
-    ):
+    def __init__(self, candidates: tuple[int, ...], windows: tuple[int, ...],
+                 passes: Callable[[Term], bool] | None):  # fmt: skip
         self.candidates, self.windows, self.passes = candidates, windows, passes
         self.rejected = 0
 
@@ -346,9 +342,8 @@ def has_operands(term: Term, needs: tuple[frozenset, ...]) -> bool:
 
 
 def _all_in(needs: tuple[frozenset, ...], kinds: set) -> bool:
-    """Whether ``kinds`` (:func:`operand_kinds`) meets each set of heads of ``needs``
-    (a plain loop: no generator per call, as this runs per node)."""
-    for heads in needs:
+    """Whether ``kinds`` (:func:`operand_kinds`) meets each set of heads of ``needs``."""
+    for heads in needs:  # a plain loop: a generator per call cost more (once per node)
         if heads.isdisjoint(kinds):
             return False
     return True
