@@ -102,6 +102,24 @@ def test_solve_triangular(lower, trans, rng):
     assert_scipys(lambda a, b: sl.solve_triangular(a + a.T, b, lower=lower), a, b, rtol=1e-12)
 
 
+@pytest.mark.parametrize("k", [1, 2, 3, 9])
+@pytest.mark.parametrize("lower", [True, False])
+def test_solve_triangular_on_large_systems(k, lower, rng):
+    """Rows longer than the kernel's unrolled dot product, one to many right-hand sides
+    (solved one by one or all at once), strided and of another dtype; the inputs stay
+    as they were."""
+    L = np.linalg.cholesky(positive_definite(rng, 23))
+    a = L if lower else L.T.copy()
+    b = rng.normal(size=(23, 2 * k))[:, ::2]  # every other column: not contiguous
+    before = (a.copy(), b.copy())
+    fn = lambda a, b: sl.solve_triangular(a, b, lower=lower)  # noqa: E731
+    assert_scipys(fn, a, b, rtol=1e-11)
+    assert_scipys(fn, a.astype(np.float32), b, rtol=1e-11)  # float64, as scipy
+    assert_scipys(lambda a, b: fn(a, b[:, 0]), a, b, rtol=1e-11)
+    np.testing.assert_array_equal(a, before[0])
+    np.testing.assert_array_equal(b, before[1])
+
+
 def test_a_zero_on_the_diagonal_raises_as_scipy(rng):
     a, b = np.tril(rng.normal(size=(4, 4))), rng.normal(size=4)
     a[2, 2] = 0.0

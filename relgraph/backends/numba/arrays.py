@@ -421,12 +421,14 @@ _LINALG = {
 
 @array_code.register
 def _array_code_linalg(op: LinalgOp, node: Any) -> str:
-    def cast(i: int) -> str:
-        return f"np.ascontiguousarray({{{i}}}).astype({{dtype}})"
+    def cast(i: int, copy: bool = False) -> str:  # astype copies; LAPACK copies again
+        if typeof(node.args[i]).dtype != typeof(node).dtype:
+            return f"np.ascontiguousarray({{{i}}}).astype({{dtype}})"
+        return f"{{{i}}}.copy()" if copy else f"np.ascontiguousarray({{{i}}})"
 
     if op.name in ("solve_lower", "solve_upper"):  # in place on a copy of b, as n x k
         vector = typeof(node.args[1]).ndim == 1
-        b = f"{cast(1)}.reshape((-1, 1))" if vector else cast(1)  # astype copies
+        b = f"{cast(1, True)}.reshape((-1, 1))" if vector else cast(1, True)
         call = f"linalg_kernels.solve_triangular({cast(0)}, {b}, {op.name == 'solve_lower'})"
         return f"{call}.ravel()" if vector else call  # n x 1, C order: a view
     b = cast(1) if op.nin == 2 else ""
