@@ -20,7 +20,7 @@ import numpy as np
 from relgraph.backends.numba import buffers
 from relgraph.backends.numba.arrays import calls_blas, matvec_matrices, own_loop
 from relgraph.backends.numba.background import COMPILER
-from relgraph.backends.numba.fastcall import fast_call
+from relgraph.backends.numba.fastcall import entry_point, fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
@@ -369,7 +369,7 @@ class Function:
         if len(self._fast_calls) >= FAST_CALLS:
             self._fast_calls.clear()
         self.repeat_call = self._fast_calls[key] = fast_call(
-            self._kernel, shapes, key[1], outputs, self.single, refuse, known,
+            entry_point(self._kernel, values), shapes, key[1], outputs, self.single, refuse, known,
             scalars=self.scalar_dtypes,
         )  # fmt: skip
 

@@ -628,6 +628,29 @@ def test_a_numpy_scalar_argument_takes_the_fast_call(rng):
         np.testing.assert_allclose(f(a, other), np.log(0.5) - 0.5 * a, rtol=1e-15)
 
 
+def test_the_fast_call_runs_the_kernels_compiled_entry(rng):
+    """The fast call skips Numba's dispatcher: it calls the entry compiled for its
+    arguments' types, which reads read-only and writeable arrays alike; an array that
+    is not aligned (a view into bytes) goes the checked way, with numpy's values."""
+    x, y = rg.vector("x"), rg.vector("y")
+    f = rg.function([x, y], x * y + 1.0, compile="eager")
+    a, b = rng.normal(size=7), rng.normal(size=7)
+    for _ in range(2):
+        f(a, b)
+    assert f.repeat_call is not None
+    assert f.repeat_call.__globals__["kernel"] is not f.kernel  # not the dispatcher
+    frozen = a.copy()
+    frozen.flags.writeable = False
+    for u, v in ((frozen, b), (a, b), (b, frozen)):
+        np.testing.assert_array_equal(f.repeat_call((u, v)), u * v + 1.0)
+    raw = np.zeros(7 * 8 + 1, np.uint8)
+    odd = raw[1:].view(np.float64)  # C-contiguous, not aligned
+    odd[:] = a
+    assert not odd.flags.aligned and f.repeat_call((odd, b)) is None
+    np.testing.assert_array_equal(f(odd, b), a * b + 1.0)
+    np.testing.assert_array_equal(frozen, a)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int8", "uint8", "bool"])
 def test_a_scalar_output_takes_the_fast_call_as_a_0d_array_of_its_dtype(rng, dtype):
     """A reduction to a scalar (a loss, a log-likelihood) takes the fast call too, and
