@@ -102,7 +102,7 @@ def test_solve_triangular(lower, trans, rng):
     assert_scipys(lambda a, b: sl.solve_triangular(a + a.T, b, lower=lower), a, b, rtol=1e-12)
 
 
-@pytest.mark.parametrize("k", [1, 2, 3, 9])
+@pytest.mark.parametrize("k", [2, 3])  # each side of FEW_COLUMNS; one column below
 @pytest.mark.parametrize("lower", [True, False])
 def test_solve_triangular_on_large_systems(k, lower, rng):
     """Rows longer than the kernel's unrolled dot product, one to many right-hand sides

@@ -32,7 +32,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
-from numba.core import types
 
 __all__ = ["entry_point", "fast_call"]
 
@@ -134,9 +133,11 @@ def entry_point(kernel: Any, args: Sequence[Any]) -> Callable:
 
 def _reads_as(given: Any, compiled: Any) -> bool:
     """Whether an argument of Numba type ``given`` passes as one of type ``compiled``:
-    the same type, or the same array type read-only (as kernels take their inputs)."""
+    the same type, or the same array type read-only (as kernels take their inputs).
+    Numba's types are read by their attributes: importing Numba here, with relgraph,
+    would come before :mod:`~relgraph.backends.numba.kernel_cache` imports it quietly."""
     return given == compiled or (
-        isinstance(given, types.Array) and given.copy(readonly=True) == compiled
+        getattr(given, "mutable", False) and given.copy(readonly=True) == compiled
     )
 
 
