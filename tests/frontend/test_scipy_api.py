@@ -102,14 +102,15 @@ def test_solve_triangular(lower, trans, rng):
     assert_scipys(lambda a, b: sl.solve_triangular(a + a.T, b, lower=lower), a, b, rtol=1e-12)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])  # solved by rows, by columns
 @pytest.mark.parametrize("k", [2, 3])  # each side of FEW_COLUMNS; one column below
 @pytest.mark.parametrize("lower", [True, False])
-def test_solve_triangular_on_large_systems(k, lower, rng):
+def test_solve_triangular_on_large_systems(k, lower, order, rng):
     """Rows longer than the kernel's unrolled dot product, one to many right-hand sides
-    (solved one by one or all at once), strided and of another dtype; the inputs stay
-    as they were."""
+    (solved one by one or all at once), a triangle stored by rows or by columns,
+    right-hand sides strided and of another dtype; the inputs stay as they were."""
     L = np.linalg.cholesky(positive_definite(rng, 23))
-    a = L if lower else L.T.copy()
+    a = np.asarray(L if lower else L.T, order=order)
     b = rng.normal(size=(23, 2 * k))[:, ::2]  # every other column: not contiguous
     before = (a.copy(), b.copy())
     fn = lambda a, b: sl.solve_triangular(a, b, lower=lower)  # noqa: E731

@@ -421,15 +421,16 @@ _LINALG = {
 
 @array_code.register
 def _array_code_linalg(op: LinalgOp, node: Any) -> str:
-    def cast(i: int, copy: bool = False) -> str:  # astype copies; LAPACK copies again
-        if typeof(node.args[i]).dtype != typeof(node).dtype:
+    def cast(i: int, keep: str = "np.ascontiguousarray({})") -> str:
+        if typeof(node.args[i]).dtype != typeof(node).dtype:  # astype copies, C order
             return f"np.ascontiguousarray({{{i}}}).astype({{dtype}})"
-        return f"{{{i}}}.copy()" if copy else f"np.ascontiguousarray({{{i}}})"
+        return keep.format(f"{{{i}}}")  # LAPACK copies again
 
     if op.name in ("solve_lower", "solve_upper"):  # in place on a copy of b, as n x k
         vector = typeof(node.args[1]).ndim == 1
-        b = f"{cast(1, True)}.reshape((-1, 1))" if vector else cast(1, True)
-        call = f"linalg_kernels.solve_triangular({cast(0)}, {b}, {op.name == 'solve_lower'})"
+        b = cast(1, "{}.copy()") + (".reshape((-1, 1))" if vector else "")
+        a = cast(0, "{}")  # read as laid out: a transposed factor by columns
+        call = f"linalg_kernels.solve_triangular({a}, {b}, {op.name == 'solve_lower'})"
         return f"{call}.ravel()" if vector else call  # n x 1, C order: a view
     b = cast(1) if op.nin == 2 else ""
     return _LINALG[op.name].format(a=cast(0), b=b)

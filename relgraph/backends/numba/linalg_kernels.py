@@ -1,11 +1,14 @@
 """Linear algebra that Numba's ``np.linalg`` lacks, as loops the kernels call.
 
 ``solve_triangular(a, x, lower)`` is scipy.linalg's ``solve_triangular`` by
-substitution, row by row, in place on the right-hand sides ``x`` (n x k, a copy the
-kernel made): one or two right-hand sides a dot product of ``a``'s row each, more all
-at once (LAPACK's ``trsm`` order of operations).  Like scipy, a zero on the
-diagonal is an error, not a row of infinities.  Compiled into each kernel that
-calls it (no Numba disk cache of its own: see :mod:`relgraph.backends.numba.kernels`).
+substitution, in place on the right-hand sides ``x`` (n x k, a copy the kernel
+made), in the order ``a`` is laid out in memory: by columns where ``a``'s columns are
+contiguous (a transposed factor, ``cholesky(S).T``: no copy of it), each solved
+value subtracted from the rows still to solve, as LAPACK's ``trsv``; otherwise by
+rows, one or two right-hand sides a dot product of ``a``'s row each, more all at
+once (``trsm``'s order).  Like scipy, a zero on the diagonal is an error, not a row
+of infinities.  Compiled into each kernel that calls it (no Numba disk cache of its
+own: see :mod:`relgraph.backends.numba.kernels`).
 """
 
 from __future__ import annotations
@@ -21,13 +24,13 @@ FEW_COLUMNS = 2  # right-hand sides solved one by one (measured: 3x at 200 x 200
 @njit(nogil=True, error_model="numpy")
 def solve_triangular(a, x, lower):
     """``x`` overwritten with ``a^-1 x``, reading only ``a``'s lower or upper triangle."""
+    if a.strides[0] < a.strides[1]:  # a's columns are contiguous
+        return _by_columns(a, x, lower)
     n, k = x.shape
     for step in range(n):
         i = step if lower else n - 1 - step
         lo, hi = (0, i) if lower else (i + 1, n)
-        d = a[i, i]
-        if d == 0:
-            raise np.linalg.LinAlgError("singular matrix: a zero on the diagonal")
+        d = _diagonal(a, i)
         if k <= FEW_COLUMNS:  # one column at a time: a dot product of a's row
             for c in range(k):
                 x[i, c] = (x[i, c] - _row_dot(a, x, i, c, lo, hi)) / d
@@ -39,6 +42,39 @@ def solve_triangular(a, x, lower):
         for c in range(k):
             x[i, c] /= d
     return x
+
+
+@njit(nogil=True, error_model="numpy")
+def _by_columns(a, x, lower):
+    """:func:`solve_triangular` down ``a``'s columns: each solved ``x[j]`` times column
+    ``j`` of ``a`` (contiguous) subtracted from the rows below (above) it."""
+    n, k = x.shape
+    for step in range(n):
+        j = step if lower else n - 1 - step
+        lo, hi = (j + 1, n) if lower else (0, j)
+        d = _diagonal(a, j)
+        if k <= FEW_COLUMNS:  # down the column, one right-hand side at a time
+            for c in range(k):
+                xj = x[j, c] / d
+                x[j, c] = xj
+                for i in range(lo, hi):
+                    x[i, c] -= xj * a[i, j]
+            continue
+        for c in range(k):
+            x[j, c] /= d
+        for i in range(lo, hi):  # the loop over columns vectorises
+            aij = a[i, j]
+            for c in range(k):
+                x[i, c] -= aij * x[j, c]
+    return x
+
+
+@njit(nogil=True, error_model="numpy")
+def _diagonal(a, i):
+    d = a[i, i]
+    if d == 0:
+        raise np.linalg.LinAlgError("singular matrix: a zero on the diagonal")
+    return d
 
 
 @njit(nogil=True, error_model="numpy")
