@@ -5,7 +5,9 @@ Each takes 2-d operands (a stack of matrices is refused by name) of a float dtyp
 integers and booleans compute in float64, as numpy does.  Compiled kernels call
 Numba's ``np.linalg`` (LAPACK through scipy); ``rg.check``'s exact reference computes
 with mpmath's matrices at its working precision.  A singular or non positive-definite
-matrix raises numpy's ``LinAlgError`` in both tiers.
+matrix raises numpy's ``LinAlgError`` in both tiers; an infinity or a NaN gives
+numpy's values in both (Numba's ``np.linalg`` refuses them: kernels hand such
+operands to numpy's).
 
 >>> import numpy as np, relgraph as rg
 >>> S, b = rg.matrix("S"), rg.vector("b")

@@ -1,6 +1,7 @@
 """rg.trace and rg.jit: numpy functions as people write them, traced, rewritten and
 compiled, giving numpy's values (or closer ones where numpy overflows)."""
 
+import itertools
 import os
 import subprocess
 import sys
@@ -427,6 +428,30 @@ def test_linear_algebra_gives_numpys_values_and_gradients(rng):
     np.testing.assert_allclose(dS, -0.5 * (inv - np.outer(r, r)), rtol=1e-10)
     with pytest.raises(np.linalg.LinAlgError):
         rg.jit(others, compile="eager")(-S, x)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_linear_algebra_of_infinities_and_nans_as_numpy(dtype, rng):
+    """numpy computes inv, solve, det and slogdet of a matrix holding an infinity or
+    a NaN (Numba's np.linalg refuses them): the compiled function gives numpy's values,
+    on the first call and on the repeated ones."""
+
+    def fn(S, b):
+        sign, logdet = np.linalg.slogdet(S)
+        return np.linalg.inv(S), np.linalg.solve(S, b), np.linalg.det(S), sign * logdet
+
+    f = rg.jit(fn, compile="eager")
+    A = rng.normal(size=(4, 4))
+    S, b = (A @ A.T + 4 * np.eye(4)).astype(dtype), np.ones(4, dtype)
+    for value, (i, j) in itertools.product([np.inf, -np.inf, np.nan], [(0, 0), (2, 1), (3, 3)]):
+        bad = S.copy()
+        bad[i, j] = value
+        for args in ((bad, b), (S, np.where(np.arange(4) == i, value, b).astype(dtype))):
+            with np.errstate(all="ignore"):
+                want = fn(*args)
+                for got in (f(*args), f(*args)):
+                    for g, w in zip(got, want):
+                        np.testing.assert_allclose(g, w, rtol=1e-5, equal_nan=True)
 
 
 def test_integer_array_indexing_as_numpy(rng):

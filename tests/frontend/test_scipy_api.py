@@ -121,6 +121,23 @@ def test_solve_triangular_on_large_systems(k, lower, order, rng):
     np.testing.assert_array_equal(b, before[1])
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("lower", [True, False])
+def test_solve_triangular_of_special_values(k, lower, order, rng):
+    """Infinities, NaNs, zeros of both signs, subnormals and values near overflow on
+    the right: NaN and infinity where scipy has them (with check_finite=False; by
+    default scipy refuses them), the finite values close.  The sign of a zero is
+    LAPACK's own order of operations, not matched."""
+    L = np.linalg.cholesky(positive_definite(rng, 9))
+    a = np.asarray(L if lower else L.T, order=order)
+    values = [np.inf, -np.inf, np.nan, -0.0, 0.0, 5e-324, -2.2e-308, 1e308, -1e308, 1.0]
+    fn = lambda a, b: sl.solve_triangular(a, b, lower=lower, check_finite=False)  # noqa: E731
+    for _ in range(20):
+        b = rng.choice(values, size=(9, k))
+        assert_scipys(fn, a, b[:, 0] if k == 1 else b, rtol=1e-12)
+
+
 def test_a_zero_on_the_diagonal_raises_as_scipy(rng):
     a, b = np.tril(rng.normal(size=(4, 4))), rng.normal(size=4)
     a[2, 2] = 0.0

@@ -413,9 +413,9 @@ def _along(k: int, ndim: int, values: tuple, indices: str, result: str, call: st
 # --- linear algebra: Numba's np.linalg (LAPACK), on contiguous operands in the dtype ----
 
 _LINALG = {
-    "cholesky": "np.linalg.cholesky({a})", "inv": "np.linalg.inv({a})",
-    "solve": "np.linalg.solve({a}, {b})", "det": "np.linalg.det({a})",
-    "logabsdet": "np.linalg.slogdet({a})[1]", "det_sign": "np.linalg.slogdet({a})[0]",
+    "cholesky": "np.linalg.cholesky({a})", "inv": "linalg_kernels.inv({a})",
+    "solve": "linalg_kernels.solve({a}, {b})", "det": "linalg_kernels.det({a})",
+    "logabsdet": "linalg_kernels.slogdet({a})[1]", "det_sign": "linalg_kernels.slogdet({a})[0]",
 }  # fmt: skip
 
 
@@ -432,6 +432,8 @@ def _array_code_linalg(op: LinalgOp, node: Any) -> str:
         a = cast(0, "{}")  # read as laid out: a transposed factor by columns
         call = f"linalg_kernels.solve_triangular({a}, {b}, {op.name == 'solve_lower'})"
         return f"{call}.ravel()" if vector else call  # n x 1, C order: a view
+    if op.name == "solve" and typeof(node.args[1]).ndim == 1:  # as n x 1: a view
+        return _LINALG["solve"].format(a=cast(0), b=f"{cast(1)}.reshape((-1, 1))") + ".ravel()"
     b = cast(1) if op.nin == 2 else ""
     return _LINALG[op.name].format(a=cast(0), b=b)
 

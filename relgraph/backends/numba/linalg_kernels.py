@@ -14,9 +14,9 @@ own: see :mod:`relgraph.backends.numba.kernels`).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 
-__all__ = ["solve_triangular"]
+__all__ = ["solve_triangular", "inv", "solve", "det", "slogdet"]
 
 FEW_COLUMNS = 2  # right-hand sides solved one by one (measured: 3x at 200 x 200)
 
@@ -93,3 +93,48 @@ def _row_dot(a, x, i, c, lo, hi):
         s0 += a[i, j] * x[j, c]
         j += 1
     return (s0 + s1) + (s2 + s3)
+
+
+# Their object mode takes the GIL (Numba warns of nogil=True on them).
+_WITH_NUMPY = njit(error_model="numpy")
+
+
+@_WITH_NUMPY
+def inv(a):
+    """numpy's ``inv(a)``, of ``a``'s dtype, in Fortran order as Numba's."""
+    if np.isfinite(a).all():
+        return np.linalg.inv(a)
+    with objmode(out="float64[::1, :]"):
+        out = np.asfortranarray(np.linalg.inv(a), np.float64)
+    return out.T.astype(a.dtype).T  # exact: numpy computed in a's dtype
+
+
+@_WITH_NUMPY
+def solve(a, b):
+    """numpy's ``solve(a, b)`` for a matrix ``b``, as :func:`inv`."""
+    if np.isfinite(a).all() and np.isfinite(b).all():
+        return np.linalg.solve(a, b)
+    with objmode(out="float64[::1, :]"):
+        out = np.asfortranarray(np.linalg.solve(a, b), np.float64)
+    return out.T.astype(a.dtype).T
+
+
+@_WITH_NUMPY
+def det(a):
+    """numpy's ``det(a)``, as a float64 (as Numba's)."""
+    if np.isfinite(a).all():
+        return np.linalg.det(a)
+    with objmode(out="float64"):
+        out = float(np.linalg.det(a))
+    return out
+
+
+@_WITH_NUMPY
+def slogdet(a):
+    """numpy's ``slogdet(a)``: (sign, log of the absolute value), as float64s."""
+    if np.isfinite(a).all():
+        return np.linalg.slogdet(a)
+    with objmode(sign="float64", logabsdet="float64"):
+        found = np.linalg.slogdet(a)
+        sign, logabsdet = float(found[0]), float(found[1])
+    return sign, logabsdet
