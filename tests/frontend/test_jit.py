@@ -434,7 +434,7 @@ def test_linear_algebra_gives_numpys_values_and_gradients(rng):
 def test_linear_algebra_of_infinities_and_nans_as_numpy(dtype, rng):
     """numpy computes inv, solve, det and slogdet of a matrix holding an infinity or
     a NaN (Numba's np.linalg refuses them): the compiled function gives numpy's values,
-    on the first call and on the repeated ones."""
+    on the first call and on the repeated ones, and zeros of numpy's sign."""
 
     def fn(S, b):
         sign, logdet = np.linalg.slogdet(S)
@@ -452,6 +452,8 @@ def test_linear_algebra_of_infinities_and_nans_as_numpy(dtype, rng):
                 for got in (f(*args), f(*args)):
                     for g, w in zip(got, want):
                         np.testing.assert_allclose(g, w, rtol=1e-5, equal_nan=True)
+    eye = np.eye(4, dtype=dtype)  # numpy's inverse by its algorithm: no -0.0 here
+    np.testing.assert_array_equal(np.signbit(f(eye, b)[0]), np.signbit(np.linalg.inv(eye)))
 
 
 def test_integer_array_indexing_as_numpy(rng):

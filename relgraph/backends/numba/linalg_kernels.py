@@ -1,14 +1,21 @@
-"""Linear algebra that Numba's ``np.linalg`` lacks, as loops the kernels call.
+"""Linear algebra as numpy and scipy compute it, for the kernels to call.
 
-``solve_triangular(a, x, lower)`` is scipy.linalg's ``solve_triangular`` by
-substitution, in place on the right-hand sides ``x`` (n x k, a copy the kernel
-made), in the order ``a`` is laid out in memory: by columns where ``a``'s columns are
-contiguous (a transposed factor, ``cholesky(S).T``: no copy of it), each solved
-value subtracted from the rows still to solve, as LAPACK's ``trsv``; otherwise by
-rows, one or two right-hand sides a dot product of ``a``'s row each, more all at
-once (``trsm``'s order).  Like scipy, a zero on the diagonal is an error, not a row
-of infinities.  Compiled into each kernel that calls it (no Numba disk cache of its
-own: see :mod:`relgraph.backends.numba.kernels`).
+``solve_triangular(a, x, lower)`` is scipy.linalg's ``solve_triangular``, which
+Numba's ``np.linalg`` lacks, by substitution, in place on the right-hand sides ``x``
+(n x k, a copy the kernel made), in the order ``a`` is laid out in memory: by columns
+where ``a``'s columns are contiguous (a transposed factor, ``cholesky(S).T``: no copy
+of it), each solved value subtracted from the rows still to solve, as LAPACK's
+``trsv``; otherwise by rows, one or two right-hand sides a dot product of ``a``'s row
+each, more all at once (``trsm``'s order).  Like scipy, a zero on the diagonal is an
+error, not a row of infinities.
+
+``inv``, ``solve``, ``det`` and ``slogdet`` are numpy's.  Numba's ``np.linalg``
+raises ``LinAlgError`` on an infinity or a NaN, where numpy computes (``inv`` of
+``diag(nan, 1)`` is ``[[nan, nan], [0, 1]]``), so such operands go to numpy's LAPACK
+(in object mode: the pattern of NaNs is LAPACK's own).
+
+Each is compiled into each kernel that calls it (no Numba disk cache of its own: see
+:mod:`relgraph.backends.numba.kernels`).
 """
 
 from __future__ import annotations
@@ -101,9 +108,11 @@ _WITH_NUMPY = njit(error_model="numpy")
 
 @_WITH_NUMPY
 def inv(a):
-    """numpy's ``inv(a)``, of ``a``'s dtype, in Fortran order as Numba's."""
+    """numpy's ``inv(a)``, of ``a``'s dtype, in Fortran order as Numba's: by numpy's
+    algorithm, ``solve(a, I)`` (Numba's ``inv``, LAPACK's ``getri``, is 1.2-1.9x faster
+    but gives ``inv(eye(3))`` zeros of the other sign, and other roundings)."""
     if np.isfinite(a).all():
-        return np.linalg.inv(a)
+        return np.linalg.solve(a, np.eye(a.shape[0], dtype=a.dtype))
     with objmode(out="float64[::1, :]"):
         out = np.asfortranarray(np.linalg.inv(a), np.float64)
     return out.T.astype(a.dtype).T  # exact: numpy computed in a's dtype
