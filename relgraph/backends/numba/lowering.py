@@ -185,22 +185,20 @@ class _Generator:
     def _regions_over_products(self) -> dict[Term, Term]:
         """Regions that are no output and run in place over a product that they alone
         read (``tanh(X @ W + b)``: no second product-sized array); root -> product."""
-        over = {}
-        for root in self.materialised - set(self.slots) - set(self.epilogues.values()):
-            t = typeof(root)
-            same = (p for p in self._products_only_read_by(root) if typeof(p).ndim == t.ndim)
-            p = next((p for p in same if typeof(p).dtype == t.dtype), None)
-            if p is not None:
-                over[root] = p
-        return over
+        regions = self.materialised - set(self.slots) - set(self.epilogues.values())
+        found = {root: next(self._products_only_read_by(root), None) for root in regions}
+        return {root: p for root, p in found.items() if p is not None}
 
     def _products_only_read_by(self, root: Term) -> Iterator[Term]:
-        """The float matrix products that only the region computing ``root`` reads."""
+        """The float matrix products that only the region computing ``root`` reads, of
+        its dtype and rank (a float32 product cannot hold a float64 ``root``)."""
         region = set(self._region(root, self.materialised))
         read = dict.fromkeys(a for n in region for a in n.args if type(a) is Term)
+        t = typeof(root)
         for p in read:
             if p not in self.outputs and self.readers[p] <= region and product_into(p):
-                yield p
+                if typeof(p).dtype == t.dtype and typeof(p).ndim == t.ndim:
+                    yield p
 
     # -- which elementwise nodes get arrays -----------------------------------------
 

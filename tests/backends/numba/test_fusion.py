@@ -326,8 +326,8 @@ def test_serial_kernel_products_agree_with_numpy_in_blocks_of_rows(k, dtype):
 def test_a_product_is_written_into_the_output_its_region_computes(rng):
     """``x @ y.T`` read only by the output's region is computed into the output's
     buffer by BLAS and the region runs in place; where the buffer does not fit (the
-    product broadcasts) or another node reads the product, it gets an array of its
-    own.  Values as numpy's."""
+    product broadcasts, or has another dtype) or another node reads the product, it
+    gets an array of its own.  Values as numpy's."""
     X, Y, v = rg.matrix("X"), rg.matrix("Y"), rg.vector("v")
     distances = rg.sum(X * X, axis=1)[:, None] + rg.sum(Y * Y, axis=1)[None, :] - 2 * (X @ Y.T)
     f = rg.function([X, Y], distances, compile="eager")
@@ -350,6 +350,14 @@ def test_a_product_is_written_into_the_output_its_region_computes(rng):
     x, y = rng.normal(size=(5, 3)), rng.normal(size=(3, 4))
     for got, want in zip(both(x, y), [np.tanh(x @ y), np.sum(x @ y, axis=1)]):
         np.testing.assert_allclose(got, want, rtol=1e-13)
+    X32, Y32, gamma = rg.matrix("X32", "float32"), rg.matrix("Y32", "float32"), rg.scalar("g")
+    wider = rg.function([X32, Y32, gamma], rg.exp(-gamma * (X32 @ Y32.T)), compile="eager")
+    assert "np.dot(a0, t" not in wider.source  # a float32 product, a float64 output
+    x, y = rng.normal(size=(5, 3)).astype(np.float32), rng.normal(size=(4, 3)).astype(np.float32)
+    want = np.exp(-np.float64(0.5) * (x @ y.T))
+    got = wider(x, y, np.float64(0.5))
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6)
 
 
 def test_disjoint_spans_of_memory():
