@@ -11,7 +11,7 @@ import numpy as np
 
 from relgraph.exceptions import TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops
-from relgraph.ops.elemwise import mul
+from relgraph.ops.elemwise import astype, mul
 from relgraph.ops.reductions import sum as sum_
 from relgraph.ops.shape import expand_dims, transpose
 from relgraph.terms.infer import typeof
@@ -152,6 +152,8 @@ def einsum(subscripts: str, *operands: Any) -> Any:
     '(A.T @ x)'
     >>> float(rg.einsum("i,i", np.arange(3.0), np.arange(3.0)))
     5.0
+    >>> rg.pprint(rg.einsum("ij->i", rg.matrix("M", "int8")))
+    "astype(sum(M, axis=1), dtype='int8')"
     """
     if not any(isinstance(a, (Term, Symbol, Constant)) for a in operands):
         return np.einsum(subscripts, *operands)
@@ -164,7 +166,12 @@ def einsum(subscripts: str, *operands: Any) -> Any:
     lined = [_lined_up(a, letters, order) for a, letters in zip(operands, inputs)]
     total = lined[0] if len(lined) == 1 else mul(*lined)
     contracted = tuple(range(len(output), len(order)))
-    return sum_(total, contracted) if contracted else total
+    if not contracted:
+        return total
+    # numpy's einsum sums in the operands' dtype (an int8 sum wraps, a bool sum is
+    # "any"), where sum widens: summing wider and casting back gives those values.
+    dtype, summed = typeof(total).dtype, sum_(total, contracted)
+    return summed if typeof(summed).dtype == dtype else astype(summed, dtype)
 
 
 def _parsed(subscripts: str, operands: Sequence[Any]) -> tuple[list[str], str]:

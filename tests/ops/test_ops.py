@@ -120,18 +120,23 @@ EINSUMS = [
 ]  # fmt: skip
 
 
+@pytest.mark.parametrize("dtype", ["float64", "int8", "bool"])
 @pytest.mark.parametrize("spec, names", EINSUMS)
-def test_einsum_gives_numpys_values(spec, names):
+def test_einsum_gives_numpys_values(spec, names, dtype):
+    """In numpy's dtype: einsum sums in its operands' dtype (int8 wraps around, bool is
+    "any"), where numpy's sum widens."""
     rng = np.random.default_rng(1)
-    symbols = {"A": rg.matrix("A"), "B": rg.matrix("B"), "x": rg.vector("x"),
-               "y": rg.vector("y"), "T": rg.tensor("T", ndim=3)}  # fmt: skip
+    symbols = {"A": rg.matrix("A", dtype), "B": rg.matrix("B", dtype), "x": rg.vector("x", dtype),
+               "y": rg.vector("y", dtype), "T": rg.tensor("T", dtype, ndim=3)}  # fmt: skip
     shapes = {"A": (3, 4), "B": (4, 5), "x": (3,), "y": (4,), "T": (2, 3, 4)}
-    values = {k: rng.normal(size=shapes[k]) for k in symbols}
+    values = {k: (rng.normal(size=shapes[k]) * 60).astype(dtype) for k in symbols}
     term = rg.einsum(spec, *(symbols[n] for n in names))
     expected = np.einsum(spec, *(values[n] for n in names))
     inputs = sorted(set(names))
     compiled = rg.function([symbols[n] for n in inputs], term, compile="eager")
-    np.testing.assert_allclose(compiled(*(values[n] for n in inputs)), expected, rtol=1e-12)
+    got = compiled(*(values[n] for n in inputs))
+    assert got.dtype == expected.dtype
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
 
 
 @pytest.mark.parametrize(
