@@ -31,7 +31,7 @@ import scipy.linalg
 
 from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops
-from relgraph.ops.elemwise import sqrt
+from relgraph.ops.elemwise import astype, sqrt
 from relgraph.ops.products import dot
 from relgraph.ops.reductions import sum as sum_
 from relgraph.ops.shape import expand_dims, transpose
@@ -201,11 +201,19 @@ def trace(a: Any) -> Any:
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:
     """numpy's ``linalg.norm`` for ``ord=None``: the 2-norm of a vector, the Frobenius
-    norm of a matrix, or 2-norms along ``axis``, as ``sqrt(sum(x * x))``."""
+    norm of a matrix, or 2-norms along ``axis``, as ``sqrt(sum(x * x))``; integers and
+    bools in float64, as numpy (``x * x`` of int8 would wrap around).
+
+    >>> import relgraph as rg
+    >>> rg.pprint(rg.norm(rg.vector("i", "int8")))
+    "sqrt(sum(astype(i, dtype='float64') * astype(i, dtype='float64')))"
+    """
     if ord is not None:
         raise TypeCheckError(f"norm: ord={ord!r} is not supported (only the default, None)")
     if not isinstance(x, (Term, Symbol, Constant)):
         return np.linalg.norm(x, axis=axis, keepdims=keepdims)
+    if typeof(x).dtype.kind in "biu":
+        x = astype(x, "float64")
     return sqrt(sum_(x * x, axis, keepdims))
 
 

@@ -113,6 +113,20 @@ def test_integer_reductions_keep_numpys_dtypes(op, tmp_path, monkeypatch):
     assert rg.typeof(op(n)).dtype == np.asarray(expected).dtype
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "bool", "float32"])
+def test_norm_is_numpys_for_every_dtype(dtype):
+    """numpy's norm computes integers and bools in float64 (``x * x`` of int8 would
+    wrap around); float32 stays float32."""
+    M = rg.matrix("M", dtype)
+    m = (np.arange(12).reshape(3, 4) * 37 % 256).astype(dtype)
+    for axis, keepdims in ((None, False), (1, False), (0, True)):
+        term = rg.norm(M, axis=axis, keepdims=keepdims)
+        want = np.linalg.norm(m, axis=axis, keepdims=keepdims)
+        got = rg.function([M], term, compile="eager")(m)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 EINSUMS = [
     ("ij,jk->ik", "AB"), ("ij,j->i", "Ay"), ("ij,i->j", "Ax"), ("i,i", "xx"), ("ij,ij->i", "AA"),
     ("ij,kj->ik", "AA"), ("i,j->ij", "xy"), ("bij,jk->bik", "TB"), ("bij,ij->b", "TA"),
