@@ -312,7 +312,15 @@ class Traced:
     __truediv__, __rtruediv__ = _binary(np.true_divide)
     __floordiv__, __rfloordiv__ = _binary(np.floor_divide)
     __mod__, __rmod__ = _binary(np.remainder)
-    __pow__, __rpow__ = _binary(np.power)
+    __rpow__ = _binary(np.power)[1]
+
+    def __pow__(self, other: Any) -> Any:
+        # numpy computes ``x ** 2`` as np.square(x), in one dtype with x ** 2 but for
+        # bools: their square is int8, their power int64.
+        if type(other) is int and other == 2 and typeof(self.term).dtype == np.bool_:
+            return np.square(self)
+        return np.power(self, other)
+
     __matmul__, __rmatmul__ = _binary(np.matmul)
     __and__, __rand__ = _binary(np.bitwise_and)
     __or__, __ror__ = _binary(np.bitwise_or)

@@ -38,6 +38,15 @@ def test_a_python_scalar_beside_an_array_is_weak_in_every_op(fn, data):
     same(rg.jit(fn, compile="eager")(data), fn(data))
 
 
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int64", "float32", "float64"])
+def test_powers_have_numpys_dtype(dtype):
+    """numpy computes ``x ** 2`` as ``np.square(x)``: int8 for bools, whose other powers
+    are int64."""
+    x = np.array([1, 0, 3, 2], dtype)
+    for fn in (lambda x: x**2, lambda x: x**3, lambda x: x**2.0, lambda x: x ** np.int64(2)):
+        same(rg.jit(fn, compile="eager")(x), fn(x))
+
+
 def test_comparisons_with_scalars_in_function_and_evaluate_agree():
     x, xi = rg.vector("x"), rg.vector("xi", "int64")
     for t, sym, val in [(x > 0.5, x, FLOATS), (xi > 5, xi, INTS), (xi > -3, xi, INTS)]:
