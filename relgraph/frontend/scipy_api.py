@@ -10,11 +10,11 @@ globals in which these names stand for their *twins*, written here with numpy on
 traced values, with scipy's formulas and so scipy's values.  Nothing outside the trace
 changes: not scipy, not the function's module.
 
-A twin called without a traced argument calls scipy itself.  scipy.linalg's twins
-compute as with ``check_finite=False``: an infinity or a NaN gives LAPACK's values
-(as numpy.linalg does), where scipy's default check raises ``ValueError``.  What a twin cannot
+A twin called without a traced argument calls scipy itself.  What a twin cannot
 follow (``logsumexp(a, b=w)``, ``norm.ppf``) is an :class:`UnsupportedError` naming
-it and what to write instead.
+it and what to write instead.  scipy.linalg's twins compute as with
+``check_finite=False``: an infinity or a NaN gives LAPACK's values (as numpy.linalg
+does), where scipy's default check raises ``ValueError``.
 
 Examples
 --------

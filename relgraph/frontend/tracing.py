@@ -315,8 +315,8 @@ class Traced:
     __rpow__ = _binary(np.power)[1]
 
     def __pow__(self, other: Any) -> Any:
-        # numpy computes ``x ** 2`` as np.square(x), in one dtype with x ** 2 but for
-        # bools: their square is int8, their power int64.
+        # numpy computes ``x ** 2`` as np.square(x): of the power's dtype, but for
+        # bools (their square is int8, their power int64).
         if type(other) is int and other == 2 and typeof(self.term).dtype == np.bool_:
             return np.square(self)
         return np.power(self, other)
