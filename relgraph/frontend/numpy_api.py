@@ -209,6 +209,22 @@ def _reduction(op: Any) -> Callable[..., Any]:
 _REDUCE_DEFAULTS = {"out": None, "initial": np._NoValue, "where": np._NoValue}
 
 
+def _truth(all_: bool) -> Callable[..., Any]:
+    """``np.any`` (``np.all``) as a count of the true (false) elements, which is 0 on
+    an empty axis: numpy's "any" of nothing is False, its "all" True."""
+
+    def build(a, axis=None, out=None, keepdims=False, **rest):
+        _check_defaults("numpy.all" if all_ else "numpy.any", {"out": out, **rest},
+                        {"out": None, "where": np._NoValue})  # fmt: skip
+        truth = term_of(a)
+        if typeof(truth).dtype != np.bool_:
+            truth = ops.astype(truth, "bool")  # NaN is true, as bool(nan)
+        count = ops.sum(ops.logical_not(truth) if all_ else truth, _axis(axis), keepdims)
+        return ops.equal(count, 0) if all_ else ops.greater(count, 0)
+
+    return build
+
+
 def _axis(axis: Any) -> Any:
     if isinstance(axis, (list, tuple)):
         return tuple(operator.index(a) for a in axis)
@@ -370,6 +386,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.max: _reduction(ops.max), np.amax: _reduction(ops.max),
     np.min: _reduction(ops.min), np.amin: _reduction(ops.min),
     np.mean: _reduction(ops.mean), np.var: _variance, np.std: _std,
+    np.any: _truth(False), np.all: _truth(True),
     np.where: _where, np.clip: _clip,
     np.transpose: lambda a, axes=None: ops.transpose(term_of(a), axes),
     np.swapaxes: _swapaxes, np.reshape: _reshape, np.ravel: _ravel,

@@ -442,6 +442,12 @@ class Traced:
     def flatten(self):
         return np.ravel(self)
 
+    def any(self, axis=None, out=None, keepdims=False):
+        return np.any(self, axis=axis, out=out, keepdims=keepdims)
+
+    def all(self, axis=None, out=None, keepdims=False):
+        return np.all(self, axis=axis, out=out, keepdims=keepdims)
+
     sum, mean, max, min, prod = (TermOps.sum, TermOps.mean, TermOps.max, TermOps.min,
                                  TermOps.prod)  # fmt: skip
     var, std, reshape, transpose, squeeze = (TermOps.var, TermOps.std, TermOps.reshape,

@@ -47,6 +47,27 @@ def test_powers_have_numpys_dtype(dtype):
         same(rg.jit(fn, compile="eager")(x), fn(x))
 
 
+def truth_functions(axis, keepdims):
+    return (
+        lambda x: np.any(x, axis=axis, keepdims=keepdims),
+        lambda x: x.all(axis=axis, keepdims=keepdims),
+        lambda x: np.all(x > 0.5, axis),
+    )
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "float32", "float64"])
+@pytest.mark.parametrize("shape", [(3, 4), (0, 3), (3, 0), (1, 1)])
+def test_any_and_all_as_numpy(dtype, shape):
+    """np.any and np.all (and the methods) on every axis: NaN is true, -0.0 false, an
+    empty axis is False for "any" and True for "all"."""
+    values = FLOATS if dtype.startswith("float") else np.nan_to_num(FLOATS, posinf=9, neginf=-9)
+    x = np.random.default_rng(3).choice(values, size=shape).astype(dtype)
+    for axis, keepdims in ((None, False), (0, True), (1, False), ((0, 1), True)):
+        for fn in truth_functions(axis, keepdims):
+            same(rg.jit(fn, include=(), compile="eager")(x), fn(x))
+            same(rg.jit(fn, compile="eager")(x), fn(x))
+
+
 def test_comparisons_with_scalars_in_function_and_evaluate_agree():
     x, xi = rg.vector("x"), rg.vector("xi", "int64")
     for t, sym, val in [(x > 0.5, x, FLOATS), (xi > 5, xi, INTS), (xi > -3, xi, INTS)]:
