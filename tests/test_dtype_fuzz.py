@@ -50,7 +50,8 @@ def programs(draw, depth: int = 4):
                 return draw(st.sampled_from([0, 1, 2, -1, 0.0, 1.0, 2.0, 0.5]))
             return draw(st.sampled_from(SYMBOLS))
         kind = draw(st.sampled_from(["add", "sub", "mul", "div", "neg", "pow", "exp", "log1p",
-                                     "abs", "maximum", "sum", "max", "sqrt"]))  # fmt: skip
+                                     "abs", "maximum", "sum", "max", "sqrt", "floor_divide",
+                                     "remainder", "bitwise_and", "bitwise_xor"]))  # fmt: skip
         a = build(level - 1)
         try:
             if kind in ("neg", "exp", "log1p", "abs", "sqrt"):
@@ -60,8 +61,7 @@ def programs(draw, depth: int = 4):
             b = build(level - 1)
             if kind == "pow":
                 b = draw(st.sampled_from([0, 1, 2, 3, 0.5, 2.0]))
-            op = {"add": rg.add, "sub": rg.sub, "mul": rg.mul, "div": rg.true_div,
-                  "pow": rg.pow, "maximum": rg.maximum}[kind]  # fmt: skip
+            op = {"div": rg.true_div}.get(kind) or getattr(rg, kind)
             return op(a, b)
         except (rg.TypeCheckError, TypeError, ValueError, OverflowError):
             return a

@@ -151,18 +151,15 @@ def ufunc_term(ufunc: np.ufunc, method: str, inputs: tuple, kwargs: dict) -> Any
 
 
 def _ufunc_op(ufunc: np.ufunc, name: str, args: list) -> Callable[..., Any]:
-    op = UFUNCS.get(ufunc)
-    if op is not None:
-        return op
     if ufunc in _BOOLEAN:
-        # ``mask | 2`` is numpy's bitwise or on int64, not a logical or.
+        # On booleans ``&``, ``|`` and ``~`` are the logical Ops, which relations know;
+        # ``mask | 2`` is numpy's bitwise or on int64.
         dtypes = {np.result_type(typeof(a).dtype if isinstance(a, TermOps) else a) for a in args}
         if dtypes == {np.dtype(bool)}:
             return _BOOLEAN[ufunc]
-        raise UnsupportedError(
-            f"{name} is supported on booleans only (as a logical operator), not on "
-            f"{', '.join(sorted(map(str, dtypes)))}"
-        )
+    op = UFUNCS.get(ufunc)
+    if op is not None:
+        return op
     special = sys.modules.get("scipy.special")
     if special is not None and getattr(special, ufunc.__name__, None) is ufunc:
         if ufunc.__name__ in _SCIPY:
@@ -268,6 +265,23 @@ def _clip(a, a_min=np._NoValue, a_max=np._NoValue, out=None, *, min=None, max=No
     if hi is not None:
         return ops.minimum(x, term_of(hi))
     raise UnsupportedError("numpy.clip needs a lower or an upper bound")
+
+
+def _round(a, decimals=0, out=None):
+    """``np.round`` as numpy computes it: ``rint`` of ``a`` scaled by ``10**decimals``
+    and scaled back (halves to even); integers are already round to ``decimals >= 0``."""
+    _check_defaults("numpy.round", {"out": out}, {"out": None})
+    x, decimals = term_of(a), operator.index(decimals)
+    dtype = typeof(x).dtype
+    if dtype.kind in "iu" and decimals >= 0:
+        return ops.astype(x, dtype)  # numpy returns a copy
+    if decimals == 0:
+        return ops.rint(x)
+    scale = 10.0 ** abs(decimals)
+    if decimals > 0:
+        return ops.rint(x * scale) / scale
+    rounded = ops.rint(x / scale) * scale
+    return ops.astype(rounded, dtype) if dtype.kind in "iu" else rounded
 
 
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
@@ -387,7 +401,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.min: _reduction(ops.min), np.amin: _reduction(ops.min),
     np.mean: _reduction(ops.mean), np.var: _variance, np.std: _std,
     np.any: _truth(False), np.all: _truth(True),
-    np.where: _where, np.clip: _clip,
+    np.where: _where, np.clip: _clip, np.round: _round, np.around: _round,
     np.transpose: lambda a, axes=None: ops.transpose(term_of(a), axes),
     np.swapaxes: _swapaxes, np.reshape: _reshape, np.ravel: _ravel,
     np.expand_dims: lambda a, axis: ops.expand_dims(term_of(a), axis),

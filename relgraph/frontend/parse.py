@@ -36,6 +36,13 @@ _BINARY = {
     ast.Mult: ops.mul,
     ast.Div: ops.true_div,
     ast.Pow: ops.pow,
+    ast.FloorDiv: ops.floor_divide,
+    ast.Mod: ops.remainder,
+    ast.BitAnd: ops.bitwise_and,
+    ast.BitOr: ops.bitwise_or,
+    ast.BitXor: ops.bitwise_xor,
+    ast.LShift: ops.left_shift,
+    ast.RShift: ops.right_shift,
 }
 
 
@@ -158,6 +165,8 @@ class _Builder:
             if isinstance(operand, (int, float)):
                 return -operand
             return Term((ops.neg, operand))
+        if isinstance(node.op, ast.Invert):
+            return Term((ops.invert, operand))
         raise ParseError(f"{_where(node)}: operator {type(node.op).__name__} is not allowed")
 
     def build_Attribute(self, node: ast.Attribute) -> Any:

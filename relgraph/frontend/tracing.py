@@ -325,6 +325,8 @@ class Traced:
     __and__, __rand__ = _binary(np.bitwise_and)
     __or__, __ror__ = _binary(np.bitwise_or)
     __xor__, __rxor__ = _binary(np.bitwise_xor)
+    __lshift__, __rlshift__ = _binary(np.left_shift)
+    __rshift__, __rrshift__ = _binary(np.right_shift)
     __lt__ = _binary(np.less)[0]
     __le__ = _binary(np.less_equal)[0]
     __gt__ = _binary(np.greater)[0]
@@ -452,4 +454,4 @@ class Traced:
                                  TermOps.prod)  # fmt: skip
     var, std, reshape, transpose, squeeze = (TermOps.var, TermOps.std, TermOps.reshape,
                                              TermOps.transpose, TermOps.squeeze)  # fmt: skip
-    ravel, clip, dot = TermOps.ravel, TermOps.clip, TermOps.dot
+    ravel, clip, dot, round = TermOps.ravel, TermOps.clip, TermOps.dot, TermOps.round

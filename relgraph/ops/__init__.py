@@ -5,7 +5,8 @@ variables) it builds a term, type-checked when it is ground.  So
 ``etuple(add, 1, 2).evaled_obj == 3`` and constant folding is evaluation.  Each Op
 holds its type rule, numpy reference, Numba lowering and printing (see
 :class:`relgraph.ops.base.Op`); they are defined by kind in :mod:`relgraph.ops.elemwise`,
-:mod:`relgraph.ops.reductions`, :mod:`relgraph.ops.shape` and :mod:`relgraph.ops.products`.
+:mod:`relgraph.ops.integer`, :mod:`relgraph.ops.reductions`, :mod:`relgraph.ops.shape` and
+:mod:`relgraph.ops.products`.
 Each family registers its Ops in :data:`ALL_OPS` where it defines them, with
 their algebraic facts for kanren (``associative``, ``commutative``).
 """
@@ -93,6 +94,19 @@ from relgraph.ops.indexing import (
     take,
     take_along_axis,
 )
+from relgraph.ops.integer import (
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    floor_divide,
+    fmod,
+    invert,
+    left_shift,
+    remainder,
+    right_shift,
+    rint,
+    trunc,
+)
 from relgraph.ops.linalg import (
     Diag,
     LinalgOp,
@@ -167,5 +181,6 @@ __all__ = [
     "inv", "solve", "solve_lower", "solve_upper", "solve_triangular", "det", "slogdet",
     "logabsdet", "det_sign", "diag", "trace", "norm", "Take",
     "TakeAlong", "AddAt", "take", "take_along_axis", "add_at", "add_along_axis", "einsum",
-    "xlogy", "gammaln", "erfc", "erfcx",
+    "xlogy", "gammaln", "erfc", "erfcx", "floor_divide", "remainder", "fmod", "bitwise_and",
+    "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "rint", "trunc",
 ]  # fmt: skip

@@ -37,7 +37,7 @@ __all__ = [
     "expand_as", "array_leaves", "spread_times", "times", "sinh", "cosh", "tan", "arcsin",
     "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
     "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like", "zeros_like",
-    "ones_like",
+    "ones_like", "constant_pullback",
 ]  # fmt: skip
 
 
@@ -462,7 +462,7 @@ def _expand_as_pullback(g: Any, y: Any) -> tuple:
 
 @pullback(sign, floor, ceil, less, less_equal, greater, greater_equal, equal, not_equal,
           logical_and, logical_or, logical_not, isnan, isinf, isfinite)  # fmt: skip
-def _constant_pullback(g: Any, y: Any) -> tuple:
+def constant_pullback(g: Any, y: Any) -> tuple:
     """Piecewise constant: no cotangent flows (zero almost everywhere), as in JAX."""
     return (None,) * len(y.args)
 

@@ -32,7 +32,8 @@ from relgraph.terms.traverse import subterms
 
 __all__ = [
     "exact_evaluate", "agrees", "div", "exp", "expm1", "power", "log_add_exp", "log1mexp",
-    "log_ndtr", "atan2", "xlogy", "gammaln", "erfcx",
+    "log_ndtr", "atan2", "xlogy", "gammaln", "erfcx", "floor_divide", "remainder", "fmod",
+    "rint", "trunc",
 ]  # fmt: skip
 
 DIGITS = 1000
@@ -212,6 +213,48 @@ def div(a: Any, b: Any) -> Any:
 
 # exp of a number beyond this has an exponent too long to hold.
 _EXP_LIMIT = 10**400
+
+
+def floor_divide(a: Any, b: Any) -> Any:
+    """numpy's ``a // b``: NaN where ``a`` is infinite, ``a / b`` where ``b`` is 0, and
+    -1 for a finite ``a`` over an infinite ``b`` of the other sign."""
+    if mpmath.isinf(a) or b == 0:
+        return mpmath.nan if mpmath.isinf(a) else div(a, b)
+    if mpmath.isinf(b):
+        return 0 if a == 0 or (a > 0) == (b > 0) else -1
+    return mpmath.floor(a / b)
+
+
+def remainder(a: Any, b: Any) -> Any:
+    """numpy's ``a % b``, of the sign of ``b``: ``b`` itself for a finite ``a`` of the
+    other sign over an infinite ``b``."""
+    if mpmath.isinf(a) or b == 0:
+        return mpmath.nan
+    if mpmath.isinf(b):
+        return a if a == 0 or (a > 0) == (b > 0) else b
+    return a - b * mpmath.floor(a / b)
+
+
+def fmod(a: Any, b: Any) -> Any:
+    """C's ``fmod``: the remainder of the sign of ``a``."""
+    if mpmath.isinf(a) or b == 0:
+        return mpmath.nan
+    return a if mpmath.isinf(b) else a - b * trunc(a / b)
+
+
+def rint(a: Any) -> Any:
+    """The nearest integer, halves to even."""
+    if mpmath.isinf(a):
+        return a
+    low = mpmath.floor(a)
+    if a - low == 0.5:
+        return low if low % 2 == 0 else low + 1
+    return low if a - low < 0.5 else low + 1
+
+
+def trunc(a: Any) -> Any:
+    """Towards zero."""
+    return a if mpmath.isinf(a) else (mpmath.floor(a) if a >= 0 else mpmath.ceil(a))
 
 
 def exp(a: Any) -> Any:

@@ -100,6 +100,51 @@ class TermOps:
     def __rpow__(self, other):
         return _op("pow")(other, self)
 
+    def __floordiv__(self, other):
+        return _op("floor_divide")(self, other)
+
+    def __rfloordiv__(self, other):
+        return _op("floor_divide")(other, self)
+
+    def __mod__(self, other):
+        return _op("remainder")(self, other)
+
+    def __rmod__(self, other):
+        return _op("remainder")(other, self)
+
+    def __and__(self, other):
+        return _op("bitwise_and")(self, other)
+
+    def __rand__(self, other):
+        return _op("bitwise_and")(other, self)
+
+    def __or__(self, other):
+        return _op("bitwise_or")(self, other)
+
+    def __ror__(self, other):
+        return _op("bitwise_or")(other, self)
+
+    def __xor__(self, other):
+        return _op("bitwise_xor")(self, other)
+
+    def __rxor__(self, other):
+        return _op("bitwise_xor")(other, self)
+
+    def __lshift__(self, other):
+        return _op("left_shift")(self, other)
+
+    def __rlshift__(self, other):
+        return _op("left_shift")(other, self)
+
+    def __rshift__(self, other):
+        return _op("right_shift")(self, other)
+
+    def __rrshift__(self, other):
+        return _op("right_shift")(other, self)
+
+    def __invert__(self):
+        return _op("invert")(self)
+
     def __matmul__(self, other):
         return _op("@")(self, other)
 
@@ -184,6 +229,10 @@ class TermOps:
     def ravel(self, order="C"):
         """``np.ravel(self)``."""
         return np.ravel(self, order)
+
+    def round(self, decimals=0, out=None):
+        """``np.round(self, decimals)``."""
+        return np.round(self, decimals, out)
 
     def clip(self, min=None, max=None):
         """``np.clip(self, min, max)``."""

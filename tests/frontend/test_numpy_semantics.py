@@ -155,12 +155,54 @@ def test_reduction_dtype_accumulates_as_numpy_does(fn):
     same(rg.jit(fn, include=(), compile="eager")(x), fn(x))
 
 
-def test_bitwise_or_of_a_mask_and_an_int_is_refused_not_made_logical():
-    x = np.array([1.0, -1.0])
-    with pytest.raises(rg.UnsupportedError, match="bitwise_or"):
-        rg.jit(lambda x: (x > 0) | 2, compile="eager")(x)
-    same(rg.jit(lambda x: (x > 0) | (x < -5), compile="eager")(x), (x > 0) | (x < -5))
-    same(rg.jit(lambda x: (x > 0) & True, compile="eager")(x), (x > 0) & True)
+def test_bit_operations_of_a_mask_are_logical_and_of_an_int_bitwise():
+    x = np.array([1.0, -1.0, 7.0])
+    for fn in (lambda x: (x > 0) | 2, lambda x: (x > 0) | (x < -5), lambda x: ~(x > 0) & True):
+        same(rg.jit(fn, compile="eager")(x), fn(x))
+    mask = rg.trace(lambda x: ~(x > 0) | (x < -5), rg.vector("x"))
+    assert rg.pprint(mask) == "logical_or(logical_not(x > 0), x < -5)"
+
+
+# Where integer arithmetic breaks: zero divisors, -1 beside MIN, shifts past the width,
+# halves; for floats signed zeros, infinities, NaN, subnormals and values near overflow.
+def _edges(dtype: str) -> list:
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return [False, True]
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        points = {0, 1, 2, 3, 5, 7, 15, 25, dt.itemsize * 8, dt.itemsize * 8 - 1, 100}
+        points |= {int(info.min), int(info.min) + 1, int(info.max), int(info.max) - 1}
+        points |= {-1, -2, -3, -7, -15, -25} if dt.kind == "i" else set()
+        return sorted(p for p in points if info.min <= p <= info.max)
+    info = np.finfo(dt)
+    return [0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, -7.0, 0.1, 1e30, float(info.max),
+            -float(info.max), float(info.smallest_subnormal), np.inf, -np.inf, np.nan]  # fmt: skip
+
+
+def _integer_arithmetic(kind: str):
+    if kind == "f":
+        return lambda a, b: (a // b, a % b, np.fmod(a, b), np.trunc(a), np.rint(b),
+                             np.round(a, 2), a.round(-1), np.mod(b, 3.0))  # fmt: skip
+    if kind == "b":
+        return lambda a, b: (a & b, a | b, a ^ b, ~a, a // b, a % b)
+    return lambda a, b: (a // b, a % b, np.fmod(a, b), a & b, a | b, a ^ b, a << b, a >> b,
+                         ~a, np.round(a), a // 7 + a % 9)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "uint8", "int64", "uint64", "float32", "float64"]
+)
+def test_integer_arithmetic_is_numpys_at_every_edge(dtype):
+    fn = _integer_arithmetic(np.dtype(dtype).kind)
+    edges = np.array(_edges(dtype), dtype)
+    a, b = (v.ravel() for v in np.meshgrid(edges, edges))
+    with np.errstate(all="ignore"):
+        want = fn(a, b)
+    for include in ((), ("fast_run",)):
+        got = rg.jit(fn, include=include, compile="eager")(a, b)
+        for g, w in zip(got, want, strict=True):
+            same(g, w)
 
 
 def test_a_numpy_integer_axis_is_an_axis():

@@ -65,6 +65,13 @@ SPECIAL = {
     "det_sign": lambda: rg.det_sign(N @ M - 20 * I3),
     "diag": lambda: rg.diag(N @ M) + rg.sum(rg.diag(x)),
     "cumsum": lambda: rg.cumsum(M, axis=0) * M + rg.sum(rg.cumsum(T, 1)) + rg.sum(rg.cumsum(N)),
+    # Bit operations take integers: the gradient reaches y only.
+    "bitwise_and": lambda: y * rg.astype(_integers(x) & 6, "float64"),
+    "bitwise_or": lambda: y * rg.astype(_integers(x) | 6, "float64"),
+    "bitwise_xor": lambda: y * rg.astype(_integers(x) ^ 6, "float64"),
+    "invert": lambda: y * rg.astype(~_integers(x), "float64"),
+    "left_shift": lambda: y * rg.astype(_integers(x) << 2, "float64"),
+    "right_shift": lambda: y * rg.astype(_integers(x) >> 1, "float64"),
 }
 EXTRA = {
     rg.vector("u", shape=2): RNG.uniform(0.5, 2, 2),
@@ -75,6 +82,10 @@ I3 = rg.Constant(3 * np.eye(3))
 COLUMNS = rg.Constant(np.array([0, 2, -1]))
 PER_ROW = rg.Constant(np.array([[0], [2], [1], [-1]]))
 TWICE = rg.Constant(np.array([1, 1]))
+
+
+def _integers(t):
+    return rg.astype(4 * t, "int64")
 
 
 def _program(op):

@@ -19,6 +19,7 @@ ELEMENTWISE = [op for op in ALL_OPS.values() if op.elementwise]
 LINALG = ("cholesky", "inv", "det", "logabsdet", "det_sign")
 # Ordinary points, special points and both signs; each Op gets its domain's part.
 POINTS = np.array([-3.5, -1.0, -0.25, -0.0, 0.0, 0.5, 1.0, 2.0, 7.0, np.inf, -np.inf, np.nan])
+INTEGERS = np.array([-7, -3, -1, 0, 1, 2, 3, 5, 9, 63, 64, -64])
 
 
 def _operands(op):
@@ -27,6 +28,9 @@ def _operands(op):
         return [rg.vector("x")], ("float32",)
     if op.selects:
         return [rg.vector("c", "bool"), rg.vector("a"), rg.vector("b")], ()
+    loops = [t.partition("->")[0] for t in getattr(op.ufunc, "types", ["d"])]
+    if not any("d" in loop for loop in loops):  # bit operations: on integers
+        return [rg.vector(f"v{i}", "int64") for i in range(n)], ()
     return [rg.vector(f"v{i}") for i in range(n)], ()
 
 
@@ -36,6 +40,8 @@ def _values(symbols):
     for k, s in enumerate(symbols):
         if s.type.dtype == np.bool_:
             out[s] = rng.random(POINTS.size) > 0.5
+        elif s.type.dtype.kind == "i":
+            out[s] = np.roll(INTEGERS, 5 * k)
         else:
             out[s] = np.roll(POINTS, 3 * k)
     return out

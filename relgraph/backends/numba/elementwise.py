@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from relgraph import ops
+from relgraph.backends.numba.scalars import dtype_expr
 from relgraph.exceptions import RegistrationError
 from relgraph.ops.base import Op
 
@@ -118,6 +119,21 @@ def _cast(dtype: np.dtype, operands: Sequence[Any]) -> str:
     return "({0} != 0)" if dtype == np.bool_ else f"np.{dtype.name}({{0}})"
 
 
+def _same_dtype(template: str) -> Callable[[np.dtype, Sequence[Any]], str]:
+    """``template`` over operands cast to the result dtype: the helpers of
+    :mod:`relgraph.backends.numba.intmath` take two scalars of one dtype."""
+
+    def code(dtype: np.dtype, operands: Sequence[Any]) -> str:
+        d = dtype_expr(dtype)
+        return template.format(f"{d}({{0}})", f"{d}({{1}})")
+
+    return code
+
+
+def _invert(dtype: np.dtype, operands: Sequence[Any]) -> str:
+    return "({0} == 0)" if dtype == np.bool_ else f"(~{dtype_expr(dtype)}({{0}}))"
+
+
 def _vec(name: str, module: str = "vecmath") -> str:
     return f"{module}.{name}(np.float64({{0}}))"
 
@@ -194,4 +210,13 @@ _(ops.xlogy, "(0.0 if ({0} == 0 and {1} == {1}) else {0} * np.log({1}))")
 _(ops.gammaln, "(-np.inf if {0} == -np.inf else math.lgamma({0}))")
 _(ops.erfc, "math.erfc({0})", f64=_vec("erfc", "vecspecial"))
 _(ops.erfcx, "kernels.scalar_erfcx(np.float64({0}))")
+for _name in ("floor_divide", "remainder", "fmod", "left_shift", "right_shift"):
+    _(ops.ALL_OPS[_name], f"intmath.{_name}({{0}}, {{1}})",
+      special=_same_dtype(f"intmath.{_name}({{0}}, {{1}})"))  # fmt: skip
+_(ops.bitwise_and, "({0} & {1})", special=_same_dtype("({0} & {1})"))
+_(ops.bitwise_or, "({0} | {1})", special=_same_dtype("({0} | {1})"))
+_(ops.bitwise_xor, "({0} ^ {1})", special=_same_dtype("({0} ^ {1})"))
+_(ops.invert, "(~{0})", special=_invert)
+_(ops.rint, "np.rint({0})")
+_(ops.trunc, "np.trunc({0})")
 _(ops.expand_as, "{0}")  # the loop runs over x's shape; the value is g's

@@ -48,6 +48,7 @@ _HELPERS = hashlib.sha256(
     b"".join(
         Path(str(getattr(importlib.util.find_spec(m), "origin", ""))).read_bytes()
         for m in (
+            "relgraph.backends.numba.intmath",
             "relgraph.backends.numba.kernels",
             "relgraph.backends.numba.linalg_kernels",
             "relgraph.backends.numba.reduce_kernels",
