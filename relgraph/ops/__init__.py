@@ -5,10 +5,10 @@ variables) it builds a term, type-checked when it is ground.  So
 ``etuple(add, 1, 2).evaled_obj == 3`` and constant folding is evaluation.  Each Op
 holds its type rule, numpy reference, Numba lowering and printing (see
 :class:`relgraph.ops.base.Op`); they are defined by kind in :mod:`relgraph.ops.elemwise`,
-:mod:`relgraph.ops.integer`, :mod:`relgraph.ops.reductions`, :mod:`relgraph.ops.shape` and
-:mod:`relgraph.ops.products`.
-Each family registers its Ops in :data:`ALL_OPS` where it defines them, with
-their algebraic facts for kanren (``associative``, ``commutative``).
+:mod:`relgraph.ops.integer`, :mod:`relgraph.ops.trig`, :mod:`relgraph.ops.reductions`,
+:mod:`relgraph.ops.shape` and :mod:`relgraph.ops.products`.  Each family registers its Ops
+in :data:`ALL_OPS` where it defines them, with their algebraic facts for kanren
+(``associative``, ``commutative``).
 """
 
 from __future__ import annotations
@@ -20,18 +20,9 @@ from relgraph.ops.elemwise import (
     ExpandAs,
     abs,
     add,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
     astype,
     ceil,
     clip,
-    cos,
-    cosh,
     equal,
     erf,
     erfc,
@@ -41,11 +32,13 @@ from relgraph.ops.elemwise import (
     expand_as,
     expm1,
     floor,
+    fmax,
+    fmin,
     full_like,
     gammaln,
     greater,
     greater_equal,
-    hypot,
+    heaviside,
     isfinite,
     isinf,
     isnan,
@@ -61,6 +54,7 @@ from relgraph.ops.elemwise import (
     logical_and,
     logical_not,
     logical_or,
+    logical_xor,
     maximum,
     minimum,
     mul,
@@ -72,14 +66,10 @@ from relgraph.ops.elemwise import (
     reciprocal,
     sigmoid,
     sign,
-    sin,
-    sinh,
     softplus,
     sqrt,
     square,
     sub,
-    tan,
-    tanh,
     true_div,
     where,
     xlogy,
@@ -162,6 +152,24 @@ from relgraph.ops.shape import (
     stack,
     transpose,
 )  # fmt: skip
+from relgraph.ops.trig import (
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    cos,
+    cosh,
+    deg2rad,
+    hypot,
+    rad2deg,
+    sin,
+    sinh,
+    tan,
+    tanh,
+)
 
 __all__ = [
     "Op", "Elemwise", "Cast", "Dot", "Matmul", "Reduce", "Transpose", "Reshape",
@@ -183,4 +191,5 @@ __all__ = [
     "TakeAlong", "AddAt", "take", "take_along_axis", "add_at", "add_along_axis", "einsum",
     "xlogy", "gammaln", "erfc", "erfcx", "floor_divide", "remainder", "fmod", "bitwise_and",
     "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "rint", "trunc",
+    "fmax", "fmin", "heaviside", "logical_xor", "deg2rad", "rad2deg",
 ]  # fmt: skip

@@ -29,15 +29,14 @@ from relgraph.terms.traverse import subterms
 from relgraph.terms.types import TensorType, broadcast_shapes
 
 __all__ = [
-    "Elemwise", "Cast", "add", "sub", "mul", "true_div", "neg", "pow", "exp", "log",
-    "log1p", "expm1", "sqrt", "abs", "maximum", "minimum", "tanh", "sin", "cos", "sign", "square",
-    "reciprocal", "log2", "log10", "exp2", "floor", "ceil", "sigmoid", "softplus", "log1mexp",
-    "logaddexp", "erf", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_not", "where", "clip", "astype", "ExpandAs",
-    "expand_as", "array_leaves", "spread_times", "times", "sinh", "cosh", "tan", "arcsin",
-    "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "arctan2", "hypot", "isnan", "isinf",
-    "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like", "zeros_like",
-    "ones_like", "constant_pullback",
+    "Elemwise", "Cast", "add", "sub", "mul", "true_div", "neg", "pow", "exp", "log", "log1p",
+    "expm1", "sqrt", "abs", "maximum", "minimum", "fmax", "fmin", "sign", "heaviside",
+    "square", "reciprocal", "log2", "log10", "exp2", "floor", "ceil", "sigmoid", "softplus",
+    "log1mexp", "logaddexp", "erf", "less", "less_equal", "greater", "greater_equal", "equal",
+    "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "where", "clip",
+    "astype", "ExpandAs", "expand_as", "array_leaves", "spread_times", "times", "isnan",
+    "isinf", "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like",
+    "zeros_like", "ones_like", "constant_pullback",
 ]  # fmt: skip
 
 
@@ -231,9 +230,12 @@ sqrt = Elemwise("sqrt", np.sqrt, 1, exact=mpmath.sqrt, cost=2.0)
 abs = Elemwise("abs", np.absolute, 1, exact=builtins.abs)
 maximum = Elemwise("maximum", np.maximum, 2, exact=builtins.max)
 minimum = Elemwise("minimum", np.minimum, 2, exact=builtins.min)
-tanh = Elemwise("tanh", np.tanh, 1, exact=mpmath.tanh)
-sin = Elemwise("sin", np.sin, 1, exact=mpmath.sin)
-cos = Elemwise("cos", np.cos, 1, exact=mpmath.cos)
+# fmax and fmin ignore a NaN operand (the exact references see NaN in, NaN out).
+fmax = Elemwise("fmax", np.fmax, 2, exact=builtins.max)
+fmin = Elemwise("fmin", np.fmin, 2, exact=builtins.min)
+heaviside = Elemwise(
+    "heaviside", np.heaviside, 2, exact=lambda x, h: 0 if x < 0 else h if x == 0 else 1
+)
 sign = Elemwise("sign", np.sign, 1, exact=mpmath.sign)
 square = Elemwise("square", np.square, 1, exact=lambda a: a * a)
 reciprocal = Elemwise("reciprocal", np.reciprocal, 1, exact=lambda a: _ex.div(1, a))
@@ -263,6 +265,7 @@ equal = Elemwise("equal", np.equal, 2, "==", exact=lambda a, b: a == b, compares
 not_equal = Elemwise("not_equal", np.not_equal, 2, "!=", exact=lambda a, b: a != b, compares=True)
 logical_and = Elemwise("logical_and", np.logical_and, 2, exact=lambda a, b: bool(a) and bool(b))
 logical_or = Elemwise("logical_or", np.logical_or, 2, exact=lambda a, b: bool(a) or bool(b))
+logical_xor = Elemwise("logical_xor", np.logical_xor, 2, exact=lambda a, b: bool(a) != bool(b))
 logical_not = Elemwise("logical_not", np.logical_not, 1, exact=lambda a: not a)
 where = Elemwise("where", np.where, 3, exact=lambda c, a, b: a if c else b, selects=True)
 clip = Elemwise("clip", np.clip, 3, exact=lambda a, lo, hi: builtins.min(builtins.max(a, lo), hi))
@@ -273,17 +276,6 @@ gammaln = Elemwise("gammaln", special.gammaln, 1, exact=exact_ref.gammaln, cost=
                    scipy="gammaln")  # fmt: skip
 erfc = Elemwise("erfc", special.erfc, 1, exact=mpmath.erfc, cost=4.0, scipy="erfc")
 erfcx = Elemwise("erfcx", special.erfcx, 1, exact=exact_ref.erfcx, cost=4.0, scipy="erfcx")
-sinh = Elemwise("sinh", np.sinh, 1, exact=mpmath.sinh, cost=4.0)
-cosh = Elemwise("cosh", np.cosh, 1, exact=mpmath.cosh, cost=4.0)
-tan = Elemwise("tan", np.tan, 1, exact=mpmath.tan, cost=4.0)
-arcsin = Elemwise("arcsin", np.arcsin, 1, exact=mpmath.asin, cost=4.0)
-arccos = Elemwise("arccos", np.arccos, 1, exact=mpmath.acos, cost=4.0)
-arctan = Elemwise("arctan", np.arctan, 1, exact=mpmath.atan, cost=4.0)
-arcsinh = Elemwise("arcsinh", np.arcsinh, 1, exact=mpmath.asinh, cost=4.0)
-arccosh = Elemwise("arccosh", np.arccosh, 1, exact=mpmath.acosh, cost=4.0)
-arctanh = Elemwise("arctanh", np.arctanh, 1, exact=mpmath.atanh, cost=4.0)
-arctan2 = Elemwise("arctan2", np.arctan2, 2, exact=_ex.atan2, cost=4.0)
-hypot = Elemwise("hypot", np.hypot, 2, exact=mpmath.hypot, cost=2.0)
 isnan = Elemwise("isnan", np.isnan, 1, exact=mpmath.isnan)
 isinf = Elemwise("isinf", np.isinf, 1, exact=mpmath.isinf)
 isfinite = Elemwise("isfinite", np.isfinite, 1, exact=mpmath.isfinite)
@@ -293,12 +285,11 @@ log_ndtr = Elemwise(
 )
 
 register_ops(
-    add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum, minimum,
-    tanh, sin, cos, sign, square, reciprocal, log2, log10, exp2, floor, ceil, sigmoid, softplus,
-    log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal, equal, not_equal,
-    logical_and, logical_or, logical_not, where, clip, astype, expand_as, sinh, cosh, tan,
-    arcsin, arccos, arctan, arcsinh, arccosh, arctanh, arctan2, hypot, isnan, isinf, isfinite,
-    ndtr, log_ndtr, xlogy, gammaln, erfc, erfcx,
+    add, sub, mul, true_div, pow, neg, exp, log, log1p, expm1, sqrt, abs, maximum,
+    minimum, fmax, fmin, sign, heaviside, square, reciprocal, log2, log10, exp2, floor, ceil,
+    sigmoid, softplus, log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal,
+    equal, not_equal, logical_and, logical_or, logical_xor, logical_not, where, clip, astype,
+    expand_as, isnan, isinf, isfinite, ndtr, log_ndtr, xlogy, gammaln, erfc, erfcx,
 )  # fmt: skip
 
 # The facts kanren's assoc_flatten / eq_assoccomm consult.
@@ -422,13 +413,23 @@ def _pow_pullback(g: Any, y: Any) -> tuple:
     return g * b * pow(a, b - 1), g * y * log(a)
 
 
-@pullback(maximum, minimum)
+@pullback(maximum, minimum, fmax, fmin)
 def _extremum_pullback(g: Any, y: Any) -> tuple:
-    """The larger (smaller) operand takes the cotangent; ties split it evenly, as JAX."""
+    """The larger (smaller) operand takes the cotangent; ties split it evenly, as JAX.
+    For fmax and fmin a number wins over NaN."""
     a, b = y.args
-    wins = greater if y.op is maximum else less
+    wins = greater if y.op in (maximum, fmax) else less
+    a_wins, b_wins = wins(a, b), wins(b, a)
+    if y.op in (fmax, fmin):
+        a_wins, b_wins = logical_or(a_wins, isnan(b)), logical_or(b_wins, isnan(a))
     tie = where(equal(a, b), 0.5 * g, 0.0)
-    return where(wins(a, b), g, tie), where(wins(b, a), g, tie)
+    return where(a_wins, g, tie), where(b_wins, g, tie)
+
+
+@pullback(heaviside)
+def _heaviside_pullback(g: Any, y: Any) -> tuple:
+    x, _ = y.args
+    return None, where(equal(x, 0), g, 0.0)  # the value at 0 is the second operand
 
 
 @pullback(where)
@@ -461,7 +462,7 @@ def _expand_as_pullback(g: Any, y: Any) -> tuple:
 
 
 @pullback(sign, floor, ceil, less, less_equal, greater, greater_equal, equal, not_equal,
-          logical_and, logical_or, logical_not, isnan, isinf, isfinite)  # fmt: skip
+          logical_and, logical_or, logical_xor, logical_not, isnan, isinf, isfinite)  # fmt: skip
 def constant_pullback(g: Any, y: Any) -> tuple:
     """Piecewise constant: no cotangent flows (zero almost everywhere), as in JAX."""
     return (None,) * len(y.args)
@@ -478,9 +479,6 @@ _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     expm1: lambda x, y: y + 1,
     sqrt: lambda x, y: 0.5 / y,
     abs: lambda x, y: sign(x),
-    tanh: lambda x, y: square(reciprocal(cosh(x))),  # 1 - y * y is 0 once y rounds to 1
-    sin: lambda x, y: cos(x),
-    cos: lambda x, y: -sin(x),
     square: lambda x, y: 2 * x,
     reciprocal: lambda x, y: -square(y),
     log2: lambda x, y: reciprocal(x * math.log(2)),
@@ -490,15 +488,6 @@ _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     softplus: lambda x, y: sigmoid(x),
     log1mexp: lambda x, y: -reciprocal(expm1(-x)),
     erf: lambda x, y: (2 / _SQRT_PI) * exp(-square(x)),
-    sinh: lambda x, y: cosh(x),
-    cosh: lambda x, y: sinh(x),
-    tan: lambda x, y: 1 + square(y),
-    arcsin: lambda x, y: reciprocal(sqrt((1 - x) * (1 + x))),
-    arccos: lambda x, y: -reciprocal(sqrt((1 - x) * (1 + x))),
-    arctan: lambda x, y: reciprocal(1 + square(x)),
-    arcsinh: lambda x, y: reciprocal(hypot(x, 1)),
-    arccosh: lambda x, y: reciprocal(sqrt((x - 1) * (x + 1))),
-    arctanh: lambda x, y: reciprocal((1 - x) * (1 + x)),
     ndtr: lambda x, y: exp(-0.5 * square(x)) / _SQRT_2PI,
     log_ndtr: lambda x, y: _log_ndtr_slope(x, y),
     erfc: lambda x, y: (-2 / _SQRT_PI) * exp(-square(x)),
@@ -535,19 +524,6 @@ pullback(*_LOCAL)(_unary_pullback)
 def _logaddexp_pullback(g: Any, y: Any) -> tuple:
     a, b = y.args
     return g * exp(a - y), g * exp(b - y)
-
-
-@pullback(arctan2)
-def _arctan2_pullback(g: Any, y: Any) -> tuple:
-    a, b = y.args  # arctan2(a, b): the angle of the point (b, a)
-    r2 = square(a) + square(b)
-    return g * b / r2, -(g * a) / r2
-
-
-@pullback(hypot)
-def _hypot_pullback(g: Any, y: Any) -> tuple:
-    a, b = y.args
-    return g * a / y, g * b / y
 
 
 @pullback(xlogy)

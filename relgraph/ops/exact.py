@@ -218,8 +218,10 @@ _EXP_LIMIT = 10**400
 def floor_divide(a: Any, b: Any) -> Any:
     """numpy's ``a // b``: NaN where ``a`` is infinite, ``a / b`` where ``b`` is 0, and
     -1 for a finite ``a`` over an infinite ``b`` of the other sign."""
-    if mpmath.isinf(a) or b == 0:
-        return mpmath.nan if mpmath.isinf(a) else div(a, b)
+    if mpmath.isinf(a):
+        return mpmath.nan
+    if b == 0:
+        return div(a, b)
     if mpmath.isinf(b):
         return 0 if a == 0 or (a > 0) == (b > 0) else -1
     return mpmath.floor(a / b)

@@ -180,21 +180,25 @@ def _edges(dtype: str) -> list:
             -float(info.max), float(info.smallest_subnormal), np.inf, -np.inf, np.nan]  # fmt: skip
 
 
-def _integer_arithmetic(kind: str):
+def _edge_program(kind: str):
+    """Floor division, remainders, bit operations, rounding and numpy's NaN-aware
+    functions, as one program per kind of dtype."""
     if kind == "f":
         return lambda a, b: (a // b, a % b, np.fmod(a, b), np.trunc(a), np.rint(b),
-                             np.round(a, 2), a.round(-1), np.mod(b, 3.0))  # fmt: skip
+                             np.round(a, 2), a.round(-1), np.mod(b, 3.0), np.fmax(a, b),
+                             np.fmin(a, b), np.heaviside(a, b), np.rad2deg(a),
+                             np.deg2rad(b))  # fmt: skip
     if kind == "b":
-        return lambda a, b: (a & b, a | b, a ^ b, ~a, a // b, a % b)
+        return lambda a, b: (a & b, a | b, a ^ b, ~a, a // b, a % b, np.logical_xor(a, b))
     return lambda a, b: (a // b, a % b, np.fmod(a, b), a & b, a | b, a ^ b, a << b, a >> b,
-                         ~a, np.round(a), a // 7 + a % 9)  # fmt: skip
+                         ~a, np.round(a), a // 7 + a % 9, np.fmax(a, b))  # fmt: skip
 
 
 @pytest.mark.parametrize(
     "dtype", ["bool", "int8", "uint8", "int64", "uint64", "float32", "float64"]
 )
-def test_integer_arithmetic_is_numpys_at_every_edge(dtype):
-    fn = _integer_arithmetic(np.dtype(dtype).kind)
+def test_integer_arithmetic_and_nan_aware_functions_are_numpys_at_every_edge(dtype):
+    fn = _edge_program(np.dtype(dtype).kind)
     edges = np.array(_edges(dtype), dtype)
     a, b = (v.ravel() for v in np.meshgrid(edges, edges))
     with np.errstate(all="ignore"):

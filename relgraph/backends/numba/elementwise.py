@@ -10,6 +10,7 @@ integer semantics where numpy's differ, and int64 arithmetic that must wrap.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -134,6 +135,17 @@ def _invert(dtype: np.dtype, operands: Sequence[Any]) -> str:
     return "({0} == 0)" if dtype == np.bool_ else f"(~{dtype_expr(dtype)}({{0}}))"
 
 
+def _scaled(numerator: float, denominator: float) -> Callable[[np.dtype, Sequence[Any]], str]:
+    """A product with ``numerator / denominator`` computed in the result dtype, as
+    numpy's loops compute ``deg2rad`` and ``rad2deg`` (Numba's compute in float64)."""
+
+    def code(dtype: np.dtype, operands: Sequence[Any]) -> str:
+        factor = dtype.type(numerator) / dtype.type(denominator)
+        return f"({{0}} * {dtype_expr(dtype)}({float(factor)!r}))"
+
+    return code
+
+
 def _vec(name: str, module: str = "vecmath") -> str:
     return f"{module}.{name}(np.float64({{0}}))"
 
@@ -217,6 +229,14 @@ _(ops.bitwise_and, "({0} & {1})", special=_same_dtype("({0} & {1})"))
 _(ops.bitwise_or, "({0} | {1})", special=_same_dtype("({0} | {1})"))
 _(ops.bitwise_xor, "({0} ^ {1})", special=_same_dtype("({0} ^ {1})"))
 _(ops.invert, "(~{0})", special=_invert)
+# A NaN operand loses; a tie gives the second operand, as numpy's loops do (its sign
+# of zero: fmax(-0.0, 0.0) is 0.0).
+_(ops.fmax, "({0} if ({0} > {1} or {1} != {1}) else {1})")
+_(ops.fmin, "({0} if ({0} < {1} or {1} != {1}) else {1})")
+_(ops.heaviside, "(np.nan if {0} != {0} else (0.0 if {0} < 0 else ({1} if {0} == 0 else 1.0)))")
+_(ops.logical_xor, "(({0} != 0) != ({1} != 0))")
+_(ops.deg2rad, "np.deg2rad({0})", special=_scaled(math.pi, 180.0))
+_(ops.rad2deg, "np.rad2deg({0})", special=_scaled(180.0, math.pi))
 _(ops.rint, "np.rint({0})")
 _(ops.trunc, "np.trunc({0})")
 _(ops.expand_as, "{0}")  # the loop runs over x's shape; the value is g's
