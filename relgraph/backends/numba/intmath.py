@@ -53,34 +53,48 @@ def right_shift(a: Any, b: Any) -> Any:
 
 
 def _float_divmod(kind: types.Float) -> Any:
-    """``npy_divmod`` in the dtype of ``kind``: the floored quotient and the remainder."""
+    """``npy_divmod`` in the dtype of ``kind``: the floored quotient and the remainder.
+    A call, not inlined: Numba's inliner warns about its branches; ``fmod`` costs more."""
     zero, one, half = (as_dtype(kind).type(v) for v in (0, 1, 0.5))
 
+    @njit(error_model="numpy")
+    def snapped(div, a, b):  # the quotient, snapped to the nearest integer
+        if div == 0:
+            return np.copysign(zero, a / b)
+        floor = np.floor(div)
+        if div - floor > half:
+            return floor + one
+        return floor
+
+    @njit(error_model="numpy")
     def divmod_(a, b):
         mod = np.fmod(a, b)
         div = (a - mod) / b  # very nearly an integer
-        if mod != 0:
-            if (b < zero) != (mod < zero):
-                mod += b
-                div -= one
-        else:
-            mod = np.copysign(zero, b)
-        if div != 0:
-            floor = np.floor(div)
-            if div - floor > half:
-                floor += one
-        else:
-            floor = np.copysign(zero, a / b)
-        return floor, mod
+        if mod == 0:
+            return snapped(div, a, b), np.copysign(zero, b)
+        if (b < zero) != (mod < zero):  # to the sign of b
+            return snapped(div - one, a, b), mod + b
+        return snapped(div, a, b), mod
 
-    return njit(error_model="numpy")(divmod_)
+    return divmod_
 
 
-@overload(floor_divide)
+# The helpers below are inlined into the kernels (a constant divisor then becomes a
+# multiplication); written with statements, not conditional expressions, which
+# Numba's inliner warns about.
+
+
+@overload(floor_divide, inline="always")
 def _floor_divide(a, b):
     if isinstance(a, types.Float):
         divmod_ = _float_divmod(a)
-        return lambda a, b: a / b if b == 0 else divmod_(a, b)[0]
+
+        def floats(a, b):
+            if b == 0:
+                return a / b
+            return divmod_(a, b)[0]
+
+        return floats
     if a.signed:
 
         def signed(a, b):
@@ -92,20 +106,38 @@ def _floor_divide(a, b):
             return x // y
 
         return signed
-    return lambda a, b: np.uint64(0) if b == 0 else np.uint64(a) // np.uint64(b)
+
+    def unsigned(a, b):
+        if b == 0:
+            return np.uint64(0)
+        return np.uint64(a) // np.uint64(b)
+
+    return unsigned
 
 
-@overload(remainder)
+@overload(remainder, inline="always")
 def _remainder(a, b):
     if isinstance(a, types.Float):
         divmod_ = _float_divmod(a)
-        return lambda a, b: np.fmod(a, b) if b == 0 else divmod_(a, b)[1]
+
+        def floats(a, b):
+            if b == 0:
+                return np.fmod(a, b)
+            return divmod_(a, b)[1]
+
+        return floats
     if a.signed:
-        return lambda a, b: np.int64(0) if b == 0 or b == -1 else np.int64(a) % np.int64(b)
-    return lambda a, b: np.uint64(0) if b == 0 else np.uint64(a) % np.uint64(b)
+
+        def signed(a, b):
+            if b == 0 or b == -1:
+                return np.int64(0)
+            return np.int64(a) % np.int64(b)  # of the sign of b
+
+        return signed
+    return _unsigned_remainder
 
 
-@overload(fmod)
+@overload(fmod, inline="always")
 def _fmod(a, b):
     if isinstance(a, types.Float):
         return lambda a, b: np.fmod(a, b)
@@ -116,27 +148,57 @@ def _fmod(a, b):
             if y == 0 or y == -1:
                 return np.int64(0)
             r = x % y  # of the sign of y; C's has the sign of x
-            return r - y if r != 0 and (r < 0) != (x < 0) else r
+            if r != 0 and (r < 0) != (x < 0):
+                return r - y
+            return r
 
         return signed
-    return lambda a, b: np.uint64(0) if b == 0 else np.uint64(a) % np.uint64(b)
+    return _unsigned_remainder
 
 
-@overload(left_shift)
+def _unsigned_remainder(a, b):
+    if b == 0:
+        return np.uint64(0)
+    return np.uint64(a) % np.uint64(b)
+
+
+@overload(left_shift, inline="always")
 def _left_shift(a, b):
     width = a.bitwidth
     if a.signed:  # shifted as unsigned: Numba marks signed shifts "no signed wrap"
-        return lambda a, b: (
-            np.int64(np.uint64(np.int64(a)) << np.uint64(b)) if 0 <= b < width else np.int64(0)
-        )
-    return lambda a, b: np.uint64(a) << np.uint64(b) if b < width else np.uint64(0)
+
+        def signed(a, b):
+            if b < 0 or b >= width:
+                return np.int64(0)
+            return np.int64(np.uint64(np.int64(a)) << np.uint64(b))
+
+        return signed
+
+    def unsigned(a, b):
+        if b >= width:
+            return np.uint64(0)
+        return np.uint64(a) << np.uint64(b)
+
+    return unsigned
 
 
-@overload(right_shift)
+@overload(right_shift, inline="always")
 def _right_shift(a, b):
     width = a.bitwidth
     if a.signed:
-        return lambda a, b: (
-            np.int64(a) >> np.int64(b) if 0 <= b < width else np.int64(-1 if a < 0 else 0)
-        )
-    return lambda a, b: np.uint64(a) >> np.uint64(b) if b < width else np.uint64(0)
+
+        def signed(a, b):
+            if b >= 0 and b < width:
+                return np.int64(a) >> np.int64(b)
+            if a < 0:
+                return np.int64(-1)
+            return np.int64(0)
+
+        return signed
+
+    def unsigned(a, b):
+        if b >= width:
+            return np.uint64(0)
+        return np.uint64(a) >> np.uint64(b)
+
+    return unsigned
