@@ -120,6 +120,7 @@ UFUNCS: dict[Any, Callable[..., Any]] = {
 }
 UFUNCS[np.positive] = lambda x: x
 UFUNCS[np.matmul] = lambda a, b: ops.product_op(a, b)(a, b)
+UFUNCS[np.divmod] = lambda a, b: (ops.floor_divide(a, b), ops.remainder(a, b))
 # Bitwise operators on booleans are the logical ones (``(x > 0) & (y > 0)``).
 _BOOLEAN = {np.bitwise_and: ops.logical_and, np.bitwise_or: ops.logical_or,
             np.invert: ops.logical_not}  # fmt: skip
@@ -284,6 +285,39 @@ def _round(a, decimals=0, out=None):
     return ops.astype(rounded, dtype) if dtype.kind in "iu" else rounded
 
 
+def _nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """``np.nan_to_num``: NaN and the infinities replaced, in ``x``'s dtype (by default
+    with 0 and its largest and smallest finite values); other dtypes unchanged."""
+    _check_defaults("numpy.nan_to_num", {"copy": copy}, {"copy": True})
+    t = term_of(x)
+    dtype = typeof(t).dtype
+    if dtype.kind != "f":
+        return ops.astype(t, dtype)  # numpy returns a copy
+    big = float(np.finfo(dtype).max)
+    hi = big if posinf is None else posinf
+    lo = -big if neginf is None else neginf
+    with np.errstate(over="ignore"):  # numpy's own cast of an out-of-range value: inf
+        hi, lo, fill = dtype.type(hi), dtype.type(lo), dtype.type(nan)
+    infinite = ops.where(ops.greater(t, 0), hi, lo)
+    return ops.where(ops.isnan(t), fill, ops.where(ops.isinf(t), infinite, t))
+
+
+def _isclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``np.isclose`` by numpy's formula: ``|a - b| <= atol + rtol * |b|`` where ``b``
+    is finite, or ``a == b``; ``b`` is first made a float (``abs`` of the smallest
+    int64 would wrap)."""
+    x, y = term_of(a), term_of(b)
+    if isinstance(y, TermOps) and typeof(y).dtype.kind != "f":
+        y = ops.astype(y, np.result_type(typeof(y).dtype, 1.0))
+    elif isinstance(y, (bool, int, np.integer)):
+        y = float(y)
+    near = ops.less_equal(abs(x - y), term_of(atol) + term_of(rtol) * abs(y))
+    close = ops.logical_or(ops.logical_and(near, ops.isfinite(y)), ops.equal(x, y))
+    if equal_nan:
+        close = ops.logical_or(close, ops.logical_and(ops.isnan(x), ops.isnan(y)))
+    return close
+
+
 def _reshape(a, shape=None, order="C", *, newshape=None, copy=None):
     _check_defaults("numpy.reshape", {"order": order}, {"order": "C"})
     shape = newshape if shape is None else shape
@@ -402,6 +436,8 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.mean: _reduction(ops.mean), np.var: _variance, np.std: _std,
     np.any: _truth(False), np.all: _truth(True),
     np.where: _where, np.clip: _clip, np.round: _round, np.around: _round,
+    np.nan_to_num: _nan_to_num, np.isclose: _isclose,
+    np.allclose: lambda *args, **kwargs: _truth(True)(_isclose(*args, **kwargs)),
     np.transpose: lambda a, axes=None: ops.transpose(term_of(a), axes),
     np.swapaxes: _swapaxes, np.reshape: _reshape, np.ravel: _ravel,
     np.expand_dims: lambda a, axis: ops.expand_dims(term_of(a), axis),

@@ -292,7 +292,8 @@ class Traced:
         return f"Traced({brief(self.term, 60)})"
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        return Traced(numpy_api.ufunc_term(ufunc, method, inputs, kwargs))
+        result = numpy_api.ufunc_term(ufunc, method, inputs, kwargs)
+        return tuple(map(Traced, result)) if isinstance(result, tuple) else Traced(result)
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.copy:
@@ -312,6 +313,7 @@ class Traced:
     __truediv__, __rtruediv__ = _binary(np.true_divide)
     __floordiv__, __rfloordiv__ = _binary(np.floor_divide)
     __mod__, __rmod__ = _binary(np.remainder)
+    __divmod__, __rdivmod__ = _binary(np.divmod)
     __rpow__ = _binary(np.power)[1]
 
     def __pow__(self, other: Any) -> Any:

@@ -185,16 +185,19 @@ def _edges(dtype: str) -> list:
 
 def _edge_program(kind: str):
     """Floor division, remainders, bit operations, rounding and numpy's NaN-aware
-    functions, as one program per kind of dtype."""
+    functions and comparisons, as one program per kind of dtype."""
     if kind == "f":
         return lambda a, b: (a // b, a % b, np.fmod(a, b), np.trunc(a), np.rint(b),
                              np.round(a, 2), a.round(-1), np.mod(b, 3.0), np.fmax(a, b),
                              np.fmin(a, b), np.heaviside(a, b), np.rad2deg(a),
-                             np.deg2rad(b))  # fmt: skip
+                             np.deg2rad(b), *divmod(a, b), np.nan_to_num(a), np.isclose(a, b),
+                             np.allclose(a, a, equal_nan=True))  # fmt: skip
     if kind == "b":
-        return lambda a, b: (a & b, a | b, a ^ b, ~a, a // b, a % b, np.logical_xor(a, b))
+        return lambda a, b: (a & b, a | b, a ^ b, ~a, a // b, a % b, np.logical_xor(a, b),
+                             np.isclose(a, b))  # fmt: skip
     return lambda a, b: (a // b, a % b, np.fmod(a, b), a & b, a | b, a ^ b, a << b, a >> b,
-                         ~a, np.round(a), a // 7 + a % 9, np.fmax(a, b))  # fmt: skip
+                         ~a, np.round(a), a // 7 + a % 9, np.fmax(a, b), *np.divmod(a, b),
+                         np.nan_to_num(a), np.isclose(a, b))  # fmt: skip
 
 
 @pytest.mark.parametrize(
