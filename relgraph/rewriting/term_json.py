@@ -125,11 +125,14 @@ def _decode(x: Any, nodes: list) -> Any:
 
 
 def _head(op: Any) -> list[str]:
+    """Where ``op`` is found by its name: its class's module, or :mod:`relgraph.ops`
+    (which holds every built-in Op, ``Elemwise`` ones of several modules)."""
     module = type(op).__module__
     name: str = op.name if isinstance(op, Op) else ""
-    if not name or getattr(sys.modules.get(module), name, None) is not op:
-        raise Unstorable(f"the Op {op!r} is not found by its name in {module}")
-    return [module, name]
+    for where in (module, "relgraph.ops"):
+        if name and getattr(sys.modules.get(where), name, None) is op:
+            return [where, name]
+    raise Unstorable(f"the Op {op!r} is not found by its name in {module}")
 
 
 def _op(head: list) -> Op:
