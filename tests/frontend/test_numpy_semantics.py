@@ -200,7 +200,9 @@ def _edge_program(kind: str):
                          np.nan_to_num(a), np.isclose(a, b))  # fmt: skip
 
 
-@pytest.mark.parametrize("dtype", ["bool", "int8", "int64", "uint64", "float32", "float64"])
+@pytest.mark.parametrize(
+    "dtype", ["bool", "int8", "uint8", "int64", "uint64", "float32", "float64"]
+)
 def test_integer_arithmetic_and_nan_aware_functions_are_numpys_at_every_edge(dtype):
     fn = _edge_program(np.dtype(dtype).kind)
     edges = np.array(_edges(dtype), dtype)
