@@ -1,8 +1,9 @@
 """numpy's floor division, remainders and shifts of two scalars of one dtype, for the
 generated kernels (``intmath.floor_divide(a, b)``).
 
-Numba's own ``//`` and ``%`` follow Python: they raise on a zero divisor, and
-``MIN // -1`` traps on x86.  numpy's answers hold at every value here:
+Numba's own ``//`` and ``%`` follow Python: they raise on a zero divisor (give 0
+under numpy's error model), and its ``MIN // -1`` is 0.  numpy's answers hold at
+every value here:
 
 * integers: ``x // 0`` and ``x % 0`` are 0, ``MIN // -1`` wraps to ``MIN``;
 * floats: numpy's ``npy_divmod`` (CPython's algorithm), in the operands' own dtype:
