@@ -222,12 +222,13 @@ _(ops.xlogy, "(0.0 if ({0} == 0 and {1} == {1}) else {0} * np.log({1}))")
 _(ops.gammaln, "(-np.inf if {0} == -np.inf else math.lgamma({0}))")
 _(ops.erfc, "math.erfc({0})", f64=_vec("erfc", "vecspecial"))
 _(ops.erfcx, "kernels.scalar_erfcx(np.float64({0}))")
-for _name in ("floor_divide", "remainder", "fmod", "left_shift", "right_shift"):
-    _(ops.ALL_OPS[_name], f"intmath.{_name}({{0}}, {{1}})",
-      special=_same_dtype(f"intmath.{_name}({{0}}, {{1}})"))  # fmt: skip
-_(ops.bitwise_and, "({0} & {1})", special=_same_dtype("({0} & {1})"))
-_(ops.bitwise_or, "({0} | {1})", special=_same_dtype("({0} | {1})"))
-_(ops.bitwise_xor, "({0} ^ {1})", special=_same_dtype("({0} ^ {1})"))
+for _op, _template in (
+    *((ops.ALL_OPS[n], f"intmath.{n}({{0}}, {{1}})")
+      for n in ("floor_divide", "remainder", "fmod", "left_shift", "right_shift")),
+    (ops.bitwise_and, "({0} & {1})"), (ops.bitwise_or, "({0} | {1})"),
+    (ops.bitwise_xor, "({0} ^ {1})"),
+):  # fmt: skip
+    _(_op, _template, special=_same_dtype(_template))
 _(ops.invert, "(~{0})", special=_invert)
 # A NaN operand loses; a tie gives the second operand, as numpy's loops do (its sign
 # of zero: fmax(-0.0, 0.0) is 0.0).

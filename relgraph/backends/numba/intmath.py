@@ -18,6 +18,7 @@ the integer or float algorithm from the argument type.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -53,9 +54,11 @@ def right_shift(a: Any, b: Any) -> Any:
     return np.right_shift(a, b)
 
 
+@functools.cache
 def _float_divmod(kind: types.Float) -> Any:
     """``npy_divmod`` in the dtype of ``kind``: the floored quotient and the remainder.
-    A call, not inlined: Numba's inliner warns about its branches; ``fmod`` costs more."""
+    A call, not inlined: Numba's inliner warns about its branches; ``fmod`` costs more.
+    One per dtype, so that it compiles once, not in every kernel that divides."""
     zero, one, half = (as_dtype(kind).type(v) for v in (0, 1, 0.5))
 
     @njit(error_model="numpy")
