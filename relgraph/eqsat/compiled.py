@@ -265,7 +265,12 @@ class _Generator:
         self.variables = variables  # in the order they are first bound
         self.slots: dict[Any, str] = {}
         self.lines: list[str] = []
-        self.env: dict[str, Any] = {"same": same, "_BOTH": ((0, 1), (1, 0)), "_ONE": ((0, 1),)}
+        self.env: dict[str, Any] = {
+            "__name__": __name__,
+            "same": same,
+            "_BOTH": ((0, 1), (1, 0)),
+            "_ONE": ((0, 1),),
+        }
         self.count = 0
 
     def matcher(self, left: PApp) -> Any:

@@ -434,7 +434,9 @@ def _anything(t: Any) -> bool:
 
 def _compile_quick(compiled: PApp) -> Any:
     lines: list[str] = ["def quick(n0):"]
-    env: dict[str, Any] = {"Term": Term}
+    # __name__: the function's module, which pickling (dask's cloudpickle) would
+    # otherwise search for among every module loaded.
+    env: dict[str, Any] = {"Term": Term, "__name__": __name__}
     counter = iter(range(1, 10_000))
 
     def emit(p: PApp, name: str) -> None:

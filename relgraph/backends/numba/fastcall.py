@@ -58,7 +58,8 @@ def fast_call(
     ``refuse()``."""
     names = [f"a{i}" for i in range(len(shapes))]
     env: dict[str, Any] = {
-        "kernel": kernel, "ndarray": np.ndarray, "empty": np.empty, "refuse": refuse,
+        "__name__": __name__, "kernel": kernel, "refuse": refuse,
+        "ndarray": np.ndarray, "empty": np.empty,
         "shares": np.may_share_memory, "copyto": np.copyto, "asarray": np.asarray,
     }  # fmt: skip
     tests = []
