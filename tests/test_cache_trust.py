@@ -202,6 +202,16 @@ def test_a_deep_program_is_kept_and_read_back(tmp_path, monkeypatch):
     for _ in range(3000):
         deep = deep * 1.0 + 0.0
     digest = "cd" * 20
+    visits = []  # each node is visited once: storing is linear in the program's size
+    walk = term_json.subterms
+
+    def counted(term):
+        for node in walk(term):
+            visits.append(node)
+            yield node
+
+    monkeypatch.setattr(term_json, "subterms", counted)
     rewrite_cache.store(digest, deep, None)
+    assert len(visits) == 6000
     found = rewrite_cache.load(digest)
     assert found is not None and found[0] == deep

@@ -62,11 +62,12 @@ def loads(data: bytes) -> Any:
 
 def _encode(x: Any, nodes: dict, rows: list) -> Any:
     if type(x) is Term:
-        for node in subterms(x):
-            if node not in nodes:
-                head, *args = node._tuple
-                rows.append([_head(head), *(_encode(a, nodes, rows) for a in args)])
-                nodes[node] = len(rows) - 1
+        if x not in nodes:
+            for node in subterms(x):  # children first: each child has its row already
+                if node not in nodes:
+                    head, *args = node._tuple
+                    rows.append([_head(head), *(_encode(a, nodes, rows) for a in args)])
+                    nodes[node] = len(rows) - 1
         return {"n": nodes[x]}
     if x is None or type(x) in (bool, int, str):
         return x
