@@ -22,7 +22,7 @@ from relgraph.backends.numba.arrays import calls_blas, matvec_matrices, own_loop
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.fastcall import entry_point, fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
-from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, LoweringError, lower
+from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, Lowered, LoweringError, lower
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
 from relgraph.backends.numba.shapes import check_shapes, checked_value, planned_shape, shape_checks
 from relgraph.exceptions import TypeCheckError, UnsupportedError
@@ -129,7 +129,12 @@ class Function:
         self.inputs, self.outputs, self.single = inputs, outputs, single
         # The first kernel has flat loops only (half the compile time); calls whose
         # shapes broadcast fall back to general_kernel, built on first need.
-        lowered = lower(inputs, outputs, broadcast=False)
+        # A program Numba cannot compute (a float16 result: numpy's exp of int8) has no
+        # kernel: "eager" raises why, "background" says it once and keeps numpy.
+        try:
+            lowered, self._unlowered = lower(inputs, outputs, broadcast=False), None
+        except LoweringError as exc:
+            lowered, self._unlowered = Lowered("", (), ()), exc
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
         # Outputs the kernel can write into a caller's ``out=`` array; the others are
         # copied into it.  Without ``out=`` every call returns fresh arrays: a result
@@ -201,6 +206,8 @@ class Function:
     def kernel(self) -> Callable:
         """The serial kernel with flat loops (compiled on first need when ``lazy``)."""
         if self._kernel is None:
+            if self._unlowered is not None:
+                raise LoweringError(str(self._unlowered))
             self._kernel = compile_kernel(self.source, self.signature)
             self._ready.set()
         return self._kernel
@@ -237,7 +244,7 @@ class Function:
         """Compile kernel ``which`` (a property's name) on the background thread, once
         per compiler generation (a forked child's compiler lost its parent's jobs)."""
         generation = COMPILER.generation
-        if self._jobs.get(which) == generation or which in self.failed:
+        if self._jobs.get(which) == generation or {which, "kernel"} & self.failed.keys():
             return
         self._jobs[which] = generation
         ref = weakref.ref(self)

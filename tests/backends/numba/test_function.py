@@ -494,6 +494,20 @@ class TestNumpySemanticsOrRefusal:
         with pytest.raises(LoweringError, match=r"exp\(b\) computes in float16"):
             rg.function([b], rg.exp(b) + 1, compile="eager")
 
+    @pytest.mark.parametrize("dtype", ["int8", "uint8", "bool"])
+    def test_float16_results_run_with_numpy_and_say_so_once(self, dtype):
+        b = rg.vector("b", dtype)
+        v = np.array([0, 1, 1, 0, 1], dtype)
+        f = rg.function([b], rg.sqrt(b) / 3 + rg.exp(b))  # compile="background"
+        with pytest.warns(RuntimeWarning, match=r"keeps running with numpy.*float16") as caught:
+            assert not f.wait()
+            for _ in range(3):  # the warning comes once: no kernel is tried again
+                got = f(v)
+        assert sum("keeps running with numpy" in str(w.message) for w in caught) == 1
+        want = np.sqrt(v) / 3 + np.exp(v)
+        assert got.dtype == want.dtype == np.float16
+        np.testing.assert_array_equal(got, want)
+
     def test_small_ints_wrap_as_numpy_does(self):
         x8 = rg.vector("x8", "int8")
         f = rg.function([x8], [x8 * 2 + 1, rg.sum(x8 * 2)], compile="eager")
