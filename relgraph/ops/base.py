@@ -165,7 +165,7 @@ class Op:
 
     def perform(self, *values: Any) -> Any:
         """Compute the Op on concrete numpy values."""
-        raise NotImplementedError
+        raise NotImplementedError(f"Op {self.name} defines no perform(): it has no numpy values")
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
         """How a node prints: strings, and the arguments still to print, in order.
@@ -197,7 +197,7 @@ class Op:
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         """The output type, given the operand types (then None per parameter) and the
         raw arguments."""
-        raise NotImplementedError
+        raise NotImplementedError(f"Op {self.name} defines no infer_type(): it has no types")
 
     def __repr__(self) -> str:
         return self.name

@@ -248,6 +248,9 @@ class TestErrors:
         x = rg.vector("x")
         with pytest.raises(LoweringError, match="Op erf has no Numba lowering"):
             rg.function([x], Erf()(x) + 1.0, compile="eager")
+        # Without a kernel the numpy tier runs it: an Op without perform() says so.
+        with pytest.raises(NotImplementedError, match="Op erf defines no perform"):
+            rg.function([x], Erf()(x) + 1.0)(np.zeros(2))
 
     def test_a_reduction_of_a_3d_array_along_one_axis_compiles(self):
         # It was refused ("sum over axis=1 of a 3-d array"); it compiles now.
