@@ -49,6 +49,10 @@ def _op(name: str) -> Callable[..., Any]:
         raise TypeError(f"terms have no {name!r} until relgraph is imported") from None
 
 
+def _ufunc(ufunc: np.ufunc, *inputs: Any) -> Any:
+    return _op("array_ufunc")(ufunc, "__call__", inputs, {})
+
+
 class TermOps:
     """Python operators that build terms: ``A @ (x + y)``, ``2.0 * x``, ``A.T``."""
 
@@ -112,17 +116,18 @@ class TermOps:
     def __rmod__(self, other):
         return _op("remainder")(other, self)
 
+    # ``&``, ``|`` and ``~`` as numpy's ufuncs: on booleans, the logical Ops.
     def __and__(self, other):
-        return _op("bitwise_and")(self, other)
+        return _ufunc(np.bitwise_and, self, other)
 
     def __rand__(self, other):
-        return _op("bitwise_and")(other, self)
+        return _ufunc(np.bitwise_and, other, self)
 
     def __or__(self, other):
-        return _op("bitwise_or")(self, other)
+        return _ufunc(np.bitwise_or, self, other)
 
     def __ror__(self, other):
-        return _op("bitwise_or")(other, self)
+        return _ufunc(np.bitwise_or, other, self)
 
     def __xor__(self, other):
         return _op("bitwise_xor")(self, other)
@@ -143,7 +148,7 @@ class TermOps:
         return _op("right_shift")(other, self)
 
     def __invert__(self):
-        return _op("invert")(self)
+        return _ufunc(np.invert, self)
 
     def __matmul__(self, other):
         return _op("@")(self, other)

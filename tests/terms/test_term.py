@@ -49,6 +49,17 @@ def test_operators_build_etuples(syms):
     assert hash(x + y) == hash(etuple(rg.add, x, y))
 
 
+def test_and_or_not_on_booleans_are_the_logical_ops_the_relations_know():
+    b, c, i = rg.vector("b", "bool"), rg.vector("c", "bool"), rg.vector("i", "int8")
+    assert b & c == rg.logical_and(b, c) and True | b == rg.logical_or(True, b)
+    assert ~b == rg.logical_not(b)
+    assert i & 3 == rg.bitwise_and(i, 3) and ~i == rg.invert(i) and b | i == rg.bitwise_or(b, i)
+    bv, cv, iv = np.array([True, False]), np.array([True, True]), np.array([-128, 5], np.int8)
+    for t, want in [(b & c, bv & cv), (~b, ~bv), (b | iv, bv | iv)]:
+        g = rg.evaluate(t, {b: bv, c: cv})
+        assert g.dtype == want.dtype and np.array_equal(g, want)
+
+
 def test_ops_on_values_compute_with_numpy():
     assert etuple(rg.add, 1, 2).evaled_obj == 3
     assert rg.add(1.0, 2.0, 3.0) == 6.0
