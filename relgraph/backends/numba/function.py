@@ -130,10 +130,12 @@ class Function:
         # The first kernel has flat loops only (half the compile time); calls whose
         # shapes broadcast fall back to general_kernel, built on first need.
         # A program Numba cannot compute (a float16 result: numpy's exp of int8) has no
-        # kernel: "eager" raises why, "background" says it once and keeps numpy.
+        # kernel: "eager" raises why now, "background" says it once and keeps numpy.
         try:
             lowered, self._unlowered = lower(inputs, outputs, broadcast=False), None
         except LoweringError as exc:
+            if compile == "eager":
+                raise
             lowered, self._unlowered = Lowered("", (), ()), exc
         self.source, self.loop_inputs = lowered.source, lowered.loop_inputs
         # Outputs the kernel can write into a caller's ``out=`` array; the others are
