@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from relgraph import ops
-from relgraph.exceptions import UnsupportedError
+from relgraph.exceptions import TypeCheckError, UnsupportedError
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant
 from relgraph.terms.operators import TermOps, register_operator
@@ -155,7 +155,11 @@ def _ufunc_op(ufunc: np.ufunc, name: str, args: list) -> Callable[..., Any]:
     if ufunc in _BOOLEAN:
         # On booleans ``&``, ``|`` and ``~`` are the logical Ops, which relations know;
         # ``mask | 2`` is numpy's bitwise or on int64.
-        dtypes = {np.result_type(typeof(a).dtype if isinstance(a, TermOps) else a) for a in args}
+        try:
+            dtypes = {np.result_type(typeof(a).dtype if isinstance(a, TermOps) else a)
+                      for a in args}  # fmt: skip
+        except TypeCheckError:  # a pattern (``?x & ?y``): its variables have no dtype
+            dtypes = set()
         if dtypes == {np.dtype(bool)}:
             return _BOOLEAN[ufunc]
     op = UFUNCS.get(ufunc)

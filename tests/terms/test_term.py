@@ -54,6 +54,8 @@ def test_and_or_not_on_booleans_are_the_logical_ops_the_relations_know():
     assert b & c == rg.logical_and(b, c) and True | b == rg.logical_or(True, b)
     assert ~b == rg.logical_not(b)
     assert i & 3 == rg.bitwise_and(i, 3) and ~i == rg.invert(i) and b | i == rg.bitwise_or(b, i)
+    p, q = rg.lvars("p q")  # a pattern's variables have no dtype: the operators as written
+    assert p & q == rg.bitwise_and(p, q) and b | q == rg.bitwise_or(b, q) and ~p == rg.invert(p)
     bv, cv, iv = np.array([True, False]), np.array([True, True]), np.array([-128, 5], np.int8)
     for t, want in [(b & c, bv & cv), (~b, ~bv), (b | iv, bv | iv)]:
         g = rg.evaluate(t, {b: bv, c: cv})
