@@ -246,7 +246,8 @@ class Function:
         """Compile kernel ``which`` (a property's name) on the background thread, once
         per compiler generation (a forked child's compiler lost its parent's jobs)."""
         generation = COMPILER.generation
-        if self._jobs.get(which) == generation or {which, "kernel"} & self.failed.keys():
+        failed = which in self.failed or "kernel" in self.failed  # no kernel: none of them
+        if self._jobs.get(which) == generation or failed:
             return
         self._jobs[which] = generation
         ref = weakref.ref(self)
