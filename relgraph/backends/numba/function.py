@@ -18,13 +18,24 @@ from typing import Any
 import numpy as np
 
 from relgraph.backends.numba import buffers
-from relgraph.backends.numba.arrays import calls_blas, matvec_matrices, own_loop
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.fastcall import entry_point, fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
 from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, Lowered, LoweringError, lower
+from relgraph.backends.numba.products import (
+    SKINNY,
+    calls_blas,
+    matvec_matrices,
+    own_loop,
+)
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
-from relgraph.backends.numba.shapes import check_shapes, checked_value, planned_shape, shape_checks
+from relgraph.backends.numba.shapes import (
+    check_shapes,
+    checked_out,
+    checked_value,
+    planned_shape,
+    shape_checks,
+)
 from relgraph.exceptions import TypeCheckError, UnsupportedError
 from relgraph.terms.evaluate import evaluate_all
 from relgraph.terms.infer import typeof
@@ -155,7 +166,7 @@ class Function:
         self._shape_of = [plans[k] for k in self.out_slots]
         # The last call's argument shapes and the shapes planned for the slots: calls
         # in a loop, all of one shape, check and plan them once.
-        self._last: tuple[list, list, bool] | None = None
+        self._last: tuple[list, list, bool, bool] | None = None
         # The last such call as one generated function (fastcall: ``repeat_call(args)``
         # is the results, or None for arguments of other types, shapes or dtypes),
         # and shapes the flat kernel refused (they broadcast).
@@ -179,8 +190,14 @@ class Function:
             i for i in cut if i not in self.loop_inputs and inputs[i] in matrices
         )
         # Outputs larger than their inputs (an outer sum) make a call large too.
-        self.blas = calls_blas(nodes)
+        self.blas = calls_blas(nodes, lowered.fused)
         self.by_outputs = self.rows is not None and not self.blas
+        # Products fused into regions, which run BLAS where their inner dimension is
+        # wide, else the regions' loops, which their size makes large: the plans of
+        # their left operands and of their shapes (None: only the kernel knows).
+        fused = list(lowered.fused)
+        plans = shape_checks(inputs, [p.args[0] for p in fused] + fused)[2]
+        self._inner = list(zip(plans[: len(fused)], plans[len(fused) :]))
         self._parallel: Callable | None = None
         self._large = 0  # large calls on blocks so far: the second wants the prange kernel
         self._general: Callable | None = None  # built when shapes first broadcast
@@ -325,9 +342,11 @@ class Function:
             if self.groups or self.equalities:
                 check_shapes(self.groups, self.equalities, shapes, self.inputs)
             planned = self._planned(shapes)
-            # an output larger than its inputs (an outer sum) computed on blocks of rows
-            wide = self.by_outputs and any(math.prod(s or (0,)) >= PARALLEL_MIN for s in planned)
-            last = self._last = (shapes, planned, wide)
+            # an output (or a fused product) larger than its inputs: a large call
+            blas, own = self._products(shapes)
+            wide = any(math.prod(s or (0,)) >= PARALLEL_MIN for s in planned)
+            large = not blas and (own or wide and self.by_outputs)
+            last = self._last = (shapes, planned, large, blas)
         # Threads pay off only when the loops are long.
         planned = last[1]
         large = (
@@ -337,9 +356,13 @@ class Function:
                 values[i].size >= PARALLEL_MIN and own_loop(values[i]) for i in self.product_inputs
             )
         )
-        outs = None if out is None else self._check_out(out, values)
+        outs = (
+            None
+            if out is None
+            else checked_out(out, values, self.inputs, self.out_types, self.single)
+        )
         values += self._new_buffers(planned) if outs is None else self._slot_buffers(outs, planned)
-        results = self._run(values, large)
+        results = self._run(values, large, last[3])
         if outs is not None:
             results = self._into(outs, results)
         if repeated and not large:  # a second call in a row with these shapes
@@ -410,8 +433,19 @@ class Function:
         """Pickled as its terms: unpickling compiles again (from the kernel cache)."""
         return (_rebuilt, (self.inputs, self.outputs, self.single))
 
-    def _run(self, values: list, large: bool) -> list:
-        results = self._compiled(values, large) if self.compile != "never" else None
+    def _products(self, shapes: list) -> tuple[bool, bool]:
+        """Whether a call with arguments of these (checked) shapes runs BLAS, and
+        whether it computes a large product in the kernel's loops."""
+        blas, own = self.blas, False
+        for left, shape in self._inner:
+            if left is None or shape is None or planned_shape(left, shapes)[1] > SKINNY:
+                blas = True
+            else:
+                own = own or math.prod(planned_shape(shape, shapes)) >= PARALLEL_MIN
+        return blas, own
+
+    def _run(self, values: list, large: bool, blas: bool = False) -> list:
+        results = self._compiled(values, large, blas) if self.compile != "never" else None
         if results is None:  # no kernel for this call yet: the evaluation tier
             results = self._evaluate_tier(values, large)
         # Kernels this call wanted compile after it has its results: a compile running
@@ -431,7 +465,7 @@ class Function:
                     results[k] = np.asarray(results[k], dtype)
         return results
 
-    def _compiled(self, values: list, large: bool) -> Any:
+    def _compiled(self, values: list, large: bool, blas: bool) -> Any:
         """The kernels' results, or None where a kernel this call needs is not ready
         (with ``compile="background"``; ``"eager"`` compiles it now and waits).
 
@@ -450,8 +484,8 @@ class Function:
                     values[i] = v[()]  # a scalar's chunk: its value
                 elif not v.flags.c_contiguous:
                     values[i] = np.ascontiguousarray(v)
-        if large and self.rows is not None and self._on_blocks(eager):
-            if not self.blas and self._large > 1:
+        if large and self.rows is not None and self._on_blocks(eager, blas):
+            if not blas and self._large > 1:
                 self._wanted.append("parallel_kernel")
             if eager or self._kernel is not None:
                 kernel = self.kernel
@@ -468,13 +502,13 @@ class Function:
             return None
         return self._serial(values, self._kernel or self.kernel)
 
-    def _on_blocks(self, eager: bool) -> bool:
+    def _on_blocks(self, eager: bool, blas: bool) -> bool:
         """Whether a large call (which the graph lets run on blocks of rows) runs the
         serial kernel on blocks: where BLAS runs, on the first large call (a function
         called once at that scale pays for no second kernel), and until the prange
         kernel is ready."""
-        if self.blas or self._parallel is not None:
-            return self.blas
+        if blas or self._parallel is not None:
+            return blas
         self._large += 1
         return self._large == 1 or not eager
 
@@ -513,33 +547,6 @@ class Function:
                 r = r.copy()
             results.append(r)
         return results
-
-    def _check_out(self, out: Any, values: list) -> list:
-        """``out`` as one entry per output, checked before any kernel runs."""
-        outs = [out] if self.single else list(out)
-        if len(outs) != len(self.outputs):
-            raise TypeError(f"out= needs {len(self.outputs)} entries, one per output")
-        given: list[Any] = []
-        for k, (o, t) in enumerate(zip(outs, self.out_types)):
-            if o is None:
-                continue
-            if type(o) is not np.ndarray or o.dtype != t.dtype or o.ndim != t.ndim:
-                raise TypeCheckError(
-                    f"out[{k}] must be a {t.ndim}-d {t.dtype} array, got {_describe(o)}"
-                )
-            if not (o.flags.writeable and o.flags.c_contiguous):
-                raise TypeCheckError(f"out[{k}] must be a writeable C-contiguous array")
-            for i, v in enumerate(values):
-                if isinstance(v, np.ndarray) and np.may_share_memory(o, v):
-                    raise TypeCheckError(
-                        f"out[{k}] shares memory with argument {self.inputs[i].name!r}: the "
-                        "kernel would overwrite an input it still reads"
-                    )
-            for j, other in given:
-                if np.may_share_memory(o, other):
-                    raise TypeCheckError(f"out[{k}] shares memory with out[{j}]")
-            given.append((k, o))
-        return outs
 
     def _new_buffers(self, planned: list) -> list:
         return self._slot_buffers([None] * len(self.outputs), planned)
@@ -586,12 +593,6 @@ def _shapes(values: list) -> list:
 
 def _rebuilt(inputs: tuple, outputs: tuple, single: bool) -> Function:
     return function(inputs, outputs[0] if single else list(outputs), max_nodes=10**9)
-
-
-def _describe(x: Any) -> str:
-    if isinstance(x, np.ndarray):
-        return f"a {x.ndim}-d {x.dtype} array"
-    return f"{type(x).__name__}"
 
 
 #: How a Function runs on lazy (dask) arrays: the Dask backend registers itself here,

@@ -44,9 +44,9 @@ from relgraph.backends.numba.reduce_kernels import (  # the generated code calls
 )
 
 __all__ = [
-    "dot", "matvec", "sum_all", "sum_axis", "max_all", "max_axis", "min_all", "min_axis",
-    "prod_all", "prod_axis", "mean_all", "mean_axis", "logsumexp_all", "logsumexp_axis",
-    "argmax_all", "argmax_axis", "argmin_all", "argmin_axis",
+    "dot", "matvec", "product_row", "row_copy", "sum_all", "sum_axis", "max_all",
+    "max_axis", "min_all", "min_axis", "prod_all", "prod_axis", "mean_all", "mean_axis",
+    "logsumexp_all", "logsumexp_axis", "argmax_all", "argmax_axis", "argmin_all", "argmin_axis",
     "keep_dims", "index", "matmul", "disjoint", "broadcast_dim", "ipow", "lane_sum", "lane_max",
     "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
@@ -170,6 +170,28 @@ def matvec(a, x, skinny):
             acc += a[i, j] * x[j]
         out[i] = acc
     return out
+
+
+@njit(nogil=True, error_model="numpy", fastmath={"contract"})
+def product_row(a, b, i, row):
+    """``row[:] = a[i] @ b`` for float matrices of one dtype, ``b`` C-contiguous: the
+    terms added in order along the inner axis, from +0.0 as BLAS's kernels do, each
+    step a multiply-add over the whole row (a loop that vectorises)."""
+    for j in range(b.shape[1]):
+        row[j] = 0.0
+    for k in range(a.shape[1]):
+        v = a[i, k]
+        for j in range(b.shape[1]):
+            row[j] += v * b[k, j]
+    return row
+
+
+@njit(nogil=True, error_model="numpy")
+def row_copy(a, i, row):
+    """``row[:] = a[i]``."""
+    for j in range(a.shape[1]):
+        row[j] = a[i, j]
+    return row
 
 
 @njit

@@ -19,15 +19,16 @@ from typing import Any
 
 import numpy as np
 
-from relgraph.backends.numba.arrays import (
-    array_code,
-    kept_twin,
-    parallel_code,
-    product_into,
-    row_loop,
-)
+from relgraph.backends.numba.arrays import array_code, kept_twin, parallel_code, row_loop
 from relgraph.backends.numba.columns import column_folds, emit_column_loop
 from relgraph.backends.numba.elementwise import libm_code, scalar_code
+from relgraph.backends.numba.products import product_into
+from relgraph.backends.numba.regions import (
+    BROADCAST,
+    emit_fused_product,
+    emit_loops,
+    fused_products,
+)
 from relgraph.backends.numba.rowloops import emit_row_loop, epilogues
 from relgraph.backends.numba.scalars import (
     dtype_expr,
@@ -45,13 +46,11 @@ from relgraph.terms.traverse import subterms
 
 __all__ = ["LoweringError", "Lowered", "lower"]
 
-STAGED = 64  # rows per block of a parallel loop that stages its rows (one row each)
 PARALLEL_MIN = 1 << 16  # input elements from which the parallel kernel is used
 # Nodes per kernel computed by vecmath's vectorising functions; the rest call libm.
 # Each copy costs LLVM 30-60 ms to optimise (100 chained tanh, all vectorised: 2.7 s
 # and 0.23 GB; 200: 7 s).
 INLINED_MAX = 16
-BROADCAST = "relgraph: these shapes broadcast"  # raised by kernels built without it
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,7 @@ class Lowered:
     source: str
     loop_inputs: tuple[int, ...]  # input positions read by fused loops
     out_slots: tuple[int, ...]  # output positions the kernel may write into a given buffer
+    fused: tuple[Term, ...] = ()  # products whose rows regions compute (regions.py)
 
 
 def lower(
@@ -108,7 +108,8 @@ def _broadcast_dim(name: str, sizes: list[str]) -> str:
 
 
 class _Generator:
-    broadcast_dim = staticmethod(_broadcast_dim)  # for emit_column_loop, emit_row_loop
+    broadcast_dim = staticmethod(_broadcast_dim)  # for the loops of other modules
+    BROADCAST = BROADCAST
 
     def __init__(
         self, inputs: Sequence[Symbol], outputs: Sequence[Any], parallel: bool, broadcast: bool
@@ -163,6 +164,7 @@ class _Generator:
         self.arrays_ops = {n for n in self.nodes if not n.op.elementwise} - {
             *self.row_loops, *self.column_loops}  # fmt: skip
         self.epilogues = epilogues(self)
+        self.fused = fused_products(self)
         self.into = self._products_into_outputs()
         self.over = self._regions_over_products()
 
@@ -184,9 +186,13 @@ class _Generator:
 
     def _regions_over_products(self) -> dict[Term, Term]:
         """Regions that are no output and run in place over a product that they alone
-        read (``tanh(X @ W + b)``: no second product-sized array); root -> product."""
+        read (``tanh(X @ W + b)``: no second product-sized array) and whose rows they
+        do not compute; root -> product."""
         regions = self.materialised - set(self.slots) - set(self.epilogues.values())
-        found = {root: next(self._products_only_read_by(root), None) for root in regions}
+        found = {
+            root: next((p for p in self._products_only_read_by(root) if p not in self.fused), None)
+            for root in regions
+        }
         return {root: p for root, p in found.items() if p is not None}
 
     def _products_only_read_by(self, root: Term) -> Iterator[Term]:
@@ -259,6 +265,8 @@ class _Generator:
             elif node in self.column_loops:
                 if node not in self.names:  # (a kept twin is)
                     emit_column_loop(self, node, self.column_loops[node])
+            elif node in self.fused:
+                emit_fused_product(self, node)
             elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an
@@ -299,7 +307,8 @@ class _Generator:
                 "",
             ]
         )
-        return Lowered(source, self._loop_inputs(), tuple(self.slots.values()))
+        fused = tuple(n for n in self.nodes if n in self.fused)
+        return Lowered(source, self._loop_inputs(), tuple(self.slots.values()), fused)
 
     def _loop_inputs(self) -> tuple[int, ...]:
         """Positions of the inputs the fused loops read, as they are or through views
@@ -396,11 +405,12 @@ class _Generator:
                     g.append("0")
                     f.append("0")
                     continue
-                self.lines.append(f"{indent}{name}_s{j} = 0 if {name}.shape[{j}] == 1 else 1")
+                shape = self.shape_of(name)
+                self.lines.append(f"{indent}{name}_s{j} = 0 if {shape}[{j}] == 1 else 1")
                 g.append(f"{index[k]} * {name}_s{j}")
                 f.append(index[k] if k == d - 1 else g[-1])
             if static[nd - 1] != 1:
-                same.append(f"{name}.shape[{nd - 1}] == {last}")
+                same.append(f"{self.shape_of(name)}[{nd - 1}] == {last}")
             generic[name], fast[name] = f"{name}[{', '.join(g)}]", f"{name}[{', '.join(f)}]"
         return generic, fast, " and ".join(same) or "True"
 
@@ -417,6 +427,11 @@ class _Generator:
             fill(generic)
         else:
             self.lines.append(f"{indent}    raise ValueError({BROADCAST!r})")
+
+    def shape_of(self, name: str) -> str:
+        """The expression of the shape of leaf ``name`` (a fused product has no array)."""
+        fused = any(self.names.get(p) == name for p in self.fused)
+        return f"{name}_shape" if fused else f"{name}.shape"
 
     def _leaf(self, x: Any) -> list[tuple[str, int]]:
         """A leaf operand read as the only "region" value."""
@@ -439,108 +454,7 @@ class _Generator:
             self.lines.extend(self._body(region, scalars))
             self.lines.append(f"{out} = {self._local(root)}")
             return
-        self._emit_loops(root, region, leaves, out, out_type)
-
-    def _emit_loops(self, root, region, leaves, out, out_type) -> None:
-        d, dtype = out_type.ndim, dtype_expr(out_type.dtype)
-        dims = [f"{out}_n{k}" for k in range(d)]
-        lines = self.lines
-        for k, dim in enumerate(dims):
-            sizes = [f"{name}.shape[{k - d + nd}]" for name, nd in leaves if k - d + nd >= 0]
-            lines.append(_broadcast_dim(dim, sizes))
-        shape = "(" + ", ".join(dims) + ("," if d == 1 else "") + ")"
-        buffer = self._buffer_of(root)
-        if buffer is not None:  # an output's, or the product's it alone reads
-            lines.append(f"if {buffer}.shape == {shape}:")
-            lines.append(f"    {out} = {buffer}")
-            lines.append("else:")
-            lines.append(f"    {out} = np.empty({shape}, {dtype})")
-        else:
-            lines.append(f"{out} = np.empty({shape}, {dtype})")
-        full = [name for name, nd in leaves if nd == d]
-        same = " and ".join(f"{n}.shape == {out}.shape" for n in full) or "True"
-        # A leaf whose type has length 1 where the result's has not surely broadcasts:
-        # no flat loop for that region, the strided one only.
-        surely = any(
-            self.static_shapes[n][k] == 1 != out_type.shape[k] for n in full for k in range(d)
-        )
-        # A region over a product in its own buffer runs in place: LLVM cannot tell
-        # that each element is read before it is written, and a loop whose output
-        # overlaps an input does not vectorise.  Each row is computed into a row of
-        # its own and then copied (exp(-g * (X @ Y.T)): 8.2 -> 1.9 ms at 10^4 x 100).
-        staged = self._in_place(root)
-        flat_ok = len(full) == len(leaves) and not surely and not staged
-        if flat_ok:
-            if self.broadcast:
-                # No broadcasting: one flat loop over contiguous data, which vectorises.
-                lines.append(f"if {same}:")
-            else:
-                # Flat loop only: a call whose shapes differ raises BROADCAST, and the
-                # caller runs the kernel that has the strided loop too.  About half
-                # the code, so about half the compile time.
-                lines.append(f"if not ({same}):")
-                lines.append(f"    raise ValueError({BROADCAST!r})")
-                lines.append("if True:")
-            lines.append(f"    {out}_size = {out}.size")
-            lines.append(f"    {out}_f = {out}.reshape({out}_size)")
-            for name, _ in leaves:
-                lines.append(f"    {name}_f = np.ascontiguousarray({name}).reshape({out}_size)")
-            flat = {name: f"{name}_f[i]" for name, _ in leaves}
-            loop = "prange" if self.parallel else "range"
-            lines.append(f"    for i in {loop}({out}_size):")
-            for line in self._body(region, flat):
-                lines.append("        " + line)
-            lines.append(f"        {out}_f[i] = {self._local(root)}")
-            if not self.broadcast:
-                return
-            lines.append("else:")
-            indent = "    "
-        else:
-            indent = ""
-        index = [f"i{k}" for k in range(d)]
-        generic, fast, same = self._loads(leaves, index, dims[-1], indent)
-        store = f"{out}_row[{index[-1]}]" if staged else f"{out}[{', '.join(index)}]"
-        if staged:
-            lines.append(f"{indent}{out}_row = np.empty({dims[-1]}, {dtype})")
-        # in parallel, blocks of rows, each with a row of its own
-        blocked = staged and self.parallel and d > 1
-        lines.append(f"{indent}if {same}:")  # no broadcasting along the last axis
-        for load in (fast, generic):
-            pad = indent + "    "
-            if blocked:
-                blocks = f"({dims[0]} + {STAGED - 1}) // {STAGED}"
-                lines.append(f"{pad}for {out}_b in prange({blocks}):")
-                lines.append(f"{pad}    {out}_row = np.empty({dims[-1]}, {dtype})")
-                lines.append(f"{pad}    {out}_lo = {out}_b * {STAGED}")
-                pad += "    "
-            for k in range(d):
-                loop = "prange" if k == 0 and self.parallel else "range"
-                bounds = f"{loop}({dims[k]})"
-                if blocked and k == 0:
-                    bounds = f"range({out}_lo, min({out}_lo + {STAGED}, {dims[0]}))"
-                lines.append(f"{pad}{'    ' * k}for {index[k]} in {bounds}:")
-            inner = pad + "    " * d
-            for line in self._body(region, load):
-                lines.append(inner + line)
-            lines.append(f"{inner}{store} = {self._local(root)}")
-            if staged:
-                at = pad + "    " * (d - 1)
-                lines.append(f"{at}for {index[-1]} in range({dims[-1]}):")
-                lines.append(f"{at}    {out}[{', '.join(index)}] = {store}")
-            if load is fast:
-                lines.append(f"{indent}else:")
-
-    def _buffer_of(self, root: Term) -> str | None:
-        """The array a region writes where its shape fits, if not a new one."""
-        if root in self.slots:
-            return f"o{list(self.slots).index(root)}"
-        return self._name(self.over[root]) if root in self.over else None
-
-    def _in_place(self, root: Term) -> bool:
-        """Whether the region computing ``root`` reads a product in the array that it
-        writes (:meth:`_buffer_of`)."""
-        buffer = self._buffer_of(root)
-        return root in self.over or buffer is not None and buffer in self.into.values()
+        emit_loops(self, root, region, leaves, out, out_type)
 
     def _local(self, node: Term, prefix: str = "e_") -> str:
         return f"{prefix}{self._name(node)}"

@@ -22,7 +22,7 @@ from relgraph.unionfind import UnionFind
 
 __all__ = [
     "shape_checks", "check_shapes", "planned_shape", "checked_array", "checked_value",
-    "refuse_subclass",
+    "refuse_subclass", "checked_out",
 ]  # fmt: skip
 
 ONE = ("size", 1)
@@ -214,3 +214,37 @@ def checked_array(symbol: Symbol, arr: Any) -> Any:
                 f"argument {symbol.name!r} must have shape {t.shape}: axis {axis} is {got}"
             )
     return arr
+
+
+def checked_out(out: Any, values: list, inputs: tuple, out_types: list, single: bool) -> list:
+    """A call's ``out=`` as one entry per output (of ``out_types``; the array alone
+    for a ``single`` output), checked before any kernel runs: dtype, rank, layout, and no memory
+    shared with an argument or another entry."""
+    outs = [out] if single else list(out)
+    if len(outs) != len(out_types):
+        raise TypeError(f"out= needs {len(out_types)} entries, one per output")
+    given: list[Any] = []
+    for k, (o, t) in enumerate(zip(outs, out_types)):
+        if o is None:
+            continue
+        if type(o) is not np.ndarray or o.dtype != t.dtype or o.ndim != t.ndim:
+            raise TypeCheckError(
+                f"out[{k}] must be a {t.ndim}-d {t.dtype} array, got {_describe(o)}"
+            )
+        if not (o.flags.writeable and o.flags.c_contiguous):
+            raise TypeCheckError(f"out[{k}] must be a writeable C-contiguous array")
+        for i, v in enumerate(values):
+            if isinstance(v, np.ndarray) and np.may_share_memory(o, v):
+                raise TypeCheckError(
+                    f"out[{k}] shares memory with argument {inputs[i].name!r}: the "
+                    "kernel would overwrite an input it still reads"
+                )
+        for j, other in given:
+            if np.may_share_memory(o, other):
+                raise TypeCheckError(f"out[{k}] shares memory with out[{j}]")
+        given.append((k, o))
+    return outs
+
+
+def _describe(x: Any) -> str:
+    return f"a {x.ndim}-d {x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__

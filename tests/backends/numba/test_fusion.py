@@ -394,20 +394,23 @@ def test_lane_max_and_min_match_numpy_with_a_nan_anywhere(where, n, rng):
 def test_a_region_over_a_product_runs_in_place_a_row_at_a_time(dtype, rng):
     """A region that alone reads a product writes into the product's array (no second
     array of its size), and an output's region into the output's buffer; each row is
-    computed into a row of its own first, so that the loop vectorises.  Values as
-    numpy's, with NaN and infinities, serial and parallel, on rows of any length."""
+    computed into a row of its own first (or, for a fused product, the product's row
+    is copied first), so that the loop vectorises.  Values as numpy's, with NaN and
+    infinities, serial and parallel, on rows of any length."""
     X, W, V = (rg.matrix(n, dtype) for n in "XWV")
     b = rg.vector("b", dtype)
     hidden = rg.function([X, W, b, V], rg.tanh(X @ W + b) @ V, compile="eager")
     assert "    t5 = t4\n" in hidden.source and "t5_row = np.empty(" in hidden.source
     kernel = rg.function([X, W], rg.exp(-0.5 * (X @ W.T)) + rg.sum(W * W, axis=1)[None],
                          compile="eager")  # fmt: skip
-    assert "np.dot(a0, t" in kernel.source and "_row = np.empty(" in kernel.source
+    # its product's rows, computed or copied from BLAS's product in the output's buffer
+    assert "np.dot(a0, t" in kernel.source and "kernels.row_copy(" in kernel.source
     assert "[None]" not in kernel.source  # a reshape: a contiguous layout
     tolerance = 1e-5 if dtype == "float32" else 1e-12
-    for rows, cols in ((1, 1), (5, 3), (300, 17), (0, 4)):
-        x = rng.normal(size=(rows, 8)).astype(dtype)
-        m, bias = rng.normal(size=(8, cols)).astype(dtype), rng.normal(size=cols).astype(dtype)
+    # features: the kernel's product rows (8), BLAS's product copied a row at a time (40)
+    for rows, cols, k in ((1, 1, 8), (5, 3, 40), (300, 17, 8), (300, 17, 40), (0, 4, 8)):
+        x = rng.normal(size=(rows, k)).astype(dtype)
+        m, bias = rng.normal(size=(k, cols)).astype(dtype), rng.normal(size=cols).astype(dtype)
         v = rng.normal(size=(cols, 2)).astype(dtype)
         if rows > 1:
             x[0, 0], x[1, 1] = np.nan, np.inf

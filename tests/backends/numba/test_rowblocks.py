@@ -90,7 +90,7 @@ def arguments(inputs, rng):
 def on_blocks(monkeypatch):
     """Every large call here runs on blocks, as it does while its prange kernel is
     compiling (the prange kernels have tests of their own)."""
-    monkeypatch.setattr(Function, "_on_blocks", lambda self, eager: True)
+    monkeypatch.setattr(Function, "_on_blocks", lambda self, eager, blas: True)
 
 
 @pytest.fixture
@@ -219,7 +219,7 @@ def test_a_large_output_of_small_inputs_runs_on_blocks(rng, threads, monkeypatch
     """An outer sum reads 2,000 + 64 elements and writes 128,000: the output's size
     makes the call large, and its blocks give the whole call's values.  A function
     that calls BLAS on its rows stays one call (BLAS's threads would run against the
-    blocks')."""
+    blocks'), and a product whose rows the kernel computes runs on blocks."""
     from relgraph.backends.numba import function as function_module
 
     calls = []
@@ -239,7 +239,12 @@ def test_a_large_output_of_small_inputs_runs_on_blocks(rng, threads, monkeypatch
     assert outer.by_outputs and len(calls) == 1
     assert outer(a[:10], b).shape == (10, 64) and len(calls) == 1  # small: one call
     product = rg.function([X, Z], rg.exp(X @ Z.T), compile="eager")
-    assert product.rows is not None and not product.by_outputs
+    x, z = rng.standard_normal((2000, 40)), rng.standard_normal((64, 40))
+    np.testing.assert_allclose(product(x, z), np.exp(x @ z.T), rtol=1e-13)
+    assert len(calls) == 1  # 40 features: BLAS computes the product, in one call
+    x, z = x[:, :8].copy(), z[:, :8].copy()
+    np.testing.assert_allclose(product(x, z), np.exp(x @ z.T), rtol=1e-13)
+    assert len(calls) == 2  # 8 features: the kernel's rows, on blocks
 
 
 def test_a_negated_sum_keeps_the_sign_of_a_zero(threads):

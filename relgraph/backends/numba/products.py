@@ -1,0 +1,148 @@
+"""How kernels compute matrix products: BLAS, or loops of their own where BLAS is the
+wrong tool.
+
+A float product whose small dimension is at most :data:`SKINNY` when the kernel runs
+is the kernel's own loop: a matrix-vector product with few columns (or rows), and a
+matrix-matrix product with a small inner dimension (``X @ Y.T`` with X n x 8 in a
+kernel matrix, a layer of a small network).  BLAS would set up its threads for a few
+multiply-adds per element, and they keep spinning after it, against the loops of the
+kernel that follow.  A matrix-matrix product is then computed a row at a time, each
+row a few multiply-adds over a vector (:func:`~relgraph.backends.numba.kernels.product_row`),
+in ``prange`` in the parallel kernel.  Wider products go to BLAS.
+
+Whether a call runs BLAS thus follows from its arguments' shapes: :func:`calls_blas`
+names the products that always do, :func:`small_inner` those decided by their inner
+dimension.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from relgraph.backends.numba.arrays import array_code, parallel_code
+from relgraph.ops.linalg import LinalgOp
+from relgraph.ops.products import Dot, Matmul
+from relgraph.terms.infer import typeof
+
+__all__ = [
+    "SKINNY", "matvec_matrices", "calls_blas", "own_loop", "product_into", "float_matmat",
+]  # fmt: skip
+
+#: The largest small dimension of a product computed by the kernel's own loop rather
+#: than BLAS: a matrix-vector product is memory-bound, and BLAS's threads would spin
+#: against the kernel's (an n x 8 matrix times a vector: 2x faster here, 3x on 16
+#: cores); a matrix-matrix product with this inner dimension is a few multiply-adds
+#: per element.
+SKINNY = 16
+
+
+def matvec_matrices(nodes: Iterable[Any]) -> set[Any]:
+    """The matrices of the float matrix-vector products among ``nodes``: what
+    :func:`own_loop` asks about."""
+    return {n.args[0] for n in nodes if isinstance(n.op, Dot) and _float_matvec(n)}
+
+
+def calls_blas(nodes: Iterable[Any], fused: Iterable[Any] = ()) -> bool:
+    """Whether any of ``nodes`` is a product that BLAS computes whatever the shapes
+    (not a float matrix-vector product, nor one of the ``fused`` products, which
+    only a wide inner dimension sends to BLAS) or a LAPACK routine: kernels on blocks
+    of rows would run BLAS's threads against each other (exp(-(X @ Y.T)) at 10^4 x
+    100 from 64 features: 2.4 ms serial, 2.7 on two blocks), and a ``prange`` kernel
+    against them (8 ms)."""
+    skip = set(fused)
+    return any(
+        isinstance(n.op, LinalgOp)
+        or isinstance(n.op, (Dot, Matmul)) and not _float_matvec(n) and n not in skip
+        for n in nodes
+    )  # fmt: skip
+
+
+def own_loop(matrix: Any) -> bool:
+    """Whether a matrix-vector product computes with ``matrix`` (an argument array) in
+    the kernel's own loop, which blocks of rows on threads speed up: not a matrix wider
+    than :data:`SKINNY`, which goes to BLAS, whose own threads would spin against the
+    blocks' (the product at 1000 x 1000: 140 -> 190 us on blocks)."""
+    return matrix.shape[1] <= SKINNY
+
+
+@array_code.register
+def _array_code_dot(op: Dot, node: Any) -> str:
+    """
+    >>> import relgraph as rg
+    >>> A, B, x = rg.matrix("A"), rg.matrix("B"), rg.vector("x")
+    >>> array_code(rg.dot, A @ x)  # its own loop up to 16 columns, else BLAS
+    'kernels.matvec({0}, {1}, 16)'
+    >>> array_code(rg.dot, A @ B)
+    'kernels.dot({0}, {1}, {dtype})'
+    """
+    if _float_matvec(node):
+        return f"kernels.matvec({{0}}, {{1}}, {SKINNY})"  # a loop where BLAS is slow
+    return "kernels.dot({0}, {1}, {dtype})"  # BLAS for floats
+
+
+def product_into(node: Any) -> str | None:
+    """The statements computing a float matrix product into ``{buffer}``, the buffer
+    of the output whose region alone reads it (BLAS's ``out=``; the region then runs
+    in place, each element read before it is written), or into an array of its own
+    where that buffer does not fit or overlaps an operand; None for other products.
+
+    Writing the output directly saves a product-sized array's allocation and a pass
+    over it: ``sum(x**2, 1)[:, None] + sum(y**2, 1)[None] - 2 * x @ y.T`` at
+    1414 x 1414 took a third of the time."""
+    return _PRODUCT_INTO if isinstance(node.op, Dot) and float_matmat(node) else None
+
+
+_PRODUCT_INTO = """{buffer}
+{out}_fits = {out}.shape == ({0}.shape[0], {1}.shape[1])
+if {out}_fits and kernels.disjoint({out}, {0}) and kernels.disjoint({out}, {1}):
+    np.dot({0}, {1}, {out})
+else:
+    {out} = kernels.dot({0}, {1}, {dtype})"""
+
+
+def _float_matvec(node: Any) -> bool:
+    """A float matrix times a vector, all of one dtype."""
+    a, b, out = (typeof(t) for t in (*node.args, node))
+    same = a.dtype == b.dtype == out.dtype
+    return a.ndim == 2 and b.ndim == 1 and out.dtype.kind == "f" and same
+
+
+def float_matmat(node: Any) -> bool:
+    """A float matrix times a float matrix, all of one dtype."""
+    a, b, out = (typeof(t) for t in (*node.args, node))
+    same = a.dtype == b.dtype == out.dtype
+    return a.ndim == b.ndim == 2 and out.dtype.kind == "f" and same
+
+
+_SKINNY_DOT = """np.empty({0}.shape[0], {dtype})
+if {0}.shape[1] <= SKINNY:
+    for {out}_i in prange({0}.shape[0]):
+        {out}_acc = 0.0
+        for {out}_j in range({0}.shape[1]):
+            {out}_acc += {0}[{out}_i, {out}_j] * {1}[{out}_j]
+        {out}[{out}_i] = {out}_acc
+elif {0}.shape[0] <= SKINNY:
+    {out}_n = {0}.shape[1]
+    {out}_part = np.zeros((({out}_n + 4095) // 4096, {0}.shape[0]), {dtype})
+    for {out}_b in prange({out}_part.shape[0]):
+        for {out}_i in range({out}_b * 4096, min({out}_b * 4096 + 4096, {out}_n)):
+            {out}_v = {1}[{out}_i]
+            for {out}_j in range({0}.shape[0]):
+                {out}_part[{out}_b, {out}_j] += {0}[{out}_j, {out}_i] * {out}_v
+    for {out}_j in range({0}.shape[0]):
+        {out}[{out}_j] = {out}_part[:, {out}_j].sum()
+else:
+    {out}[:] = kernels.dot({0}, {1}, {dtype})""".replace("SKINNY", str(SKINNY))
+
+
+@parallel_code.register
+def _parallel_dot(op: Dot, node: Any) -> str | None:
+    """A matrix (n x k or k x n, k small) times a vector: rows (or blocks of rows'
+    partial sums) in parallel; BLAS otherwise."""
+    return _SKINNY_DOT if _float_matvec(node) else None
+
+
+@array_code.register
+def _array_code_matmul(op: Matmul, node: Any) -> str:
+    return "kernels.matmul({0}, {1}, {dtype})"
