@@ -36,7 +36,7 @@ __all__ = [
     "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "where", "clip",
     "astype", "ExpandAs", "expand_as", "array_leaves", "spread_times", "times", "isnan",
     "isinf", "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like",
-    "zeros_like", "ones_like", "constant_pullback",
+    "zeros_like", "ones_like", "constant_pullback", "cbrt", "copysign", "signbit",
 ]  # fmt: skip
 
 
@@ -227,6 +227,8 @@ log = Elemwise("log", np.log, 1, exact=mpmath.log, cost=4.0)
 log1p = Elemwise("log1p", np.log1p, 1, exact=mpmath.log1p, cost=4.0)
 expm1 = Elemwise("expm1", np.expm1, 1, exact=_ex.expm1, cost=4.0)
 sqrt = Elemwise("sqrt", np.sqrt, 1, exact=mpmath.sqrt, cost=2.0)
+cbrt = Elemwise("cbrt", np.cbrt, 1, exact=lambda a: mpmath.sign(a) * mpmath.cbrt(builtins.abs(a)),
+                cost=4.0)  # fmt: skip
 abs = Elemwise("abs", np.absolute, 1, exact=builtins.abs)
 maximum = Elemwise("maximum", np.maximum, 2, exact=builtins.max)
 minimum = Elemwise("minimum", np.minimum, 2, exact=builtins.min)
@@ -237,6 +239,10 @@ heaviside = Elemwise(
     "heaviside", np.heaviside, 2, exact=lambda x, h: 0 if x < 0 else h if x == 0 else 1
 )
 sign = Elemwise("sign", np.sign, 1, exact=mpmath.sign)
+# The sign bit (mpmath has no -0.0: the references see zeros as positive).
+copysign = Elemwise("copysign", np.copysign, 2,
+                    exact=lambda a, b: -builtins.abs(a) if b < 0 else builtins.abs(a))  # fmt: skip
+signbit = Elemwise("signbit", np.signbit, 1, exact=lambda a: a < 0)
 square = Elemwise("square", np.square, 1, exact=lambda a: a * a)
 reciprocal = Elemwise("reciprocal", np.reciprocal, 1, exact=lambda a: _ex.div(1, a))
 log2 = Elemwise("log2", np.log2, 1, exact=lambda a: mpmath.log(a, 2))
@@ -289,7 +295,8 @@ register_ops(
     minimum, fmax, fmin, sign, heaviside, square, reciprocal, log2, log10, exp2, floor, ceil,
     sigmoid, softplus, log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal,
     equal, not_equal, logical_and, logical_or, logical_xor, logical_not, where, clip, astype,
-    expand_as, isnan, isinf, isfinite, ndtr, log_ndtr, xlogy, gammaln, erfc, erfcx,
+    expand_as, isnan, isinf, isfinite, ndtr, log_ndtr, xlogy, gammaln, erfc, erfcx, cbrt,
+    copysign, signbit,
 )  # fmt: skip
 
 # The facts kanren's assoc_flatten / eq_assoccomm consult.
@@ -461,7 +468,7 @@ def _expand_as_pullback(g: Any, y: Any) -> tuple:
     return g, None  # the caller sums it over the axes ``g`` was repeated along
 
 
-@pullback(sign, floor, ceil, less, less_equal, greater, greater_equal, equal, not_equal,
+@pullback(sign, signbit, floor, ceil, less, less_equal, greater, greater_equal, equal, not_equal,
           logical_and, logical_or, logical_xor, logical_not, isnan, isinf, isfinite)  # fmt: skip
 def constant_pullback(g: Any, y: Any) -> tuple:
     """Piecewise constant: no cotangent flows (zero almost everywhere), as in JAX."""
@@ -478,6 +485,7 @@ _LOCAL: dict[Op, Callable[[Any, Any], Any]] = {
     log1p: lambda x, y: reciprocal(1 + x),
     expm1: lambda x, y: y + 1,
     sqrt: lambda x, y: 0.5 / y,
+    cbrt: lambda x, y: reciprocal(3 * square(y)),
     abs: lambda x, y: sign(x),
     square: lambda x, y: 2 * x,
     reciprocal: lambda x, y: -square(y),
@@ -518,6 +526,14 @@ def _unary_pullback(g: Any, y: Any) -> tuple:
 
 
 pullback(*_LOCAL)(_unary_pullback)
+
+
+@pullback(copysign)
+def _copysign_pullback(g: Any, y: Any) -> tuple:
+    """``abs(a)`` with ``b``'s sign: the cotangent's sign flips where the sign bits
+    differ; none reaches ``b``."""
+    a, b = y.args
+    return where(logical_xor(signbit(a), signbit(b)), -g, g), None
 
 
 @pullback(logaddexp)

@@ -86,6 +86,8 @@ def test_elementwise_exact_references_agree_with_numpy(op):
     # operand is NaN, where IEEE gives pow(nan, 0) = 1 and nan > 0 = False.)
     data = np.ma.getdata(exact)
     finite = np.isfinite(numpy_values) & np.isfinite(data) & ~np.ma.getmaskarray(exact)
+    if op in (rg.copysign, rg.signbit):  # mpmath has no -0.0: compared away from zeros
+        finite &= np.all([values[s] != 0 for s in symbols], axis=0)
     assert finite.sum() >= 3
     np.testing.assert_allclose(data[finite], numpy_values[finite], rtol=1e-13)
 
