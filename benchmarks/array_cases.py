@@ -1,5 +1,6 @@
 """The array workloads of ``bench_function.py``: softmax, logsumexp, leaky relu, a dense
-layer, layer norm and a shifted product, each in relgraph, numpy, numexpr (where it
+layer, layer norm, a shifted product and an RBF kernel matrix (a product with 8
+features read by one elementwise region), each in relgraph, numpy, numexpr (where it
 can express it), JAX (``jax.jit`` on CPU, float64) and PyTensor's NUMBA mode.
 
 Each case gives the relgraph term over its symbols, the numpy reference, builders
@@ -46,6 +47,13 @@ def _layer_norm(lib, x):
     mu = lib.mean(x, axis=1, keepdims=True)
     var = lib.mean((x - mu) ** 2, axis=1, keepdims=True)
     return (x - mu) / lib.sqrt(var + 1e-5)
+
+
+def _rbf(lib, x, y):
+    """sklearn's rbf_kernel (gamma 0.1) through euclidean_distances."""
+    xx = lib.sum(x * x, axis=1)[:, None]
+    yy = lib.sum(y * y, axis=1)[None, :]
+    return lib.exp(-0.1 * lib.maximum(-2 * (x @ y.T) + xx + yy, 0))
 
 
 def cases() -> list[Case]:
@@ -103,6 +111,13 @@ def cases() -> list[Case]:
         lambda pt: _pt1(pt, lambda lib, a: pt.sum(a[1:] * a[:-1]), ndim=1), [S],
         bytes_moved=S.nbytes, reads_only=True,
     ))  # fmt: skip
+    P, Q = rng.standard_normal((10000, 8)), rng.standard_normal((100, 8))
+    p, q = rg.matrix("x"), rg.matrix("y")
+    out.append(Case(
+        "RBF kernel 10000x100, 8 features", [p, q], _rbf(rg, p, q), lambda: _rbf(np, P, Q),
+        lambda jnp: functools.partial(_rbf, jnp), lambda pt: _pt2(pt, _rbf), [P, Q],
+        bytes_moved=8 * 10000 * 100,
+    ))  # fmt: skip
     return out
 
 
@@ -126,3 +141,8 @@ def _pt1(pt, build, ndim=2):
 def _pt_dense(pt):
     A, x, b = pt.matrix("A"), pt.vector("x"), pt.vector("b")
     return [A, x, b], pt.sigmoid(A @ x + b)
+
+
+def _pt2(pt, build):
+    x, y = pt.matrix("x"), pt.matrix("y")
+    return [x, y], build(pt, x, y)

@@ -100,7 +100,7 @@ def emit_loops(g: Any, root: Term, region: list, leaves: list, out: str, out_typ
     # A leaf whose type has length 1 where the result's has not surely broadcasts:
     # no flat loop for that region, the strided one only.
     surely = any(g.static_shapes[n][k] == 1 != out_type.shape[k] for n in full for k in range(d))
-    rows = [(name, p) for p in g.fused for name, _ in leaves if name == g.names[p]]
+    rows = [(name, p) for p in g.fused for name, _ in leaves if name == g.names.get(p)]
     if len(full) == len(leaves) and not (surely or rows or _in_place(g, root)):
         same = " and ".join(f"{n}.shape == {out}.shape" for n in full) or "True"
         if not _emit_flat(g, root, region, leaves, out, same):

@@ -90,3 +90,21 @@ def test_products_other_nodes_read_or_beside_blas_are_not_fused():
                     [rg.exp(X @ Y), X @ Y]):  # fmt: skip
         lowered = lower([X, Y, W1, b, W2], outputs)
         assert lowered.fused == () and "product_row" not in lowered.source
+
+
+@pytest.mark.parametrize("features", [4, 40])
+def test_fused_products_of_computed_operands_read_by_two_regions_and_into_out(features, rng):
+    """A product of a computed matrix, read by two output regions (each computes its
+    rows), written into the caller's ``out=`` arrays: numpy's values, and the caller's
+    arrays hold them."""
+    prod = rg.exp(X * 0.5) @ Y
+    f = rg.function([X, Y, Z], [rg.tanh(prod) + Z, prod * Z], compile="eager")
+    assert f.source.count("kernels.product_row(") == 4  # two regions, two loops each
+    x, y = rng.normal(size=(300, features)), rng.normal(size=(features, 7))
+    z = rng.normal(size=(300, 7))
+    p = np.exp(x * 0.5) @ y
+    outs = [np.empty((300, 7)), np.empty((300, 7))]
+    got = f(x, y, z, out=outs)
+    for g, o, want in zip(got, outs, [np.tanh(p) + z, p * z]):
+        assert g is o
+        np.testing.assert_allclose(g, want, rtol=1e-13, atol=1e-13)
