@@ -1,18 +1,15 @@
 """How kernels compute matrix products: BLAS, or loops of their own where BLAS is the
 wrong tool.
 
-A float product whose small dimension is at most :data:`SKINNY` when the kernel runs
-is the kernel's own loop: a matrix-vector product with few columns (or rows), and a
-matrix-matrix product with a small inner dimension (``X @ Y.T`` with X n x 8 in a
-kernel matrix, a layer of a small network).  BLAS would set up its threads for a few
-multiply-adds per element, and they keep spinning after it, against the loops of the
-kernel that follow.  A matrix-matrix product is then computed a row at a time, each
-row a few multiply-adds over a vector (:func:`~relgraph.backends.numba.kernels.product_row`),
-in ``prange`` in the parallel kernel.  Wider products go to BLAS.
-
-Whether a call runs BLAS thus follows from its arguments' shapes: :func:`calls_blas`
-names the products that always do, :func:`small_inner` those decided by their inner
-dimension.
+A float matrix-vector product with at most :data:`SKINNY` columns (or rows) is the
+kernel's own loop: it is memory-bound, and BLAS would set up its threads for a few
+multiply-adds per row, which then spin against the kernel's loops.  Other products
+are BLAS's, written into an output's buffer where only that output's region reads
+them (:func:`product_into`).  A float matrix-matrix product that only elementwise
+regions read is *fused* into them (:mod:`relgraph.backends.numba.regions`): they
+compute its rows where its inner dimension is at most :data:`SKINNY` when the call
+runs, so whether a call runs BLAS follows from its shapes; :func:`calls_blas` names
+the products that always do.
 """
 
 from __future__ import annotations

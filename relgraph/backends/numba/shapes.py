@@ -218,8 +218,8 @@ def checked_array(symbol: Symbol, arr: Any) -> Any:
 
 def checked_out(out: Any, values: list, inputs: tuple, out_types: list, single: bool) -> list:
     """A call's ``out=`` as one entry per output (of ``out_types``; the array alone
-    for a ``single`` output), checked before any kernel runs: dtype, rank, layout, and no memory
-    shared with an argument or another entry."""
+    for a ``single`` output), checked before any kernel runs: dtype, rank, layout, and
+    no memory shared with an argument or another entry."""
     outs = [out] if single else list(out)
     if len(outs) != len(out_types):
         raise TypeError(f"out= needs {len(out_types)} entries, one per output")
