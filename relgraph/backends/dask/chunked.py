@@ -24,6 +24,7 @@ the serial kernel: dask's workers are the parallelism.
 from __future__ import annotations
 
 import threading
+import warnings
 import weakref
 from collections import OrderedDict
 from typing import Any
@@ -34,7 +35,7 @@ from relgraph import ops
 from relgraph.backends.dask.rules import lazy
 from relgraph.backends.numba.function import LAZY_CALLS, function
 from relgraph.backends.numba.shapes import checked_array
-from relgraph.exceptions import UnsupportedError
+from relgraph.exceptions import LoweringError, UnsupportedError
 from relgraph.ops import special
 from relgraph.ops.reductions import Reduce
 from relgraph.terms.infer import typeof
@@ -333,8 +334,15 @@ def _function(key: tuple) -> Any:
             _BUILT.move_to_end(key)
             return found
     # On a worker the chunks are the work: one kernel, compiled at the first chunk
-    # that needs it, serves all of them (no numpy tier in between).
-    built = function(*key, lazy=True, compile="eager")
+    # that needs it, serves all of them (no numpy tier in between).  A region Numba
+    # cannot compute (a float16 result: numpy's sqrt of uint8) runs with numpy, as
+    # the numpy tier does on numpy arrays, and says so once.
+    try:
+        built = function(*key, lazy=True, compile="eager")
+    except LoweringError as exc:
+        warnings.warn(f"relgraph: the chunks of {key[1]} run with numpy: {exc}",
+                      RuntimeWarning, stacklevel=2)  # fmt: skip
+        built = function(*key, compile="never")
     with _BUILT_LOCK:
         _BUILT[key] = built
         while len(_BUILT) > _MAX_BUILT:

@@ -260,3 +260,19 @@ def test_chunking_never_changes_an_elementwise_result(program, data):
         want = f(*args)
     assert got.dtype == want.dtype
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_float16_program_runs_its_chunks_with_numpy_and_says_so():
+    """numpy computes sqrt of uint8 and exp of int8 in float16, which compiled kernels
+    lack: on dask arrays the chunks run with numpy (as the numpy tier does on numpy
+    arrays), with numpy's values and dtype, and a warning says so."""
+    u, i = rg.vector("u", "uint8"), rg.vector("i", "int8")
+    f = rg.function([u, i], [rg.sqrt(u) * 2, rg.exp(i) + u])
+    a = np.arange(0, 250, dtype=np.uint8)
+    b = np.arange(-125, 125, dtype=np.int8)
+    with pytest.warns(RuntimeWarning, match="run with numpy"), np.errstate(over="ignore"):
+        got = [r.compute() for r in f(chunked(a, 64), chunked(b, 64))]
+        want = [np.sqrt(a) * 2, np.exp(b) + a]
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype == np.float16
+        np.testing.assert_array_equal(g, w)
