@@ -5,6 +5,7 @@ path a call can take (serial, parallel, broadcasting), at the specials."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
 from relgraph.backends.numba.lowering import lower
@@ -108,3 +109,44 @@ def test_fused_products_of_computed_operands_read_by_two_regions_and_into_out(fe
     for g, o, want in zip(got, outs, [np.tanh(p) + z, p * z]):
         assert g is o
         np.testing.assert_allclose(g, want, rtol=1e-13, atol=1e-13)
+
+
+# Products of these stay finite in any order of summation (BLAS's and the kernel's
+# orders differ), except where an infinity or a NaN makes them not finite in both.
+VALUES = [0.0, -0.0, 1.0, -2.5, 3e-3, 1e150, -1e150, 5e-324, -1e-310, np.inf, -np.inf, np.nan]
+X32, Y32 = rg.matrix("x32", "float32"), rg.matrix("y32", "float32")
+PROGRAMS = {
+    "float64": (X, Y, rg.function([X, Y, Z], rg.exp(-(X @ Y.T)) * Z + rg.tanh(X @ Y.T))),
+    "float32": (X32, Y32, rg.function([X32, Y32, Z], rg.exp(-(X32 @ Y32.T)) * Z)),
+}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    dtype=st.sampled_from(sorted(PROGRAMS)),
+    rows=st.integers(0, 70),  # across a parallel block of 64 rows
+    cols=st.integers(1, 9),
+    features=st.sampled_from([0, 1, 3, 16, 17, 24]),
+    data=st.data(),
+)
+def test_fused_products_agree_with_numpy_at_the_specials(dtype, rows, cols, features, data):
+    """Drawn shapes on both sides of the inner-dimension threshold and values from
+    the specials: the compiled program (the kernel's rows, or BLAS's product) gives
+    numpy's values, NaN and infinities where numpy has them."""
+    _, _, f = PROGRAMS[dtype]
+    assert "kernels.product_row(" in f.source
+
+    def draw(*shape):
+        size = int(np.prod(shape))
+        drawn = data.draw(st.lists(st.sampled_from(VALUES), min_size=size, max_size=size))
+        return np.array(drawn, dtype=np.float64).reshape(shape)
+
+    with np.errstate(all="ignore"):
+        x, y = draw(rows, features).astype(dtype), draw(cols, features).astype(dtype)
+        z = draw(rows, cols)
+        p = x @ y.T
+        want = np.exp(-p) * z + np.tanh(p) if dtype == "float64" else np.exp(-p) * z
+        for got in (f(x, y, z), f.kernel(x, y, z, np.empty((0, 0)))[0]):
+            np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+            np.testing.assert_allclose(got, want, rtol=2e-5 if dtype == "float32" else 1e-12,
+                                       atol=1e-300)  # fmt: skip
