@@ -33,6 +33,7 @@ from relgraph.ops.elemwise import (
     exp2,
     expand_as,
     expm1,
+    float_power,
     floor,
     fmax,
     fmin,
@@ -53,6 +54,7 @@ from relgraph.ops.elemwise import (
     log10,
     log_ndtr,
     logaddexp,
+    logaddexp2,
     logical_and,
     logical_not,
     logical_or,
@@ -195,5 +197,5 @@ __all__ = [
     "xlogy", "gammaln", "erfc", "erfcx", "floor_divide", "remainder", "fmod", "bitwise_and",
     "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "rint", "trunc",
     "fmax", "fmin", "heaviside", "logical_xor", "deg2rad", "rad2deg", "cbrt", "copysign",
-    "signbit",
+    "signbit", "float_power", "logaddexp2",
 ]  # fmt: skip

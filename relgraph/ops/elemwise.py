@@ -37,6 +37,7 @@ __all__ = [
     "astype", "ExpandAs", "expand_as", "array_leaves", "spread_times", "times", "isnan",
     "isinf", "isfinite", "ndtr", "log_ndtr", "xlogy", "gammaln", "erfc", "erfcx", "full_like",
     "zeros_like", "ones_like", "constant_pullback", "cbrt", "copysign", "signbit",
+    "float_power", "logaddexp2",
 ]  # fmt: skip
 
 
@@ -221,6 +222,7 @@ sub = Elemwise("sub", np.subtract, 2, "-", exact=lambda a, b: a - b)
 mul = Elemwise("mul", np.multiply, None, "*", exact=lambda a, b: a * b)
 true_div = Elemwise("true_div", np.true_divide, 2, "/", exact=_ex.div, cost=2.0)
 pow = Elemwise("pow", np.power, 2, "**", exact=_ex.power, cost=4.0)
+float_power = Elemwise("float_power", np.float_power, 2, exact=_ex.power, cost=4.0)
 neg = Elemwise("neg", np.negative, 1, "-", exact=lambda a: -a)
 exp = Elemwise("exp", np.exp, 1, exact=_ex.exp, cost=4.0)
 log = Elemwise("log", np.log, 1, exact=mpmath.log, cost=4.0)
@@ -256,6 +258,9 @@ sigmoid = Elemwise(
 softplus = Elemwise("softplus", special.softplus, 1, exact=lambda a: _ex.log_add_exp([0, a]))
 log1mexp = Elemwise("log1mexp", special.log1mexp, 1, exact=_ex.log1mexp)
 logaddexp = Elemwise("logaddexp", np.logaddexp, 2, exact=lambda a, b: _ex.log_add_exp([a, b]))
+logaddexp2 = Elemwise("logaddexp2", np.logaddexp2, 2,
+                      exact=lambda a, b: _ex.log_add_exp([a * mpmath.ln2, b * mpmath.ln2])
+                      / mpmath.ln2)  # fmt: skip
 erf = Elemwise("erf", special.erf, 1, exact=mpmath.erf, scipy="erf")
 # Comparisons and logic give bool results; ``x > y`` on terms builds them (``==`` and
 # ``!=`` stay structural equality of terms: use ``rg.equal``, ``rg.not_equal``).
@@ -296,7 +301,7 @@ register_ops(
     sigmoid, softplus, log1mexp, logaddexp, erf, less, less_equal, greater, greater_equal,
     equal, not_equal, logical_and, logical_or, logical_xor, logical_not, where, clip, astype,
     expand_as, isnan, isinf, isfinite, ndtr, log_ndtr, xlogy, gammaln, erfc, erfcx, cbrt,
-    copysign, signbit,
+    copysign, signbit, float_power, logaddexp2,
 )  # fmt: skip
 
 # The facts kanren's assoc_flatten / eq_assoccomm consult.
@@ -414,10 +419,10 @@ def _div_pullback(g: Any, y: Any) -> tuple:
     return g / b, -(g * y) / b
 
 
-@pullback(pow)
+@pullback(pow, float_power)
 def _pow_pullback(g: Any, y: Any) -> tuple:
     a, b = y.args
-    return g * b * pow(a, b - 1), g * y * log(a)
+    return g * b * y.op(a, b - 1), g * y * log(a)
 
 
 @pullback(maximum, minimum, fmax, fmin)
@@ -540,6 +545,12 @@ def _copysign_pullback(g: Any, y: Any) -> tuple:
 def _logaddexp_pullback(g: Any, y: Any) -> tuple:
     a, b = y.args
     return g * exp(a - y), g * exp(b - y)
+
+
+@pullback(logaddexp2)
+def _logaddexp2_pullback(g: Any, y: Any) -> tuple:
+    a, b = y.args
+    return g * exp2(a - y), g * exp2(b - y)
 
 
 @pullback(xlogy)

@@ -248,3 +248,31 @@ def test_gradients_of_cube_root_and_copysign_are_their_derivatives(rng):
     np.testing.assert_allclose(rg.function([x, y], dx, compile="eager")(v, w), want, rtol=1e-15)
     dy = rg.grad(rg.sum(rg.copysign(x, y)), y)
     np.testing.assert_array_equal(rg.evaluate(dy, {x: v, y: w}), np.zeros_like(w))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_float_power_and_logaddexp2_are_numpys_at_the_specials(dtype):
+    """``float_power`` computes in float64 whatever its operands (negative integer
+    powers of integers included), ``logaddexp2`` with numpy's algorithm: bit for bit,
+    compiled and on the numpy tier, on every pair of special values."""
+    x, y = rg.vector("x", dtype), rg.vector("y", dtype)
+    v = values(dtype)
+    a, b = (m.ravel() for m in np.meshgrid(v, v))
+    for op in (rg.float_power, rg.logaddexp2):
+        with np.errstate(all="ignore"):
+            want = op.ufunc(a, b)
+            for compile in ("eager", "never"):
+                got = rg.function([x, y], op(x, y), compile=compile)(a, b)
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got, want)
+
+
+def test_gradients_of_float_power_and_logaddexp2_match_finite_differences(rng):
+    x, y = rg.vector("x"), rg.vector("y")
+    v, w = rng.uniform(0.5, 3.0, 6), rng.uniform(-2.0, 2.0, 6)
+    for op in (rg.float_power, rg.logaddexp2):
+        dx, dy = rg.grad(rg.sum(op(x, y)), [x, y])
+        h = 1e-6
+        for d, (dv, dw) in ((dx, (h, 0.0)), (dy, (0.0, h))):
+            numeric = (op.ufunc(v + dv, w + dw) - op.ufunc(v - dv, w - dw)) / (2 * h)
+            np.testing.assert_allclose(rg.evaluate(d, {x: v, y: w}), numeric, rtol=1e-6)

@@ -183,6 +183,8 @@ _(ops.exp2, "np.exp2({0})")
 _(ops.cbrt, "kernels.cbrt({0})")  # libm's: Numba's is a power of 1/3
 _(ops.copysign, "np.copysign({0}, {1})")
 _(ops.signbit, "np.signbit({0})")
+_(ops.float_power, "(np.float64({0}) ** np.float64({1}))")  # in float64, as numpy
+_(ops.logaddexp2, "np.logaddexp2({0}, {1})")  # numpy's algorithm (Numba's: the same bits)
 _(ops.floor, "np.floor({0})")
 _(ops.ceil, "np.ceil({0})")
 _(ops.sigmoid, "kernels.scalar_sigmoid(np.float64({0}))", f64=_vec("sigmoid"))
