@@ -35,23 +35,14 @@ from __future__ import annotations
 
 import functools
 import weakref
-from collections.abc import Iterator
 from typing import Any
 
-from relgraph.eqsat.egraph import (
-    NO_CONSTANT,
-    EGraph,
-    Hole,
-    Key,
-    is_constant,
-    is_hashable,
-    leaf_key,
-)
+from relgraph.eqsat.answer_code import answer_code, program
+from relgraph.eqsat.egraph import NO_CONSTANT, EGraph, Hole, Key, is_hashable, leaf_key
 from relgraph.exceptions import TypeCheckError
 from relgraph.rewriting.patterns import PApp, PLit, PVar, same, variables
-from relgraph.rewriting.promotion import constant_operand, pure_operation
+from relgraph.rewriting.promotion import pure_operation
 from relgraph.rewriting.relation import is_associative, same_type
-from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.term import Term
 from relgraph.terms.types import TensorType
@@ -126,7 +117,7 @@ class CompiledRule:
         self.variables: list = []
         self._match = _Generator(self.variables).matcher(left)
         slots = {v: i for i, v in enumerate(self.variables)}
-        self.program = _program(right, slots)
+        self._walk, self._add = answer_code(program(right, slots))
 
     def matches(self, m: ClassMatcher, key: Key) -> list[tuple[Bindings, Shown]]:
         """Bindings of the left-hand side on e-node ``key``, each with the shape it
@@ -146,24 +137,25 @@ class CompiledRule:
         """Why the answer under ``b`` may not join class ``cid`` (matched as ``shape``):
         :data:`IN_CLASS`, a refusal's reason, or None where it may; and, where it may,
         the classes of the answer below its root and the types of its e-nodes."""
-        walk = _Walk(m, b)
+        g = m.g
         try:
-            root, type_, _ = walk.part(self.program, top=True)
+            answer = self._walk(b, m.part, g.memo, g.find, g.classes, m.inferred)
+            root, type_, below, nodes = answer
         except TypeCheckError:
             return "builds an ill-typed term", ()
         if root == cid:
             return IN_CLASS, ()
-        if not same_type(m.g.classes[cid].type, type_):
+        if not same_type(g.classes[cid].type, type_):
             return "changes the type", ()
-        if not walk.keeps_values(shape):
+        if not m.keeps_values(nodes, shape):
             return "changes values: moves arithmetic across dtypes", ()
-        return None, (walk.below, [t for *_, t in walk.nodes])
+        return None, (below, [node[3] for node in nodes])
 
     def add(self, g: EGraph, b: Bindings, types: list) -> tuple[int, Key, int]:
         """Add the answer under ``b`` (``types``: of its e-nodes, as :meth:`check`
         found them): its class, its root's key (``("class", id)`` for a variable) and
         the proof id of the answer as written."""
-        return _add(g, self.program, b, iter(types))
+        return self._add(g, b, types)
 
     def shown_id(self, g: EGraph, shape: Shown) -> int:
         """The proof id of the view a match stands for.  Its e-nodes' keys are the
@@ -254,6 +246,20 @@ class ClassMatcher:
                 key[0], dtype, key[1], self._dtype, lambda c: _class_constant(g, c)
             )
         return found
+
+    def keeps_values(self, nodes: list[tuple], shape: Shown) -> bool:
+        """Whether every e-node an answer creates (``nodes``: its e-nodes, ``(key or
+        None for a new one, op, operand parts, type)``), or the view ``shape``
+        removes, is pure (an e-node of both is neither)."""
+        removed = _shape_nodes(shape, [])
+        pure, pure_new = self.is_pure, self.is_pure_new
+        made = [(k, pure_new(op, t, kids) if k is None else pure(k)) for k, op, kids, t in nodes]
+        if all(p for _, p in made) and all(map(pure, removed)):
+            return True
+        kept = {k for k, _ in made} & set(removed)
+        return all(p for k, p in made if k not in kept) and all(
+            pure(k) for k in removed if k not in kept
+        )
 
 
 class _Generator:
@@ -365,86 +371,6 @@ class _Generator:
             self._app(p, node, indent + 2, then)
 
 
-#: A right-hand side compiled: ``(VAR, var)``, ``(LIT, value, leaf key, type,
-#: constant or None)`` or ``(APP, op, operands, params)``.
-VAR, LIT, APP = 0, 1, 2
-
-
-def _program(p: Any, slots: dict) -> tuple:
-    if isinstance(p, PVar):
-        return (VAR, slots[p.var])
-    if isinstance(p, PLit):
-        constant = p.value if is_constant(p.value) else None
-        return (LIT, p.value, leaf_key(p.value), typeof(p.value), constant)
-    params = tuple(lit.value for lit in _params(p))
-    return (APP, p.op, tuple(_program(a, slots) for a in _operands(p)), params)
-
-
-class _Walk:
-    """A right-hand side under bindings, looked up part by part in the graph as it is
-    in a search phase: the classes below its root, and the e-nodes it is made of (new
-    ones typed as their terms would be)."""
-
-    def __init__(self, m: ClassMatcher, b: Bindings):
-        self.m, self.g, self.b = m, m.g, b
-        self.below: list[int] = []
-        #: Its e-nodes, operands first: ``(key, or None for a new one, op, operand
-        #: parts, type)``.
-        self.nodes: list[tuple] = []
-
-    def part(self, p: tuple, top: bool = False) -> Part:
-        if p[0] is VAR:
-            part = self.m.part(self.b[p[1]])
-        elif p[0] is LIT:
-            found = self.g.memo.get(p[2])
-            part = (None if found is None else self.g.find(found), p[3], p[4])
-        else:
-            part = self._node(p)
-        if not top and part[0] is not None:
-            self.below.append(part[0])
-        return part
-
-    def _node(self, p: tuple) -> Part:
-        g = self.g
-        _, op, operands, params = p
-        kids = [self.part(a) for a in operands]
-        children, constants = [], []
-        for cid, _, constant in kids:
-            children.append(cid)
-            constants.append(constant)
-        # a part of constants is one (``-1`` is ``neg(1)``), as in its term
-        constant = None
-        if None not in constants:
-            constant = constant_operand(Term.of_ground((op, *constants, *params)))
-        if None not in children:
-            key = (op, tuple(children), params)
-            found = g.memo.get(key)
-            if found is not None:
-                cid = g.find(found)
-                type_ = g.classes[cid].type
-                self.nodes.append((key, op, kids, type_))
-                return cid, type_, constant
-        type_ = self.m.inferred(op, kids, params)
-        self.nodes.append((None, op, kids, type_))
-        return None, type_, constant
-
-    def keeps_values(self, shape: Shown) -> bool:
-        """Whether every e-node the answer creates, or the view removes, is pure (an
-        e-node of both is neither)."""
-        removed = _shape_nodes(shape, [])
-        pure, pure_new = self.m.is_pure, self.m.is_pure_new
-        made = [
-            (k, pure(k) if k is not None else pure_new(op, t, kids))
-            for k, op, kids, t in self.nodes
-        ]
-        if all(p for _, p in made) and all(map(pure, removed)):
-            return True
-        kept = {k for k, _ in made} & set(removed)
-        return all(p for k, p in made if k not in kept) and all(
-            pure(k) for k in removed if k not in kept
-        )
-
-
 def _inferred(op: Any, kids: list[Part], params: tuple) -> TensorType:
     """The type of a new e-node over operands ``kids``, as typing its term gives it:
     numpy's promotion sees a constant operand's value, else its type."""
@@ -455,22 +381,6 @@ def _inferred(op: Any, kids: list[Part], params: tuple) -> TensorType:
 @functools.lru_cache(maxsize=1024)
 def _placeholder(type_: TensorType) -> Hole:
     return Hole(NEW, type_)
-
-
-def _add(g: EGraph, p: tuple, b: Bindings, types: Iterator) -> tuple[int, Key, int]:
-    """Add part ``p`` under ``b`` to the graph (``types``: of its e-nodes in order):
-    its class, key and proof id as written."""
-    if p[0] is VAR:
-        cid = g.find(b[p[1]])
-        return cid, ("class", cid), g.shown_class_id(b[p[1]])
-    if p[0] is LIT:
-        cid, pid = g.add_leaf(p[1])
-        return cid, p[2], pid
-    _, op, operands, params = p
-    kids = [_add(g, a, b, types) for a in operands]
-    key = (op, tuple(c for c, _, _ in kids), params)
-    cid, pid = g.add_node(key, (op, tuple(pid for _, _, pid in kids), params), next(types))
-    return cid, key, pid
 
 
 def _dtype(part: Part) -> Any:

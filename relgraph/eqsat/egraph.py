@@ -144,7 +144,10 @@ class EGraph:
 
     def find(self, cid: int) -> int:
         """The canonical id of class ``cid``."""
-        if self._parents.get(cid) == cid:  # a class of its own, as most are
+        try:
+            if self._parents[cid] == cid:  # a class of its own, as most are
+                return cid
+        except KeyError:
             return cid
         return self.sets.find(cid)
 
@@ -382,7 +385,7 @@ class EGraph:
         ca, cb = self.classes[a], self.classes[b]
         if len(ca.parents) < len(cb.parents):
             a, b, ca, cb = b, a, cb, ca
-        shown = {_shown(ca), _shown(cb)}
+        shown_a, shown_b = _shown(ca), _shown(cb)
         self.sets.union(a, b)
         del self.classes[b]
         ca.nodes.extend(cb.nodes)
@@ -394,7 +397,8 @@ class EGraph:
             self.conflicts.append((ca.constant, cb.constant))
         self.pending.append(a)
         self.touched.add(a)
-        if shown != {_shown(ca)}:  # a hole of either shows something else now
+        shown = _shown(ca)
+        if shown != shown_a or shown != shown_b:  # a hole of either shows something else
             self.reshown.add(a)
         self.version += 1
         return True

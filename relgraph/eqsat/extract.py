@@ -11,6 +11,7 @@ of choices (a matrix chain) it is the exact optimum.
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +22,7 @@ from relgraph.terms.term import Term
 __all__ = ["NodeCosts", "extract", "iter_terms"]
 
 _TINY = 1e-9  # the least a compound node costs: no cycle of free nodes
+_ABOVE = 1 + 1e-9  # a cost this far above another is not a tie (see _better)
 
 
 class NodeCosts:
@@ -73,16 +75,18 @@ def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
     """
     g = egraph
     best: dict[int, tuple[float, int, Key, dict[int, float]]] = {}
-    work = list(g.classes)[::-1]  # oldest first: operands come before their users
+    # breadth first from the classes that hold a leaf: a class is mostly looked at once
+    # its operands have their terms, and again only where one of them improves
+    work = deque(c for c, cls in g.classes.items() if any(_bottom(k) for k in cls.nodes))
     queued = set(work)
     while work:
-        cid = g.find(work.pop())
+        cid = g.find(work.popleft())
         queued.discard(cid)
         cls = g.classes[cid]
         current = best.get(cid)
         improved = False
         for key in cls.nodes:
-            found = _candidate(g, cid, key, costs, best)
+            found = _candidate(g, cid, key, costs, best, current)
             if found is not None and _better(found, current):
                 current, improved = found, True
         if improved and current is not None:
@@ -99,17 +103,30 @@ def extract(egraph: EGraph, root: int, costs: NodeCosts) -> tuple:
     return _build(g, g.find(root), best), top[0], chosen
 
 
-def _candidate(g: EGraph, cid: int, key: Key, costs: NodeCosts, best: dict) -> Any:
+def _bottom(key: Key) -> bool:
+    """Whether e-node ``key`` is a leaf or has no operands."""
+    return key[0] is LEAF or not key[1]
+
+
+def _candidate(g: EGraph, cid: int, key: Key, costs: NodeCosts, best: dict, current: Any) -> Any:
+    """E-node ``key`` of class ``cid`` as its class's choice: ``(cost, born, key,
+    cost of each class below)``; None where an operand has no term yet, or where it
+    cannot beat ``current`` (it costs at least its own cost and its dearest operand's)."""
     own = costs(key)
     born = g.born.get(key, math.inf)
     if key[0] is LEAF:
         return (0.0, born, key, {cid: 0.0})
-    deps: dict[int, float] = {}
+    entries = []
     for child in key[1]:
         child = g.find(child)
         entry = best.get(child)
         if entry is None or child == cid:
             return None
+        entries.append(entry)
+    if current is not None and own + max(e[0] for e in entries) > current[0] * _ABOVE:
+        return None
+    deps: dict[int, float] = {}
+    for entry in entries:
         deps.update(entry[3])
     if cid in deps:
         return None  # it would contain itself
