@@ -54,12 +54,14 @@ def program(p: Any, slots: dict) -> tuple:
 def answer_code(prog: tuple) -> tuple[Any, Any]:
     """The two functions of right-hand side ``prog``:
 
-    * ``walk(b, part, memo, find, classes, inferred)``: the answer under bindings
-      ``b`` as the graph has it, ``(root class or None, root type, classes below the
-      root, e-nodes)``, each e-node ``(key or None for a new one, op, operand parts,
-      type)``, operands first; ``part(cid)`` gives a bound class as ``(class, type,
-      constant or None)``, ``inferred(op, parts, params)`` a new e-node's type
-      (raising ``TypeCheckError``).
+    * ``walk(b, m, memo, find, classes)``: the answer under bindings ``b`` as the
+      graph has it, ``(root class or None, root type, classes below the root,
+      e-nodes)``, each e-node ``(key or None for a new one, op, operand parts, type,
+      whether it is pure)``, operands first.  ``m`` is the search phase's
+      :class:`~relgraph.eqsat.compiled.ClassMatcher`: ``m.part(cid)`` gives a bound
+      class as ``(class, type, constant or None)``, ``m.inferred(op, parts, params)``
+      a new e-node's type (raising ``TypeCheckError``), ``m.is_pure`` and
+      ``m.is_pure_new`` whether an e-node is pure.
     * ``add(g, b, types)``: the answer added to graph ``g`` (``types``: of its
       e-nodes, as ``walk`` found them), ``(class, root key, proof id as written)``.
     """
@@ -96,10 +98,10 @@ class _Walker(_Source):
     def function(self, prog: tuple) -> Any:
         self.env.update(constant_operand=constant_operand, of_ground=Term.of_ground)
         self.line(1, "below, nodes = [], []")
+        self.line(1, "part, inferred = m.part, m.inferred")
+        self.line(1, "is_pure, is_pure_new = m.is_pure, m.is_pure_new")
         c, t, _, _ = self._part(prog, top=True)
-        return self.compiled(
-            "def walk(b, part, memo, find, classes, inferred):", f"{c}, {t}, below, nodes"
-        )
+        return self.compiled("def walk(b, m, memo, find, classes):", f"{c}, {t}, below, nodes")
 
     def _part(self, p: tuple, top: bool = False) -> tuple[str, str, str, bool]:
         """Emit part ``p``: the names of its class, type and constant, and whether
@@ -149,10 +151,11 @@ class _Walker(_Source):
         self.line(indent, f"if {found} is not None:")
         self.line(indent + 1, f"{c} = find({found})")
         self.line(indent + 1, f"{t} = classes[{c}].type")
-        self.line(indent + 1, f"nodes.append(({key}, {op_}, {parts}, {t}))")
+        self.line(indent + 1, f"nodes.append(({key}, {op_}, {parts}, {t}, is_pure({key})))")
         self.line(1, f"if {c} is None:")
         self.line(2, f"{t} = inferred({op_}, {parts}, {params_})")
-        self.line(2, f"nodes.append((None, {op_}, {parts}, {t}))")
+        pure = f"is_pure_new({op_}, {t}, {parts})"
+        self.line(2, f"nodes.append((None, {op_}, {parts}, {t}, {pure}))")
 
 
 class _Adder(_Source):

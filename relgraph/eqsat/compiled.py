@@ -139,7 +139,7 @@ class CompiledRule:
         the classes of the answer below its root and the types of its e-nodes."""
         g = m.g
         try:
-            answer = self._walk(b, m.part, g.memo, g.find, g.classes, m.inferred)
+            answer = self._walk(b, m, g.memo, g.find, g.classes)
             root, type_, below, nodes = answer
         except TypeCheckError:
             return "builds an ill-typed term", ()
@@ -165,8 +165,7 @@ class CompiledRule:
         if type(shape) is not tuple:  # a symbol of the pattern
             return g.node_ids[leaf_key(shape)]
         key, shown = shape
-        parts = [(c, self.shown_id(g, s)) for c, s in zip(key[1], shown)]
-        return g.shown_id(key[0], parts, key[2])[1]
+        return g.node_id(key, tuple([self.shown_id(g, s) for s in shown]))
 
     def terms(self, g: EGraph, b: Bindings, shape: Shown) -> tuple[Term, Any, Any]:
         """The view the match stands for, its answer, and the answer again (the result
@@ -249,15 +248,14 @@ class ClassMatcher:
 
     def keeps_values(self, nodes: list[tuple], shape: Shown) -> bool:
         """Whether every e-node an answer creates (``nodes``: its e-nodes, ``(key or
-        None for a new one, op, operand parts, type)``), or the view ``shape``
-        removes, is pure (an e-node of both is neither)."""
+        None for a new one, op, operand parts, type, whether it is pure)``), or the
+        view ``shape`` removes, is pure (an e-node of both is neither)."""
         removed = _shape_nodes(shape, [])
-        pure, pure_new = self.is_pure, self.is_pure_new
-        made = [(k, pure_new(op, t, kids) if k is None else pure(k)) for k, op, kids, t in nodes]
-        if all(p for _, p in made) and all(map(pure, removed)):
+        pure = self.is_pure
+        if all(node[4] for node in nodes) and all(map(pure, removed)):
             return True
-        kept = {k for k, _ in made} & set(removed)
-        return all(p for k, p in made if k not in kept) and all(
+        kept = {node[0] for node in nodes} & set(removed)
+        return all(node[4] for node in nodes if node[0] not in kept) and all(
             pure(k) for k in removed if k not in kept
         )
 

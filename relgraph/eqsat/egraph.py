@@ -268,10 +268,14 @@ class EGraph:
         """The class and proof id of an e-node of the graph as a view shows it: ``op``
         over operands given by class and proof id, linked to the e-node by congruence."""
         key = (op, tuple(c for c, _ in parts), params)
-        cid = self.find(self.memo[key])
-        pid = self.proofs.add((op, tuple(p for _, p in parts), params))
+        return self.find(self.memo[key]), self.node_id(key, tuple(p for _, p in parts))
+
+    def node_id(self, key: Key, operands: tuple[int, ...]) -> int:
+        """The proof id of e-node ``key`` of the graph written over operands of proof
+        ids ``operands``, linked to the e-node by congruence."""
+        pid = self.proofs.add((key[0], operands, key[2]))
         self.proofs.union(pid, self.node_ids[key], CONGRUENCE)
-        return cid, pid
+        return pid
 
     def shown_class_id(self, cid: int) -> int:
         """The proof id of what a view shows for class ``cid`` at its edge: its
