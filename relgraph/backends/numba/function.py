@@ -25,14 +25,17 @@ from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, Lowered, L
 from relgraph.backends.numba.products import (
     SKINNY,
     calls_blas,
+    chunk_rows,
     matvec_matrices,
     own_loop,
+    row_products,
 )
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
 from relgraph.backends.numba.shapes import (
     check_shapes,
     checked_out,
     checked_value,
+    copied_into,
     planned_shape,
     shape_checks,
 )
@@ -166,7 +169,7 @@ class Function:
         self._shape_of = [plans[k] for k in self.out_slots]
         # The last call's argument shapes and the shapes planned for the slots: calls
         # in a loop, all of one shape, check and plan them once.
-        self._last: tuple[list, list, bool, bool] | None = None
+        self._last: tuple[list, list, bool, bool, int | None] | None = None
         # The last such call as one generated function (fastcall: ``repeat_call(args)``
         # is the results, or None for arguments of other types, shapes or dtypes),
         # and shapes the flat kernel refused (they broadcast).
@@ -198,6 +201,10 @@ class Function:
         fused = list(lowered.fused)
         plans = shape_checks(inputs, [p.args[0] for p in fused] + fused)[2]
         self._inner = list(zip(plans[: len(fused)], plans[len(fused) :]))
+        # Products of rows by matrices: the plans of their operands, whose sizes say
+        # how many rows a kernel call takes so that BLAS stays on the calling thread.
+        by_rows = row_products(nodes, {inputs[i] for i in cut})
+        self._widths = by_rows and shape_checks(inputs, [t for p in by_rows for t in p])[2]
         self._parallel: Callable | None = None
         self._large = 0  # large calls on blocks so far: the second wants the prange kernel
         self._general: Callable | None = None  # built when shapes first broadcast
@@ -343,10 +350,10 @@ class Function:
                 check_shapes(self.groups, self.equalities, shapes, self.inputs)
             planned = self._planned(shapes)
             # an output (or a fused product) larger than its inputs: a large call
-            blas, own = self._products(shapes)
+            blas, own, chunk = self._products(shapes)
             wide = any(math.prod(s or (0,)) >= PARALLEL_MIN for s in planned)
-            large = not blas and (own or wide and self.by_outputs)
-            last = self._last = (shapes, planned, large, blas)
+            large = not blas and (own or wide and self.by_outputs) or bool(chunk and wide)
+            last = self._last = (shapes, planned, large, blas, chunk)
         # Threads pay off only when the loops are long.
         planned = last[1]
         large = (
@@ -362,9 +369,9 @@ class Function:
             else checked_out(out, values, self.inputs, self.out_types, self.single)
         )
         values += self._new_buffers(planned) if outs is None else self._slot_buffers(outs, planned)
-        results = self._run(values, large, last[3])
+        results = self._run(values, large, *last[3:])
         if outs is not None:
-            results = self._into(outs, results)
+            results = copied_into(outs, results)
         if repeated and not large:  # a second call in a row with these shapes
             self._keep_fast(shapes, values, planned)
         return results[0] if self.single else results
@@ -433,19 +440,20 @@ class Function:
         """Pickled as its terms: unpickling compiles again (from the kernel cache)."""
         return (_rebuilt, (self.inputs, self.outputs, self.single))
 
-    def _products(self, shapes: list) -> tuple[bool, bool]:
-        """Whether a call with arguments of these (checked) shapes runs BLAS, and
-        whether it computes a large product in the kernel's loops."""
+    def _products(self, shapes: list) -> tuple[bool, bool, int | None]:
+        """Whether a call with arguments of these (checked) shapes runs BLAS, whether
+        it computes a large product in the kernel's loops, and how many rows a kernel
+        call on blocks takes (None: the blocks are not cut)."""
         blas, own = self.blas, False
         for left, shape in self._inner:
             if left is None or shape is None or planned_shape(left, shapes)[1] > SKINNY:
                 blas = True
             else:
                 own = own or math.prod(planned_shape(shape, shapes)) >= PARALLEL_MIN
-        return blas, own
+        return blas, own, chunk_rows(self._widths, shapes) if blas else None
 
-    def _run(self, values: list, large: bool, blas: bool = False) -> list:
-        results = self._compiled(values, large, blas) if self.compile != "never" else None
+    def _run(self, values: list, large: bool, blas: bool = False, chunk: Any = None) -> list:
+        results = self._compiled(values, large, blas, chunk) if self.compile != "never" else None
         if results is None:  # no kernel for this call yet: the evaluation tier
             results = self._evaluate_tier(values, large)
         # Kernels this call wanted compile after it has its results: a compile running
@@ -465,7 +473,7 @@ class Function:
                     results[k] = np.asarray(results[k], dtype)
         return results
 
-    def _compiled(self, values: list, large: bool, blas: bool) -> Any:
+    def _compiled(self, values: list, large: bool, blas: bool, chunk: int | None) -> Any:
         """The kernels' results, or None where a kernel this call needs is not ready
         (with ``compile="background"``; ``"eager"`` compiles it now and waits).
 
@@ -491,7 +499,7 @@ class Function:
                 kernel = self.kernel
                 return run_blocks(
                     self.rows, lambda v: self._serial(v, kernel), values, len(self.inputs),
-                    self.out_slots,
+                    self.out_slots, chunk,
                 )  # fmt: skip
         elif large:
             if eager or self._parallel is not None:
@@ -571,19 +579,6 @@ class Function:
             self._buffer(j, planned[j]) if outs[k] is None else outs[k]
             for j, k in enumerate(self.out_slots)
         ]
-
-    def _into(self, outs: list, results: list) -> list:
-        for k, (o, r) in enumerate(zip(outs, results)):
-            if o is not None and o.shape != np.shape(r):
-                raise TypeCheckError(
-                    f"out[{k}] has shape {o.shape}, but output {k} has shape {np.shape(r)}"
-                )
-        for k, (o, r) in enumerate(zip(outs, results)):
-            if o is None or o is r:
-                continue
-            np.copyto(o, r)
-            results[k] = o
-        return results
 
 
 def _shapes(values: list) -> list:

@@ -214,10 +214,13 @@ def run_blocks(
     values: list,
     n_inputs: int,
     slots: Sequence[int],
+    chunk: int | None = None,
 ) -> list | None:
     """The outputs of ``call`` (a serial kernel: inputs, then one buffer per slot)
     computed block by block; None where ``call`` returned None for a block (its kernel
-    is not ready).  Buffers of the full result's shape are written in place."""
+    is not ready).  Buffers of the full result's shape are written in place.  With
+    ``chunk``, each thread calls the kernel on ``chunk`` rows of its block at a time
+    (:func:`~relgraph.backends.numba.products.chunk_rows`)."""
     args, buffers = values[:n_inputs], values[n_inputs:]
     rows = args[split.inputs[0]].shape[0]
     if any(args[i].shape[0] != rows for i in split.inputs):  # axis 0 broadcasts
@@ -244,16 +247,22 @@ def run_blocks(
                     final[lo:hi] = results[k]
         return results
 
+    def chunks(lo: int, hi: int) -> list:
+        step = chunk or hi - lo
+        return [block(a, min(a + step, hi)) for a in range(lo, hi, step)]
+
     pool = _pool()
-    futures: list[Future] = [pool.submit(block, lo, hi) for lo, hi in ranges[1:]]
+    futures: list[Future] = [pool.submit(chunks, lo, hi) for lo, hi in ranges[1:]]
     try:
-        parts = [block(*ranges[0])] + [f.result() for f in futures]
+        parts = chunks(*ranges[0]) + [p for f in futures for p in f.result()]
     finally:  # on an error, no block writes on after the caller has it
         for f in futures:
             f.cancel()
         wait(futures)
     if any(p is None for p in parts):
         return None
+    if chunk:
+        ranges = [(a, min(a + chunk, hi)) for lo, hi in ranges for a in range(lo, hi, chunk)]
     return _assembled(split, finals, parts, ranges, rows)
 
 

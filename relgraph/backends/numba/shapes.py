@@ -22,7 +22,7 @@ from relgraph.unionfind import UnionFind
 
 __all__ = [
     "shape_checks", "check_shapes", "planned_shape", "checked_array", "checked_value",
-    "refuse_subclass", "checked_out",
+    "refuse_subclass", "checked_out", "copied_into",
 ]  # fmt: skip
 
 ONE = ("size", 1)
@@ -248,3 +248,19 @@ def checked_out(out: Any, values: list, inputs: tuple, out_types: list, single: 
 
 def _describe(x: Any) -> str:
     return f"a {x.ndim}-d {x.dtype} array" if isinstance(x, np.ndarray) else type(x).__name__
+
+
+def copied_into(outs: list, results: list) -> list:
+    """``results`` with each one that has an ``out=`` array (``outs``: None where not)
+    copied into it, once every shape is checked (nothing is written otherwise)."""
+    for k, (o, r) in enumerate(zip(outs, results)):
+        if o is not None and o.shape != np.shape(r):
+            raise TypeCheckError(
+                f"out[{k}] has shape {o.shape}, but output {k} has shape {np.shape(r)}"
+            )
+    for k, (o, r) in enumerate(zip(outs, results)):
+        if o is None or o is r:
+            continue
+        np.copyto(o, r)
+        results[k] = o
+    return results

@@ -257,3 +257,42 @@ def test_a_negated_sum_keeps_the_sign_of_a_zero(threads):
     assert len(rowblocks.blocks(N, N)) > 1
     for got in f(x):
         assert got == 0.0 and np.signbit(got), got
+
+
+def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monkeypatch):
+    """A two-layer perceptron runs BLAS on its rows: a large call runs its blocks in
+    chunks of rows that keep BLAS on the calling thread, with numpy's values (specials
+    in rows stay in their rows), and its reductions combine every chunk's part (a
+    mean weighted by each chunk's rows).  A product of whole matrices, which each
+    chunk would compute again, keeps the call whole."""
+    from relgraph.backends.numba import products
+
+    W1, W2, b = rg.matrix("W1"), rg.matrix("W2"), rg.vector("b")
+    hidden = rg.tanh(X @ W1 + b) @ W2
+    mlp = rg.function([X, W1, b, W2], [hidden, rg.mean(hidden, axis=0), rg.sum(X @ W1)],
+                      compile="eager")  # fmt: skip
+    chunks = []
+    monkeypatch.setattr(function_module, "run_blocks",
+                        lambda *a: chunks.append(a[5]) or run_blocks(*a))  # fmt: skip
+    monkeypatch.setattr(products, "ONE_THREAD", 16 * (8 * 16 + 16 * 4))  # 16 rows a chunk
+    monkeypatch.setattr(products, "MIN_CHUNK", 16)
+    x, w1, w2 = (
+        rng.standard_normal((N // 4, 8)),
+        rng.standard_normal((8, 16)),
+        rng.standard_normal((16, 4)),
+    )
+    x[7, 3], x[100, 0], x[5000] = np.nan, np.inf, -0.0
+    bias = rng.standard_normal(16)
+    with np.errstate(all="ignore"):
+        got = mlp(x, w1, bias, w2)
+        want = np.tanh(x @ w1 + bias) @ w2
+    assert chunks == [16]
+    np.testing.assert_allclose(got[0], want, rtol=1e-13, atol=1e-13)
+    assert np.isnan(got[0][7]).all() and np.isfinite(np.delete(got[0], 7, 0)).all()
+    np.testing.assert_allclose(got[1], np.mean(want, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(got[2], np.sum(x @ w1), rtol=1e-12)
+    A = rg.matrix("A")
+    whole = rg.function([X, W1, A], rg.tanh(X @ (W1 @ A)), compile="eager")
+    a = rng.standard_normal((16, 4))
+    np.testing.assert_allclose(whole(x, w1, a), np.tanh(x @ (w1 @ a)), rtol=1e-13)
+    assert chunks == [16]  # one call, BLAS on its own threads
