@@ -56,6 +56,9 @@ def functions(xp, erf):
     def log_likelihood(z, y):  # logistic regression; exp(z) overflows for z > 709
         return xp.sum(y * z - xp.log(1.0 + xp.exp(z)))
 
+    def perceptron(x, w1, b, w2):  # two layers: 8 features, 16 hidden units, 4 outputs
+        return xp.tanh(x @ w1 + b) @ w2
+
     return {
         "logsumexp rows": logsumexp,
         "logsumexp columns": logsumexp_columns,
@@ -67,6 +70,7 @@ def functions(xp, erf):
         "pairwise sq. distances": pairwise,
         "black-scholes (erf)": black_scholes,
         "log-likelihood log(1+exp z)": log_likelihood,
+        "two-layer perceptron": perceptron,
     }
 
 
@@ -88,4 +92,10 @@ def inputs(n: int, rng: np.random.Generator) -> dict[str, tuple]:
             rng.uniform(0.1, 5, n),
         ),
         "log-likelihood log(1+exp z)": (rng.normal(0, 300, n), (rng.random(n) < 0.5) * 1.0),
+        "two-layer perceptron": (
+            rng.normal(size=(n // 8, 8)),
+            rng.normal(size=(8, 16)),
+            rng.normal(size=16),
+            rng.normal(size=(16, 4)),
+        ),
     }
