@@ -352,6 +352,8 @@ class Function:
             # an output (or a fused product) larger than its inputs: a large call
             blas, own, chunk = self._products(shapes)
             wide = any(math.prod(s or (0,)) >= PARALLEL_MIN for s in planned)
+            if chunk and self.rows:  # products of rows: large by the rows read too
+                wide = wide or any(math.prod(shapes[i]) >= PARALLEL_MIN for i in self.rows.inputs)
             large = not blas and (own or wide and self.by_outputs) or bool(chunk and wide)
             last = self._last = (shapes, planned, large, blas, chunk)
         # Threads pay off only when the loops are long.

@@ -263,8 +263,9 @@ def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monk
     """A two-layer perceptron runs BLAS on its rows: a large call runs its blocks in
     chunks of rows that keep BLAS on the calling thread, with numpy's values (specials
     in rows stay in their rows), and its reductions combine every chunk's part (a
-    mean weighted by each chunk's rows).  A product of whole matrices, which each
-    chunk would compute again, keeps the call whole."""
+    mean weighted by each chunk's rows); a sum of it, one number, is large by the
+    rows it reads.  A product of whole matrices, which each chunk would compute
+    again, keeps the call whole."""
     from relgraph.backends.numba import products
 
     W1, W2, b = rg.matrix("W1"), rg.matrix("W2"), rg.vector("b")
@@ -291,8 +292,11 @@ def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monk
     assert np.isnan(got[0][7]).all() and np.isfinite(np.delete(got[0], 7, 0)).all()
     np.testing.assert_allclose(got[1], np.mean(want, axis=0), rtol=1e-12)
     np.testing.assert_allclose(got[2], np.sum(x @ w1), rtol=1e-12)
+    loss = rg.function([X, W1, b, W2], rg.sum(hidden), compile="eager")  # large by its rows
+    np.testing.assert_allclose(loss(x[8:], w1, bias, w2), np.sum(want[8:]), rtol=1e-12)
+    assert chunks == [16, 16]
     A = rg.matrix("A")
     whole = rg.function([X, W1, A], rg.tanh(X @ (W1 @ A)), compile="eager")
     a = rng.standard_normal((16, 4))
     np.testing.assert_allclose(whole(x, w1, a), np.tanh(x @ (w1 @ a)), rtol=1e-13)
-    assert chunks == [16]  # one call, BLAS on its own threads
+    assert chunks == [16, 16]  # one call, BLAS on its own threads
