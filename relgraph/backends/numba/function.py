@@ -452,7 +452,8 @@ class Function:
                 blas = True
             else:
                 own = own or math.prod(planned_shape(shape, shapes)) >= PARALLEL_MIN
-        return blas, own, chunk_rows(self._widths, shapes) if blas else None
+        cut = self.rows.inputs if self.rows else ()
+        return blas, own, chunk_rows(self._widths, shapes, cut) if blas else None
 
     def _run(self, values: list, large: bool, blas: bool = False, chunk: Any = None) -> list:
         results = self._compiled(values, large, blas, chunk) if self.compile != "never" else None

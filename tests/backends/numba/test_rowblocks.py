@@ -275,7 +275,7 @@ def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monk
     chunks = []
     monkeypatch.setattr(function_module, "run_blocks",
                         lambda *a: chunks.append(a[5]) or run_blocks(*a))  # fmt: skip
-    monkeypatch.setattr(products, "ONE_THREAD", 16 * (8 * 16 + 16 * 4))  # 16 rows a chunk
+    monkeypatch.setattr(products, "ONE_THREAD", 256 * (8 * 16 + 16 * 4))  # 256 rows a chunk
     monkeypatch.setattr(products, "MIN_CHUNK", 16)
     x, w1, w2 = (
         rng.standard_normal((N // 4, 8)),
@@ -287,16 +287,23 @@ def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monk
     with np.errstate(all="ignore"):
         got = mlp(x, w1, bias, w2)
         want = np.tanh(x @ w1 + bias) @ w2
-    assert chunks == [16]
+    assert chunks == [256]
     np.testing.assert_allclose(got[0], want, rtol=1e-13, atol=1e-13)
     assert np.isnan(got[0][7]).all() and np.isfinite(np.delete(got[0], 7, 0)).all()
     np.testing.assert_allclose(got[1], np.mean(want, axis=0), rtol=1e-12)
     np.testing.assert_allclose(got[2], np.sum(x @ w1), rtol=1e-12)
     loss = rg.function([X, W1, b, W2], rg.sum(hidden), compile="eager")  # large by its rows
     np.testing.assert_allclose(loss(x[8:], w1, bias, w2), np.sum(want[8:]), rtol=1e-12)
-    assert chunks == [16, 16]
+    assert chunks == [256, 256]
     A = rg.matrix("A")
     whole = rg.function([X, W1, A], rg.tanh(X @ (W1 @ A)), compile="eager")
     a = rng.standard_normal((16, 4))
-    np.testing.assert_allclose(whole(x, w1, a), np.tanh(x @ (w1 @ a)), rtol=1e-13)
-    assert chunks == [16, 16]  # one call, BLAS on its own threads
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(whole(x, w1, a), np.tanh(x @ (w1 @ a)), rtol=1e-13)
+    assert chunks == [256, 256]  # one call, BLAS on its own threads
+    big = rg.vector("big")  # read whole by every chunk: too much to read 64 times
+    shifted = rg.function([X, W1, b, W2, big], hidden + rg.sum(big), compile="eager")
+    many = rng.standard_normal(N)
+    np.testing.assert_allclose(shifted(x[8:], w1, bias, w2, many), want[8:] + np.sum(many),
+                               rtol=1e-12)  # fmt: skip
+    assert chunks[-1] is None
