@@ -33,7 +33,7 @@ from relgraph.rewriting.promotion import constant_operand
 from relgraph.terms.infer import typeof
 from relgraph.terms.term import Term
 
-__all__ = ["VAR", "LIT", "APP", "program", "answer_code"]
+__all__ = ["VAR", "LIT", "APP", "program", "answer_code", "Source"]
 
 VAR, LIT, APP = 0, 1, 2
 
@@ -68,8 +68,10 @@ def answer_code(prog: tuple) -> tuple[Any, Any]:
     return _Walker().function(prog), _Adder().function(prog)
 
 
-class _Source:
-    """Lines of one generated function, and the values its names stand for."""
+class Source:
+    """Lines of one generated function, and the values its names stand for (the
+    right-hand sides here, and the left-hand sides' matchers of
+    :mod:`relgraph.eqsat.compiled`)."""
 
     def __init__(self) -> None:
         self.lines: list[str] = []
@@ -94,7 +96,7 @@ class _Source:
         return self.env[header.split()[1].split("(")[0]]
 
 
-class _Walker(_Source):
+class _Walker(Source):
     def function(self, prog: tuple) -> Any:
         self.env.update(constant_operand=constant_operand, of_ground=Term.of_ground)
         self.line(1, "below, nodes = [], []")
@@ -158,7 +160,7 @@ class _Walker(_Source):
         self.line(2, f"nodes.append((None, {op_}, {parts}, {t}, {pure}))")
 
 
-class _Adder(_Source):
+class _Adder(Source):
     def function(self, prog: tuple) -> Any:
         self.line(1, "types = iter(types)")
         result = self._part(prog)

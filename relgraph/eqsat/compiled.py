@@ -37,7 +37,7 @@ import functools
 import weakref
 from typing import Any
 
-from relgraph.eqsat.answer_code import answer_code, program
+from relgraph.eqsat.answer_code import Source, answer_code, program
 from relgraph.eqsat.egraph import NO_CONSTANT, EGraph, Hole, Key, is_hashable, leaf_key
 from relgraph.exceptions import TypeCheckError
 from relgraph.rewriting.patterns import PApp, PLit, PVar, same, variables
@@ -260,62 +260,42 @@ class ClassMatcher:
         )
 
 
-class _Generator:
+class _Generator(Source):
     """The source of a left-hand side's matcher: nested loops over the e-nodes of the
     operand classes, as egg's pattern compiler emits them (``match(key, nodes,
     admits, shown)``: bindings and shapes on e-node ``key``)."""
 
     def __init__(self, variables: list):
+        super().__init__()
         self.variables = variables  # in the order they are first bound
         self.slots: dict[Any, str] = {}
-        self.lines: list[str] = []
-        self.env: dict[str, Any] = {
-            "__name__": __name__,
-            "same": same,
-            "_BOTH": ((0, 1), (1, 0)),
-            "_ONE": ((0, 1),),
-        }
-        self.count = 0
+        self.env.update(same=same, _BOTH=((0, 1), (1, 0)), _ONE=((0, 1),))
 
     def matcher(self, left: PApp) -> Any:
-        op = self._const(left.op)
-        self._line(1, f"if key[0] is not {op}:")
-        self._line(2, "return out")
+        op = self.const(left.op)
+        self.line(1, "out = []")
+        self.line(1, f"if key[0] is not {op}:")
+        self.line(2, "return out")
         self._app(left, "key", 1, self._found)
-        source = "\n".join(["def match(key, nodes, admits, shown):", "    out = []",
-                             *self.lines, "    return out"])  # fmt: skip
-        exec(source, self.env)  # noqa: S102  (code built from a pattern's Ops and literals)
-        return self.env["match"]
+        return self.compiled("def match(key, nodes, admits, shown):", "out")
 
     def _found(self, shape: str, indent: int) -> None:
         slots = "".join(f"{self.slots[v]}, " for v in self.variables)
-        self._line(indent, f"out.append((({slots}), {shape}))")
-
-    def _line(self, indent: int, text: str) -> None:
-        self.lines.append("    " * indent + text)
-
-    def _name(self, base: str) -> str:
-        self.count += 1
-        return f"{base}{self.count}"
-
-    def _const(self, value: Any) -> str:
-        name = self._name("k")
-        self.env[name] = value
-        return name
+        self.line(indent, f"out.append((({slots}), {shape}))")
 
     def _app(self, p: PApp, key: str, indent: int, then: Any) -> None:
         """Match ``p``'s operands on e-node ``key`` (its head is ``p.op``)."""
         operands, literals = _operands(p), _params(p)
-        kids = self._name("ch")
-        self._line(indent, f"{kids} = {key}[1]")
+        kids = self.name("ch")
+        self.line(indent, f"{kids} = {key}[1]")
         tests = [f"len({kids}) == {len(operands)}", f"len({key}[2]) == {len(literals)}"]
-        tests += [f"same({self._const(x.value)}, {key}[2][{j}])" for j, x in enumerate(literals)]
-        self._line(indent, f"if {' and '.join(tests)}:")
+        tests += [f"same({self.const(x.value)}, {key}[2][{j}])" for j, x in enumerate(literals)]
+        self.line(indent, f"if {' and '.join(tests)}:")
         indent += 1
         order = [str(i) for i in range(len(operands))]
         if p.swaps:  # a binary pattern on a commutative Op: either order
-            perm = self._name("perm")
-            self._line(indent, f"for {perm} in (_BOTH if {kids}[0] != {kids}[1] else _ONE):")
+            perm = self.name("perm")
+            self.line(indent, f"for {perm} in (_BOTH if {kids}[0] != {kids}[1] else _ONE):")
             indent += 1
             order = [f"{perm}[0]", f"{perm}[1]"]
         shown: list[str] = []
@@ -328,8 +308,8 @@ class _Generator:
                     parts = f"(({a}, {b}) if {order[0]} == 0 else ({b}, {a}))"
                 then(f"({key}, {parts})", indent)
                 return
-            c = self._name("c")
-            self._line(indent, f"{c} = {kids}[{order[i]}]")
+            c = self.name("c")
+            self.line(indent, f"{c} = {kids}[{order[i]}]")
 
             def next_operand(s: str, indent: int) -> None:
                 shown.append(s)
@@ -346,26 +326,26 @@ class _Generator:
             v = p.var
             slot = self.slots.get(v)
             if slot is not None:  # a repeated variable: one class, or one value
-                self._line(indent, f"if {slot} == {c} or same(shown({slot}), shown({c})):")
+                self.line(indent, f"if {slot} == {c} or same(shown({slot}), shown({c})):")
             else:
-                slot = self.slots[v] = self._name("v")
+                slot = self.slots[v] = self.name("v")
                 self.variables.append(v)
-                self._line(indent, f"{slot} = {c}")
-                self._line(indent, f"if admits({self._const(v)}, {c}):")
+                self.line(indent, f"{slot} = {c}")
+                self.line(indent, f"if admits({self.const(v)}, {c}):")
             then(c, indent + 1)
         elif isinstance(p, PLit) and isinstance(p.value, Symbol):
             # a symbol of the pattern: a class that holds it, shown as itself
-            self._line(indent, f"if {self._const(leaf_key(p.value))} in nodes({c}):")
-            then(self._const(p.value), indent + 1)
+            self.line(indent, f"if {self.const(leaf_key(p.value))} in nodes({c}):")
+            then(self.const(p.value), indent + 1)
         elif isinstance(p, PLit):
-            self._line(indent, f"if same({self._const(p.value)}, shown({c})):")
+            self.line(indent, f"if same({self.const(p.value)}, shown({c})):")
             then(c, indent + 1)
         else:
-            node = self._name("n")
-            self._line(indent, f"for {node} in nodes({c}):")
+            node = self.name("n")
+            self.line(indent, f"for {node} in nodes({c}):")
             # another head, or the class inside itself (x + 0): not this pattern's
-            head = self._const(p.op)
-            self._line(indent + 1, f"if {node}[0] is {head} and {c} not in {node}[1]:")
+            head = self.const(p.op)
+            self.line(indent + 1, f"if {node}[0] is {head} and {c} not in {node}[1]:")
             self._app(p, node, indent + 2, then)
 
 
