@@ -455,7 +455,9 @@ class Function:
         cut = self.rows.inputs if self.rows else ()
         return blas, own, chunk_rows(self._widths, shapes, cut) if blas else None
 
-    def _run(self, values: list, large: bool, blas: bool = False, chunk: Any = None) -> list:
+    def _run(
+        self, values: list, large: bool, blas: bool = False, chunk: int | None = None
+    ) -> list:
         results = self._compiled(values, large, blas, chunk) if self.compile != "never" else None
         if results is None:  # no kernel for this call yet: the evaluation tier
             results = self._evaluate_tier(values, large)

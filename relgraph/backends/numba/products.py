@@ -9,7 +9,9 @@ them (:func:`product_into`).  A float matrix-matrix product that only elementwis
 regions read is *fused* into them (:mod:`relgraph.backends.numba.regions`): they
 compute its rows where its inner dimension is at most :data:`SKINNY` when the call
 runs, so whether a call runs BLAS follows from its shapes; :func:`calls_blas` names
-the products that always do.
+the products that always do.  Where every product multiplies rows of the cut inputs
+by a matrix (:func:`row_products`), a large call's blocks of rows run in chunks that
+keep BLAS on the calling thread (:func:`chunk_rows`).
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def chunk_rows(plans: list | None, shapes: list, cut: Iterable[int]) -> int | No
     of their two operands, in turn, as :func:`row_products` gives them), so that
     BLAS computes each on the calling thread: blocks of rows on threads then run at
     once, where BLAS's threads and theirs would take turns (a two-layer perceptron on
-    125,000 rows of 8: 7.1 ms in one call, 3.5-4.3 ms on two threads in chunks);
+    125,000 rows of 8: 7.1 ms in one call, 3.5-4.4 ms on two threads in chunks);
     None where that is fewer than :data:`MIN_CHUNK` rows, or a size is unknown, or
     where the inputs that are not ``cut`` (positions in ``shapes``), which each chunk
     reads whole, hold more than a quarter of what a chunk reads of the cut ones."""
