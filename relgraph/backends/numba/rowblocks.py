@@ -247,23 +247,22 @@ def run_blocks(
                     final[lo:hi] = results[k]
         return results
 
-    def chunks(lo: int, hi: int) -> list:
-        step = chunk or hi - lo
-        return [block(a, min(a + step, hi)) for a in range(lo, hi, step)]
+    def run(spans: list[tuple[int, int]]) -> list:
+        return [block(lo, hi) for lo, hi in spans]
 
+    step = chunk or rows  # each thread's block, in chunks of ``step`` rows
+    spans = [[(a, min(a + step, hi)) for a in range(lo, hi, step)] for lo, hi in ranges]
     pool = _pool()
-    futures: list[Future] = [pool.submit(chunks, lo, hi) for lo, hi in ranges[1:]]
+    futures: list[Future] = [pool.submit(run, s) for s in spans[1:]]
     try:
-        parts = chunks(*ranges[0]) + [p for f in futures for p in f.result()]
+        parts = run(spans[0]) + [p for f in futures for p in f.result()]
     finally:  # on an error, no block writes on after the caller has it
         for f in futures:
             f.cancel()
         wait(futures)
     if any(p is None for p in parts):
         return None
-    if chunk:
-        ranges = [(a, min(a + chunk, hi)) for lo, hi in ranges for a in range(lo, hi, chunk)]
-    return _assembled(split, finals, parts, ranges, rows)
+    return _assembled(split, finals, parts, [r for s in spans for r in s], rows)
 
 
 def _finals(

@@ -244,9 +244,7 @@ def _exp_above(x: _F, low: float, factor: _F | None = None) -> _F:
     # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
     # than a clamped argument, whose subnormal intermediates cost ~100 cycles each.
     xc = _if((low <= x) & (x <= _EXP_MAX), x, 0.0)
-    k = _floor(xc * _LOG2E + 0.5)
-    r = (xc - k * _LN2_HI) - k * _LN2_LO
-    p = _horner(r, _EXP_POLY)
+    k, p = _exp_reduced(xc)
     p = p if factor is None else p * factor
     # 2^k in two factors, each a normal number even when the result is subnormal
     k1 = _floor(k * 0.5)
@@ -256,13 +254,20 @@ def _exp_above(x: _F, low: float, factor: _F | None = None) -> _F:
     return _if(x != x, x, res)
 
 
+def _exp_reduced(x: _F) -> tuple[_F, _F]:
+    """``exp(x) = 2^k * p``: ``k`` (an integer-valued float) and ``p``, the polynomial
+    at ``r = x - k ln2``, ``|r| <= ln2/2``."""
+    k = _floor(x * _LOG2E + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    return k, _horner(r, _EXP_POLY)
+
+
 def _exp_bounded(x: _F) -> _F:
     """``exp(x)`` for ``x`` in [0, 44] (``tanh``'s ``exp(2|x|)``, clamped): the
     polynomial of :func:`_exp` and one power of two, with nothing to overflow,
     underflow or be NaN (those checks took a sixth of ``tanh``'s time)."""
-    k = _floor(x * _LOG2E + 0.5)
-    r = (x - k * _LN2_HI) - k * _LN2_LO
-    return _horner(r, _EXP_POLY) * _pow2(k)
+    k, p = _exp_reduced(x)
+    return p * _pow2(k)
 
 
 _EXP_NORMAL_MIN = -708.3964185322641  # log(2**-1022): below, exp is subnormal
