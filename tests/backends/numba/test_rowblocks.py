@@ -307,3 +307,12 @@ def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monk
     np.testing.assert_allclose(shifted(x[8:], w1, bias, w2, many), want[8:] + np.sum(many),
                                rtol=1e-12)  # fmt: skip
     assert chunks[-1] is None
+    M8 = rg.matrix("M8", "int8")  # integers wrap around in every chunk as in numpy
+    wrapped = rg.function([I8, M8], (I8 @ M8) * 3, compile="eager")
+    i8, m8 = (
+        rng.integers(-128, 128, (N // 4, 8), np.int8),
+        rng.integers(-128, 128, (8, 16), np.int8),
+    )
+    got8 = wrapped(i8, m8)
+    assert got8.dtype == np.int8 and np.array_equal(got8, (i8 @ m8) * np.int8(3))
+    assert chunks[-1] == 256 * 192 // (8 * 16)  # the budget above, over 8 x 16 per row
