@@ -7,8 +7,10 @@ Run from the repository root after ``pip install -e ".[bench]"``::
 The functions are in ``jit_cases.py``, written once against an array namespace:
 numpy runs them as they are, ``rg.jit`` and ``numba.njit(parallel=True)`` compile
 the very same numpy function, ``jax.jit`` (CPU, float64) compiles its ``jax.numpy``
-twin.  numba cannot compile most of them (``np.max(a, axis=1)``, ``keepdims``),
-so it also gets the loop version a numba user would write instead.
+twin, timed in a process of its own (XLA's threads spin after a call, slowing
+whatever runs next beside them).  numba cannot compile most of them
+(``np.max(a, axis=1)``, ``keepdims``), so it also gets the loop version a numba user
+would write instead.
 
 Per function: the best time of ``--repeat`` calls, the ratio peer / rg.jit (above 1:
 rg.jit is faster); the first calls: rg.jit's first result (traced, rewritten, run by
@@ -134,7 +136,7 @@ def run(size, repeat):
     rng = np.random.default_rng(0)
     data = inputs(size, rng)
     plain = functions(np, scipy.special.erf)
-    loops, jaxed = numba_loops(), jax_functions()
+    loops = numba_loops()
     rows = []
     for name, fn in plain.items():
         args = data[name]
@@ -159,9 +161,6 @@ def run(size, repeat):
             if name in loops:
                 _, row["numba first"] = first_call(loops[name], args)
                 row["numba"], row["numba kind"] = best(loops[name], args, repeat), "loops"
-        if name in jaxed:
-            _, row["jax first"] = first_call(jaxed[name], args)
-            row["jax"] = best(jaxed[name], args, repeat)
         rows.append(row)
     return rows
 
@@ -177,15 +176,28 @@ def rg_first_calls(fn, args):
     return {"rg first": first, "rg compiled": time.perf_counter() - start}
 
 
-def warm_rows(size):
-    """The first calls again in a new process, with relgraph's caches filled by this
-    one (``--phase warm`` of this script, run as a child)."""
-    cmd = [sys.executable, __file__, "--phase", "warm", "--size", str(size)]
+def child(phase, size, repeat):
+    """What ``--phase`` ``phase`` of this script prints, run in a new process."""
+    cmd = [sys.executable, __file__, "--phase", phase, "--size", str(size)]
+    cmd += ["--repeat", str(repeat)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def warm_phase(size):
+def jax_phase(size, repeat):
+    """jax.jit's first call and best time per function.  In a process of its own:
+    XLA's threads keep spinning after a call, and on 16 cores they slowed whatever
+    ran next in the same process up to 14x (rg.jit's logsumexp rows 17.97 ms, alone
+    1.24 ms)."""
+    data = inputs(size, np.random.default_rng(0))
+    times = {}
+    for name, fn in jax_functions().items():
+        _, first = first_call(fn, data[name])
+        times[name] = {"jax first": first, "jax": best(fn, data[name], repeat)}
+    print(json.dumps(times))
+
+
+def warm_phase(size, repeat):
     import scipy.special
 
     data = inputs(size, np.random.default_rng(0))
@@ -241,17 +253,19 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=float, default=1e6, help="elements per array")
     parser.add_argument("--repeat", type=int, default=5, help="calls timed per case")
-    phases = ["cold", "warm"]
+    phases = ["cold", "warm", "jax"]
     parser.add_argument("--phase", choices=phases, default="cold", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.size < 1 or args.repeat < 1:
         parser.error("--size and --repeat must be positive")
-    if args.phase == "warm":
-        warm_phase(int(args.size))
+    if args.phase != "cold":
+        (warm_phase if args.phase == "warm" else jax_phase)(int(args.size), args.repeat)
         return
     rows = run(int(args.size), args.repeat)
-    for row, warm in zip(rows, warm_rows(int(args.size)).values()):
-        row["warm"] = warm
+    warm, jaxed = (child(phase, int(args.size), args.repeat) for phase in ("warm", "jax"))
+    for row in rows:
+        row["warm"] = warm[row["name"]]
+        row.update(jaxed.get(row["name"], {}))
     report(rows, args.size)
 
 

@@ -21,16 +21,15 @@ from relgraph.backends.numba import buffers
 from relgraph.backends.numba.background import COMPILER
 from relgraph.backends.numba.fastcall import entry_point, fast_call
 from relgraph.backends.numba.kernel_cache import cache_dir, compile_kernel, signature
-from relgraph.backends.numba.lowering import BROADCAST, PARALLEL_MIN, Lowered, LoweringError, lower
+from relgraph.backends.numba.lowering import PARALLEL_MIN, Lowered, LoweringError, lower
 from relgraph.backends.numba.products import (
-    SKINNY,
+    ONE_CALL,
     calls_blas,
-    chunk_rows,
     matvec_matrices,
     own_loop,
     row_products,
 )
-from relgraph.backends.numba.rowblocks import row_split, run_blocks
+from relgraph.backends.numba.rowblocks import row_split
 from relgraph.backends.numba.shapes import (
     check_shapes,
     checked_out,
@@ -39,8 +38,8 @@ from relgraph.backends.numba.shapes import (
     planned_shape,
     shape_checks,
 )
+from relgraph.backends.numba.tiers import Tiers
 from relgraph.exceptions import TypeCheckError, UnsupportedError
-from relgraph.terms.evaluate import evaluate_all
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.printing import brief
@@ -125,7 +124,7 @@ def function(
     return found
 
 
-class Function:
+class Function(Tiers):
     """A compiled function of some symbols; call it with numpy arrays."""
 
     def __init__(
@@ -358,7 +357,7 @@ class Function:
             last = self._last = (shapes, planned, large, blas, chunk)
         # Threads pay off only when the loops are long.
         planned = last[1]
-        large = (
+        large = last[4] != ONE_CALL and (
             last[2]
             or any(values[i].size >= PARALLEL_MIN for i in self.loop_inputs)
             or any(
@@ -441,125 +440,6 @@ class Function:
     def __reduce__(self) -> tuple:
         """Pickled as its terms: unpickling compiles again (from the kernel cache)."""
         return (_rebuilt, (self.inputs, self.outputs, self.single))
-
-    def _products(self, shapes: list) -> tuple[bool, bool, int | None]:
-        """Whether a call with arguments of these (checked) shapes runs BLAS, whether
-        it computes a large product in the kernel's loops, and how many rows a kernel
-        call on blocks takes (None: the blocks are not cut)."""
-        blas, own = self.blas, False
-        for left, shape in self._inner:
-            if left is None or shape is None or planned_shape(left, shapes)[1] > SKINNY:
-                blas = True
-            else:
-                own = own or math.prod(planned_shape(shape, shapes)) >= PARALLEL_MIN
-        cut = self.rows.inputs if self.rows else ()
-        return blas, own, chunk_rows(self._widths, shapes, cut) if blas else None
-
-    def _run(
-        self, values: list, large: bool, blas: bool = False, chunk: int | None = None
-    ) -> list:
-        results = self._compiled(values, large, blas, chunk) if self.compile != "never" else None
-        if results is None:  # no kernel for this call yet: the evaluation tier
-            results = self._evaluate_tier(values, large)
-        # Kernels this call wanted compile after it has its results: a compile running
-        # meanwhile would take the GIL from the numpy tier.
-        while self._wanted:
-            try:
-                which = self._wanted.pop()
-            except IndexError:  # another thread took the last
-                break
-            self._submit(which)
-        results = list(results)
-        for k in self.repeated:
-            results[k] = results[k].copy()
-        if self.has_scalars:
-            for k, dtype in enumerate(self.scalar_dtypes):
-                if dtype is not None:
-                    results[k] = np.asarray(results[k], dtype)
-        return results
-
-    def _compiled(self, values: list, large: bool, blas: bool, chunk: int | None) -> Any:
-        """The kernels' results, or None where a kernel this call needs is not ready
-        (with ``compile="background"``; ``"eager"`` compiles it now and waits).
-
-        A large call runs the ``prange`` kernel, compiled when a second large call
-        comes; until it is ready (and always where BLAS or LAPACK runs: their own
-        threads would spin against the kernel's), the serial kernel on blocks of rows,
-        on threads, where the graph allows it (:mod:`~relgraph.backends.numba.rowblocks`;
-        else the ``prange`` kernel from the first large call).
-        The ``prange`` kernel folds its sums in the serial kernel's order and needs no
-        Python between threads: a map over 10^6 elements (``log(lam) - lam * x``) took
-        0.59 ms on two blocks, 0.32 ms so."""
-        eager = self.compile == "eager"
-        for i, v in enumerate(values):  # the one signature the kernels are compiled for
-            if type(v) is np.ndarray:
-                if v.ndim == 0 and i < len(self.inputs):
-                    values[i] = v[()]  # a scalar's chunk: its value
-                elif not v.flags.c_contiguous:
-                    values[i] = np.ascontiguousarray(v)
-        if large and self.rows is not None and self._on_blocks(eager, blas):
-            if not blas and self._large > 1:
-                self._wanted.append("parallel_kernel")
-            if eager or self._kernel is not None:
-                kernel = self.kernel
-                return run_blocks(
-                    self.rows, lambda v: self._serial(v, kernel), values, len(self.inputs),
-                    self.out_slots, chunk,
-                )  # fmt: skip
-        elif large:
-            if eager or self._parallel is not None:
-                return self.parallel_kernel(*values)
-            self._wanted.append("parallel_kernel")
-        if not eager and self._kernel is None:
-            self._wanted.append("kernel")
-            return None
-        return self._serial(values, self._kernel or self.kernel)
-
-    def _on_blocks(self, eager: bool, blas: bool) -> bool:
-        """Whether a large call (which the graph lets run on blocks of rows) runs the
-        serial kernel on blocks: where BLAS runs, on the first large call (a function
-        called once at that scale pays for no second kernel), and until the prange
-        kernel is ready."""
-        if blas or self._parallel is not None:
-            return blas
-        self._large += 1
-        return self._large == 1 or not eager
-
-    def _serial(self, values: list, kernel: Callable) -> Any:
-        """A serial kernel's results (the general kernel's where shapes broadcast), or
-        None where that kernel is not ready yet."""
-        try:
-            return kernel(*values)
-        except ValueError as exc:
-            if exc.args != (BROADCAST,):
-                raise
-        if self.compile == "eager" or self._general is not None:
-            return self.general_kernel(*values)
-        self._wanted.append("general_kernel")
-        return None
-
-    def _evaluate_tier(self, values: list, large: bool) -> list:
-        """The evaluation tier; a large call on blocks of rows, as a kernel would run
-        (numpy releases the GIL in its loops)."""
-        n = len(self.inputs)
-        if not (large and self.rows is not None):
-            return self._evaluate(values[:n])
-        results = run_blocks(self.rows, lambda args: self._evaluate(args[:n]), values, n,
-                             self.out_slots)  # fmt: skip
-        assert results is not None  # numpy always has a result
-        return results
-
-    def _evaluate(self, values: list) -> list:
-        """The outputs computed with numpy: the evaluation tier, with the kernels'
-        result dtypes, and arrays of their own (never a view of an argument)."""
-        computed = evaluate_all(self.outputs, dict(zip(self.inputs, values)))
-        results = []
-        for value, t in zip(computed, self.out_types):
-            r = np.asarray(value, dtype=t.dtype)
-            if r.ndim and any(np.may_share_memory(r, v) for v in values):
-                r = r.copy()
-            results.append(r)
-        return results
 
     def _new_buffers(self, planned: list) -> list:
         return self._slot_buffers([None] * len(self.outputs), planned)

@@ -29,7 +29,7 @@ from relgraph.terms.traverse import free_symbols
 
 __all__ = [
     "SKINNY", "matvec_matrices", "calls_blas", "own_loop", "product_into", "float_matmat",
-    "row_products", "chunk_rows", "ONE_THREAD",
+    "row_products", "chunk_rows", "ONE_THREAD", "ONE_CALL",
 ]  # fmt: skip
 
 #: The largest small dimension of a product computed by the kernel's own loop rather
@@ -67,6 +67,13 @@ def calls_blas(nodes: Iterable[Any], fused: Iterable[Any] = ()) -> bool:
 ONE_THREAD = 1 << 19
 #: The fewest rows worth a kernel call of their own (each costs a few microseconds).
 MIN_CHUNK = 512
+#: :func:`chunk_rows`'s answer where fewer than :data:`MIN_CHUNK` rows would keep BLAS
+#: on one thread: the call runs whole, BLAS computing its products on its threads.
+#: Blocks of rows would each start BLAS's threads and take turns with each other, and
+#: BLAS's threads, which spin for a while after a product, would slow the blocks' and
+#: the ``prange`` kernel's threads (pairwise distances of 2,000 rows of 64 on 16 cores:
+#: 9.4 ms on blocks, 3.5 ms as one call, of which 1.2 ms is the product).
+ONE_CALL = 0
 
 
 def row_products(nodes: Iterable[Any], cut: set[Any]) -> list[tuple[Any, Any]] | None:
@@ -94,18 +101,31 @@ def chunk_rows(plans: list | None, shapes: list, cut: Iterable[int]) -> int | No
     BLAS computes each on the calling thread: blocks of rows on threads then run at
     once, where BLAS's threads and theirs would take turns (a two-layer perceptron on
     125,000 rows of 8: 7.1 ms in one call, 3.5-4.4 ms on two threads in chunks);
-    None where that is fewer than :data:`MIN_CHUNK` rows, or a size is unknown, or
-    where the inputs that are not ``cut`` (positions in ``shapes``), which each chunk
-    reads whole, hold more than a quarter of what a chunk reads of the cut ones."""
+    :data:`ONE_CALL` where that is fewer than :data:`MIN_CHUNK` rows; None where a
+    size is unknown, or where the inputs that are not ``cut`` (positions in
+    ``shapes``), which each chunk reads whole, hold more than a quarter of what a chunk
+    reads of the cut ones.
+
+    >>> import relgraph as rg
+    >>> from relgraph.backends.numba.shapes import shape_checks
+    >>> X, W = rg.matrix("X"), rg.matrix("W")
+    >>> plans = shape_checks([X, W], [X, W])[2]  # X @ W: rows of X by W
+    >>> chunk_rows(plans, [(10**6, 8), (8, 16)], [0])
+    4096
+    >>> chunk_rows(plans, [(2000, 64), (64, 2000)], [0]) == ONE_CALL
+    True
+    """
     if not plans or None in plans:
         return None
     dims = [planned_shape(p, shapes) for p in plans]
     per_row = sum(a[-1] * (b[-1] if len(b) == 2 else 1) for a, b in zip(dims[::2], dims[1::2]))
     rows = ONE_THREAD // max(per_row, 1)
+    if rows < MIN_CHUNK:
+        return ONE_CALL
     cut = set(cut)
     width = sum(math.prod(s[1:]) for i, s in enumerate(shapes) if i in cut)
     whole = sum(math.prod(s) for i, s in enumerate(shapes) if i not in cut)
-    return rows if rows >= MIN_CHUNK and 4 * whole <= rows * width else None
+    return rows if 4 * whole <= rows * width else None
 
 
 def own_loop(matrix: Any) -> bool:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import relgraph as rg
-from relgraph.backends.numba import function as function_module, rowblocks
+from relgraph.backends.numba import products, rowblocks, tiers
 from relgraph.backends.numba.function import Function
 from relgraph.backends.numba.rowblocks import row_split, run_blocks
 
@@ -124,7 +124,7 @@ def test_blocks_agree_with_one_block_and_numpy(name, rng, monkeypatch):
     args = arguments(inputs, rng)
     f = rg.function(inputs, outputs, compile="eager")
     ran = []
-    monkeypatch.setattr(function_module, "run_blocks", lambda *a: ran.append(1) or run_blocks(*a))
+    monkeypatch.setattr(tiers, "run_blocks", lambda *a: ran.append(1) or run_blocks(*a))
     whole, got = one_block_and_four(f, args, monkeypatch)
     assert len(ran) == 2  # both calls on blocks (one of them a single block)
     with np.errstate(all="ignore"):
@@ -220,15 +220,13 @@ def test_a_large_output_of_small_inputs_runs_on_blocks(rng, threads, monkeypatch
     makes the call large, and its blocks give the whole call's values.  A function
     that calls BLAS on its rows stays one call (BLAS's threads would run against the
     blocks'), and a product whose rows the kernel computes runs on blocks."""
-    from relgraph.backends.numba import function as function_module
-
     calls = []
 
     def counted(*args):
         calls.append(args[0])
         return rowblocks.run_blocks(*args)
 
-    monkeypatch.setattr(function_module, "run_blocks", counted)
+    monkeypatch.setattr(tiers, "run_blocks", counted)
     outer = rg.function([w, v], rg.exp(-((w[:, None] - v[None, :]) ** 2)), compile="eager")
     a, b = rng.standard_normal(2000), rng.standard_normal(64)
     a[:4], b[:3] = [np.inf, -np.inf, np.nan, -0.0], [np.inf, 1e308, -1e308]
@@ -266,14 +264,12 @@ def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monk
     mean weighted by each chunk's rows); a sum of it, one number, is large by the
     rows it reads.  A product of whole matrices, which each chunk would compute
     again, keeps the call whole."""
-    from relgraph.backends.numba import products
-
     W1, W2, b = rg.matrix("W1"), rg.matrix("W2"), rg.vector("b")
     hidden = rg.tanh(X @ W1 + b) @ W2
     mlp = rg.function([X, W1, b, W2], [hidden, rg.mean(hidden, axis=0), rg.sum(X @ W1)],
                       compile="eager")  # fmt: skip
     chunks = []
-    monkeypatch.setattr(function_module, "run_blocks",
+    monkeypatch.setattr(tiers, "run_blocks",
                         lambda *a: chunks.append(a[5]) or run_blocks(*a))  # fmt: skip
     monkeypatch.setattr(products, "ONE_THREAD", 256 * (8 * 16 + 16 * 4))  # 256 rows a chunk
     monkeypatch.setattr(products, "MIN_CHUNK", 16)
@@ -316,3 +312,28 @@ def test_products_of_rows_by_matrices_run_on_blocks_in_chunks(rng, threads, monk
     got8 = wrapped(i8, m8)
     assert got8.dtype == np.int8 and np.array_equal(got8, (i8 @ m8) * np.int8(3))
     assert chunks[-1] == 256 * 192 // (8 * 16)  # the budget above, over 8 x 16 per row
+
+
+def test_products_too_wide_to_chunk_run_as_one_call(rng, threads, monkeypatch):
+    """Squared distances from 2,048 rows to 2,000 points of 64 features: each row's
+    product is 128,000 multiply-adds, so no chunk of rows keeps BLAS on one thread.
+    The call runs whole, BLAS's threads computing the product (blocks would each start
+    them and take turns), in the kernel and in the numpy tier, with numpy's values;
+    the same function on 8 points runs on blocks in chunks."""
+    blocks = []
+    monkeypatch.setattr(tiers, "run_blocks", lambda *a: blocks.append(a[5]) or run_blocks(*a))
+    distances = rg.sum(X * X, axis=1)[:, None] + rg.sum(Z * Z, axis=1)[None, :] - 2 * X @ Z.T
+    x, z = rng.standard_normal((2048, 64)), rng.standard_normal((2000, 64))
+    x[3, 5], x[9, 0], z[7, 1], x[11] = np.nan, np.inf, -np.inf, -0.0
+    with np.errstate(all="ignore"):
+        want = np.sum(x * x, axis=1)[:, None] + np.sum(z * z, axis=1)[None, :] - 2 * x @ z.T
+    for compile in ("never", "eager"):
+        f = rg.function([X, Z], distances, compile=compile)
+        for _ in range(3):  # the first large call, the prange kernel's, the fast call's
+            with np.errstate(all="ignore"):
+                np.testing.assert_allclose(f(x, z), want, rtol=1e-12, atol=1e-9)
+    assert blocks == []
+    with np.errstate(all="ignore"):
+        got = f(x, z[:8])
+    np.testing.assert_allclose(got, want[:, :8], rtol=1e-12, atol=1e-9)
+    assert blocks == [products.ONE_THREAD // (64 * 8)]
