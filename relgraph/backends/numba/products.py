@@ -72,7 +72,7 @@ MIN_CHUNK = 512
 #: Blocks of rows would each start BLAS's threads and take turns with each other, and
 #: BLAS's threads, which spin for a while after a product, would slow the blocks' and
 #: the ``prange`` kernel's threads (pairwise distances of 2,000 rows of 64 on 16 cores:
-#: 9.4 ms on blocks, 3.5 ms as one call, of which 1.2 ms is the product).
+#: 9.4 ms on blocks, 5.3 ms as one call, of which 1.2 ms is the product).
 ONE_CALL = 0
 
 
