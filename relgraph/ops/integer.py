@@ -1,10 +1,13 @@
 """Integer arithmetic as numpy computes it: floor division and remainders (of floats
-too), bit operations and shifts, and rounding to integral values.
+too), bit operations and shifts, greatest common divisors and least common multiples,
+and rounding to integral values.
 
 numpy's semantics hold at every value: ``x // 0`` and ``x % 0`` are 0 for integers
 (``inf`` or NaN for floats), ``MIN // -1`` wraps to ``MIN``, ``x % y`` takes the sign
 of ``y`` (``np.fmod``: of ``x``), a shift by at least the width of the dtype is 0 (or
--1 for a negative number shifted right), and ``rint`` rounds halves to even.
+-1 for a negative number shifted right), ``gcd`` and ``lcm`` are of the absolute
+values and wrap as numpy's (``gcd(-128, 0)`` is -128 in int8, ``lcm(100, 3)`` 44), and
+``rint`` rounds halves to even.
 
 >>> import numpy as np, relgraph as rg
 >>> i = rg.vector("i", "int8")
@@ -12,10 +15,13 @@ of ``y`` (``np.fmod``: of ``x``), a shift by at least the width of the dtype is 
 ('((i // 3) + (i % 3))', TensorType(int8, shape=(?,)))
 >>> rg.evaluate(i // 0, {i: np.array([5, -5], np.int8)})
 array([0, 0], dtype=int8)
+>>> rg.evaluate(rg.lcm(i, 3), {i: np.array([-4, 100], np.int8)})
+array([12, 44], dtype=int8)
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -26,7 +32,7 @@ from relgraph.ops.elemwise import Elemwise, constant_pullback, floor, spread_tim
 
 __all__ = [
     "floor_divide", "remainder", "fmod", "bitwise_and", "bitwise_or", "bitwise_xor", "invert",
-    "left_shift", "right_shift", "rint", "trunc",
+    "left_shift", "right_shift", "gcd", "lcm", "rint", "trunc",
 ]  # fmt: skip
 
 
@@ -46,16 +52,19 @@ bitwise_xor = Elemwise("bitwise_xor", np.bitwise_xor, 2, "^", exact=_bits(lambda
 invert = Elemwise("invert", np.invert, 1, "~", exact=_bits(lambda a: ~a))
 left_shift = Elemwise("left_shift", np.left_shift, 2, "<<", exact=_bits(lambda a, b: a << b))
 right_shift = Elemwise("right_shift", np.right_shift, 2, ">>", exact=_bits(lambda a, b: a >> b))
+# Euclid's algorithm: a division per step, about log2 of the operands' steps.
+gcd = Elemwise("gcd", np.gcd, 2, exact=_bits(math.gcd), cost=20.0)
+lcm = Elemwise("lcm", np.lcm, 2, exact=_bits(math.lcm), cost=24.0)
 rint = Elemwise("rint", np.rint, 1, exact=exact_ref.rint)
 trunc = Elemwise("trunc", np.trunc, 1, exact=exact_ref.trunc)
 
 register_ops(
     floor_divide, remainder, fmod, bitwise_and, bitwise_or, bitwise_xor, invert, left_shift,
-    right_shift, rint, trunc,
+    right_shift, gcd, lcm, rint, trunc,
 )  # fmt: skip
 
 pullback(floor_divide, bitwise_and, bitwise_or, bitwise_xor, invert, left_shift, right_shift,
-         rint, trunc)(constant_pullback)  # fmt: skip
+         gcd, lcm, rint, trunc)(constant_pullback)  # fmt: skip
 
 
 @pullback(remainder, fmod)

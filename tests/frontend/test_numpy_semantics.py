@@ -197,7 +197,8 @@ def _edge_program(kind: str):
                              np.isclose(a, b))  # fmt: skip
     return lambda a, b: (a // b, a % b, np.fmod(a, b), a & b, a | b, a ^ b, a << b, a >> b,
                          ~a, np.round(a), a // 7 + a % 9, np.fmax(a, b), *np.divmod(a, b),
-                         np.nan_to_num(a), np.isclose(a, b))  # fmt: skip
+                         np.nan_to_num(a), np.isclose(a, b), np.gcd(a, b), np.lcm(a, b),
+                         np.lcm(a, 6) + np.gcd(100, b))  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -215,6 +216,17 @@ def test_integer_arithmetic_and_nan_aware_functions_are_numpys_at_every_edge(dty
             got = rg.jit(fn, include=include, compile="eager")(a, b)
         for g, w in zip(got, want, strict=True):
             same(g, w)
+
+
+def test_gcd_and_lcm_take_integers_only_as_numpy():
+    """numpy's gcd and lcm have no loops for floats or booleans: refused by name."""
+    f = rg.jit(lambda a, b: np.gcd(a, b), compile="eager")
+    for dtype in ("float64", "bool"):
+        with pytest.raises(rg.TypeCheckError, match=r"numpy's gcd does not take \("):
+            f(np.ones(3, dtype), np.ones(3, dtype))
+    mixed = rg.jit(lambda a, b: np.lcm(a, b), compile="eager")
+    a, b = np.array([-128, 100, 0], np.int8), np.array([255, 3, 7], np.uint8)
+    same(mixed(a, b), np.lcm(a, b))  # int16, as numpy promotes
 
 
 def test_a_numpy_integer_axis_is_an_axis():

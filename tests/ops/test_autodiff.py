@@ -72,6 +72,8 @@ SPECIAL = {
     "invert": lambda: y * rg.astype(~_integers(x), "float64"),
     "left_shift": lambda: y * rg.astype(_integers(x) << 2, "float64"),
     "right_shift": lambda: y * rg.astype(_integers(x) >> 1, "float64"),
+    "gcd": lambda: y * rg.astype(rg.gcd(_integers(x), 6), "float64"),
+    "lcm": lambda: y * rg.astype(rg.lcm(_integers(x), 6), "float64"),
 }
 EXTRA = {
     rg.vector("u", shape=2): RNG.uniform(0.5, 2, 2),

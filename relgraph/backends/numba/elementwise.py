@@ -229,7 +229,8 @@ _(ops.erfc, "math.erfc({0})", f64=_vec("erfc", "vecspecial"))
 _(ops.erfcx, "kernels.scalar_erfcx(np.float64({0}))")
 for _op, _template in (
     *((ops.ALL_OPS[n], f"intmath.{n}({{0}}, {{1}})")
-      for n in ("floor_divide", "remainder", "fmod", "left_shift", "right_shift")),
+      for n in ("floor_divide", "remainder", "fmod", "left_shift", "right_shift", "gcd",
+                "lcm")),
     (ops.bitwise_and, "({0} & {1})"), (ops.bitwise_or, "({0} | {1})"),
     (ops.bitwise_xor, "({0} ^ {1})"),
 ):  # fmt: skip

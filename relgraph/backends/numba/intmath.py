@@ -1,5 +1,6 @@
-"""numpy's floor division, remainders and shifts of two scalars of one dtype, for the
-generated kernels (``intmath.floor_divide(a, b)``).
+"""numpy's floor division, remainders, shifts, greatest common divisors and least
+common multiples of two scalars of one dtype, for the generated kernels
+(``intmath.floor_divide(a, b)``).
 
 Numba's own ``//`` and ``%`` follow Python: they raise on a zero divisor (give 0
 under numpy's error model), and its ``MIN // -1`` is 0.  numpy's answers hold at
@@ -10,7 +11,10 @@ every value here:
   the quotient snapped to an integer, the remainder of the divisor's sign, zeros
   signed as numpy signs them, ``x // 0`` is ``x / 0``;
 * shifts: by at least the dtype's width (or by a negative amount) give 0, or -1 for
-  a negative number shifted right.
+  a negative number shifted right;
+* ``gcd`` and ``lcm``: of the absolute values, computed unsigned and cast back to the
+  dtype, so they wrap as numpy's (``gcd(-128, 0)`` is -128 in int8, ``lcm(100, 3)``
+  is 44); ``gcd(0, 0)`` and ``lcm(x, 0)`` are 0.
 
 Each function is its numpy meaning in Python, with a Numba ``overload`` that picks
 the integer or float algorithm from the argument type.
@@ -26,7 +30,7 @@ from numba import njit, types
 from numba.extending import overload
 from numba.np.numpy_support import as_dtype
 
-__all__ = ["floor_divide", "remainder", "fmod", "left_shift", "right_shift"]
+__all__ = ["floor_divide", "remainder", "fmod", "left_shift", "right_shift", "gcd", "lcm"]
 
 
 def floor_divide(a: Any, b: Any) -> Any:
@@ -52,6 +56,16 @@ def left_shift(a: Any, b: Any) -> Any:
 def right_shift(a: Any, b: Any) -> Any:
     """numpy's ``a >> b``."""
     return np.right_shift(a, b)
+
+
+def gcd(a: Any, b: Any) -> Any:
+    """numpy's ``np.gcd(a, b)``."""
+    return np.gcd(a, b)
+
+
+def lcm(a: Any, b: Any) -> Any:
+    """numpy's ``np.lcm(a, b)``."""
+    return np.lcm(a, b)
 
 
 @functools.cache
@@ -206,3 +220,40 @@ def _right_shift(a, b):
         return np.uint64(a) >> np.uint64(b)
 
     return unsigned
+
+
+@njit(nogil=True)
+def _magnitude(a):
+    """``|a|`` of a signed integer as an unsigned 64-bit one (``|MIN|`` too)."""
+    u = np.uint64(np.int64(a))
+    return np.uint64(0) - u if a < 0 else u
+
+
+@njit(nogil=True)
+def _gcd_unsigned(a, b):
+    """Euclid's algorithm on unsigned 64-bit integers, as numpy's ``npy_gcdu``."""
+    while a != 0:
+        a, b = b % a, a
+    return b
+
+
+@njit(nogil=True)
+def _lcm_unsigned(a, b):
+    """``a / gcd * b``, wrapping, as numpy's ``npy_lcmu``; 0 where the gcd is 0."""
+    g = _gcd_unsigned(a, b)
+    return np.uint64(0) if g == 0 else a // g * b
+
+
+def _of_magnitudes(unsigned):
+    """The overload of an Op computed on the operands' absolute values, unsigned."""
+
+    def typed(a, b):
+        if a.signed:
+            return lambda a, b: np.int64(unsigned(_magnitude(a), _magnitude(b)))
+        return lambda a, b: unsigned(np.uint64(a), np.uint64(b))
+
+    return typed
+
+
+overload(gcd, inline="always")(_of_magnitudes(_gcd_unsigned))
+overload(lcm, inline="always")(_of_magnitudes(_lcm_unsigned))
