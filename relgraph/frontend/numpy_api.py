@@ -4,7 +4,8 @@
 ``np.logaddexp.reduce(x)`` and ``x.sum()`` on a symbol or a term return the term
 they mean.  Terms take part through ``__array_ufunc__`` and ``__array_function__``
 (:class:`~relgraph.terms.operators.TermOps` forwards both here), so every supported numpy
-callable is listed once, in :data:`UFUNCS`, :data:`REDUCERS` and :data:`FUNCTIONS`.
+callable is listed once, in :data:`UFUNCS`, :data:`REDUCERS` and :data:`FUNCTIONS`
+(which :mod:`~relgraph.frontend.nanfunctions` adds numpy's NaN-ignoring reductions to).
 
 A numpy callable outside these tables raises :class:`UnsupportedError`, naming it
 and the nearest supported ones: numpy never computes with a term as an object.
@@ -17,10 +18,10 @@ Examples
 '(exp(x) + sum(M, axis=1))'
 >>> rg.pprint(np.logaddexp.reduce(M, axis=1)), rg.pprint(np.maximum(x, 0.0))
 ('logsumexp(M, axis=1)', 'maximum(x, 0.0)')
->>> np.nansum(x)
+>>> np.median(x)
 Traceback (most recent call last):
 ...
-relgraph.exceptions.UnsupportedError: numpy.nansum is not supported on relgraph terms; ...
+relgraph.exceptions.UnsupportedError: numpy.median is not supported on relgraph terms; ...
 """
 
 from __future__ import annotations
@@ -550,7 +551,7 @@ def _unsupported(name: str) -> UnsupportedError:
     for full in supported_names():
         by_short.setdefault(full.rpartition(".")[2], full)
     short = name.rpartition(".")[2]
-    # Names inside it (nansum: sum) or close to it (isnat: isnan); not merely alike
+    # Names inside it (nanstd: std) or close to it (isnat: isnan); not merely alike
     # letters (sort is not sqrt).
     inside = sorted((s for s in by_short if len(s) >= 3 and s in short), key=len, reverse=True)
     close = difflib.get_close_matches(short, by_short, n=4, cutoff=0.8)

@@ -21,7 +21,7 @@ import numpy as np
 
 from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
-from relgraph.frontend import numpy_api
+from relgraph.frontend import nanfunctions, numpy_api  # noqa: F401 (nanfunctions registers)
 from relgraph.frontend.scipy_api import with_twins
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol

@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 from numba.core.errors import NumbaWarning
 
 import relgraph as rg
@@ -302,3 +303,69 @@ def test_a_long_chain_of_transcendentals_inlines_a_bounded_number():
     for _ in range(40):
         want = np.tanh(want)
     np.testing.assert_allclose(rg.function([x], t, compile="eager")(v), want, rtol=1e-14)
+
+
+# Rows of one slice each: NaNs among numbers, only NaNs, infinities, zeros of both
+# signs, near overflow, a subnormal.
+NAN_ROWS = np.array([
+    [np.nan, np.nan, np.nan, np.nan], [1.5, np.nan, -0.0, 2.0], [np.inf, np.nan, -np.inf, 1.0],
+    [np.nan, np.nan, -0.0, -0.0], [1e308, 1e308, np.nan, -3.0], [5e-324, np.nan, 7.0, 0.0],
+])  # fmt: skip
+
+
+def _nan_reductions(a):
+    return tuple(
+        r
+        for axis, keepdims in ((None, False), (1, False), (0, True))
+        for r in (
+            np.nansum(a, axis=axis, keepdims=keepdims),
+            np.nanprod(a, axis=axis),
+            np.nanmean(a, axis=axis, keepdims=keepdims),
+            np.nanmax(a, axis=axis),
+            np.nanmin(a, axis=axis, keepdims=keepdims),
+        )  # fmt: skip
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "uint8", "int64", "bool"])
+def test_nan_reductions_are_numpys_at_every_edge(dtype):
+    """numpy's NaN-ignoring reductions: a NaN counts as the identity, a slice of NaNs
+    sums to 0 and has NaN for its mean, max and min, a float32 mean is divided in
+    float64 and cast back; arrays without NaNs (integers, booleans) reduce as they
+    are.  No slice's max or min is a tie of -0.0 and 0.0, in float64 or float32."""
+    with np.errstate(all="ignore"):
+        if dtype.startswith("float"):
+            data = NAN_ROWS.astype(dtype)
+        else:  # products that wrap around, and a row of zeros
+            data = (np.arange(24).reshape(6, 4) * 37 - 100).astype(dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # numpy's empty-slice warnings
+            want = _nan_reductions(data)
+    for compile in ("never", "eager"):
+        with np.errstate(all="ignore"):
+            got = rg.jit(_nan_reductions, compile=compile)(data)
+        for g, w in zip(got, want, strict=True):
+            same(g, w)
+
+
+SPECIALS = [np.nan, 0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, 1e308, -1e308, 5e-324, 3.0, 0.1]
+
+
+@given(st.lists(st.sampled_from(SPECIALS), min_size=12, max_size=12))
+def test_nansum_nanprod_and_nanmean_take_numpys_values(values):
+    a = np.array(values).reshape(3, 4)
+    fn = rg.jit(lambda a: (np.nansum(a, axis=0), np.nanprod(a, axis=1), np.nanmean(a)))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = (np.nansum(a, axis=0), np.nanprod(a, axis=1), np.nanmean(a))
+        got = fn(a)
+    for g, w in zip(got, want, strict=True):
+        same(g, w)
+
+
+def test_nan_reductions_refuse_what_they_do_not_compute():
+    x = rg.vector("x")
+    with pytest.raises(rg.UnsupportedError, match=r"numpy.nansum: dtype='float32'"):
+        np.nansum(x, dtype="float32")
+    with pytest.raises(rg.UnsupportedError, match=r"numpy.nanmax: initial=3.0 is not"):
+        np.nanmax(x, initial=3.0)
