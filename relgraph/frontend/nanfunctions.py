@@ -10,6 +10,8 @@ numpy's, bit for bit where numpy's plain reduction's are:
 * ``nanmean``: the sum of the numbers over how many there are, divided in float64
   and cast back to the array's dtype, as numpy's ``np.divide(..., casting="unsafe")``
   does; a slice of NaNs is NaN (0 / 0; numpy also warns);
+* ``nanvar`` and ``nanstd`` (``ddof=0``): the deviations from that mean, a NaN's
+  counted as 0, squared and averaged the same way;
 * ``nanmax`` and ``nanmin``: the largest (smallest) number, NaN where a slice holds
   only NaNs (numpy also warns).
 
@@ -64,11 +66,35 @@ def _nanmean(a, axis=None, dtype=None, out=None, keepdims=False, **rest):
     if x is None:
         return ops.mean(term_of(a), _axis(axis), keepdims)
     nan = ops.isnan(x)
-    total = ops.sum(ops.where(nan, 0, x), _axis(axis), keepdims)
-    count = ops.sum(ops.logical_not(nan), _axis(axis), keepdims)
-    mean = total / count
-    dtype_ = typeof(x).dtype
-    return mean if typeof(mean).dtype == dtype_ else ops.astype(mean, dtype_)
+    return _mean_of(ops.where(nan, 0, x), nan, x, axis, keepdims)
+
+
+def _mean_of(replaced: Any, nan: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    """The sum of ``replaced`` over the count of numbers, divided as numpy divides:
+    in float64, cast back to the dtype of ``x``."""
+    total = ops.sum(replaced, _axis(axis), keepdims)
+    mean = total / ops.sum(ops.logical_not(nan), _axis(axis), keepdims)
+    dtype = typeof(x).dtype
+    return mean if typeof(mean).dtype == dtype else ops.astype(mean, dtype)
+
+
+def _nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
+    """``np.nanvar`` as numpy computes it: the deviations of the numbers from their
+    mean (a NaN's is 0), squared, summed and divided by the count of numbers."""
+    given = {"out": out, "dtype": dtype, "ddof": ddof, **rest}
+    _check_defaults("numpy.nanvar", given, {**_DEFAULTS, "ddof": 0, "mean": np._NoValue,
+                                             "correction": np._NoValue})  # fmt: skip
+    x = _floats(a)
+    if x is None:
+        return FUNCTIONS[np.var](a, axis, keepdims=keepdims)
+    nan = ops.isnan(x)
+    mean = _mean_of(ops.where(nan, 0, x), nan, x, axis, True)
+    deviation = ops.where(nan, 0, x - mean)
+    return _mean_of(deviation * deviation, nan, x, axis, keepdims)
+
+
+def _nanstd(a, *args, **kwargs):
+    return ops.sqrt(_nanvar(a, *args, **kwargs))
 
 
 def _extreme(op: Any, worst: float) -> Callable[..., Any]:
@@ -89,7 +115,7 @@ def _extreme(op: Any, worst: float) -> Callable[..., Any]:
 
 NAN_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.nansum: _replacing(ops.sum, 0), np.nanprod: _replacing(ops.prod, 1),
-    np.nanmean: _nanmean,
+    np.nanmean: _nanmean, np.nanvar: _nanvar, np.nanstd: _nanstd,
     np.nanmax: _extreme(ops.max, -np.inf), np.nanmin: _extreme(ops.min, np.inf),
 }  # fmt: skip
 FUNCTIONS.update(NAN_FUNCTIONS)

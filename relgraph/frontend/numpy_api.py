@@ -551,7 +551,7 @@ def _unsupported(name: str) -> UnsupportedError:
     for full in supported_names():
         by_short.setdefault(full.rpartition(".")[2], full)
     short = name.rpartition(".")[2]
-    # Names inside it (nanstd: std) or close to it (isnat: isnan); not merely alike
+    # Names inside it (nancumsum: cumsum) or close to it (isnat: isnan); not merely alike
     # letters (sort is not sqrt).
     inside = sorted((s for s in by_short if len(s) >= 3 and s in short), key=len, reverse=True)
     close = difflib.get_close_matches(short, by_short, n=4, cutoff=0.8)

@@ -351,6 +351,34 @@ def test_nan_reductions_are_numpys_at_every_edge(dtype):
 SPECIALS = [np.nan, 0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, 1e308, -1e308, 5e-324, 3.0, 0.1]
 
 
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int8", "int64", "bool"])
+def test_nanvar_and_nanstd_are_numpys(dtype):
+    """The deviations from the mean of the numbers, a NaN's counted as 0, squared and
+    averaged; NaN where a slice has no numbers or holds both infinities.  The sign of
+    a NaN is not compared: x86 makes ``inf - inf`` a NaN with its sign bit set, and
+    which NaN an operation passes on differs between numpy's passes and the kernel's."""
+
+    def spread(a):
+        return (np.nanvar(a), np.nanvar(a, axis=1), np.nanstd(a, axis=0, keepdims=True),
+                np.nanstd(a, axis=1))  # fmt: skip
+
+    with np.errstate(all="ignore"):
+        rows = np.vstack([NAN_ROWS, [1.0, 2.0, 3.0, 4.5]])
+        data = rows.astype(dtype) if dtype.startswith("float") else rows > 1
+        if dtype.startswith("int"):
+            data = (np.arange(28).reshape(7, 4) * 37 - 100).astype(dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = spread(data)
+    for compile in ("never", "eager"):
+        with np.errstate(all="ignore"):
+            got = rg.jit(spread, compile=compile)(data)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True), (g, w)
+            numbers = ~np.isnan(w)
+            assert np.array_equal(np.signbit(g[numbers]), np.signbit(w[numbers]))
+
+
 @given(st.lists(st.sampled_from(SPECIALS), min_size=12, max_size=12))
 def test_nansum_nanprod_and_nanmean_take_numpys_values(values):
     a = np.array(values).reshape(3, 4)
