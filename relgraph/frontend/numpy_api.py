@@ -235,14 +235,22 @@ def _axis(axis: Any) -> Any:
 
 
 def _variance(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **rest):
-    # As numpy computes it: the mean of the squared deviations from the mean.
-    _check_defaults("numpy.var", {"out": out, "ddof": ddof, **rest}, _VAR_DEFAULTS)
+    # As numpy computes it: the squared deviations from the mean, summed and divided
+    # by the slice's size less ddof (at least 0), in the sum's dtype as numpy's is.
+    _check_defaults("numpy.var", {"out": out, **rest}, _VAR_DEFAULTS)
     x = term_of(a) if dtype is None else ops.astype(term_of(a), dtype)
     deviation = x - ops.mean(x, axis=_axis(axis), keepdims=True)
-    return ops.mean(deviation * deviation, axis=_axis(axis), keepdims=keepdims)
+    squares = deviation * deviation
+    if not ddof:
+        return ops.mean(squares, axis=_axis(axis), keepdims=keepdims)
+    total = ops.sum(squares, axis=_axis(axis), keepdims=keepdims)
+    # The slice's size: counted where tracing does not know it (a sum of ones).
+    size = ops.sum(ops.expand_as(np.int64(1), x), axis=_axis(axis), keepdims=keepdims)
+    dof = ops.maximum(size - ddof, 0)
+    return total / ops.astype(dof, typeof(total).dtype)
 
 
-_VAR_DEFAULTS = {"out": None, "ddof": 0, "where": np._NoValue, "mean": np._NoValue,
+_VAR_DEFAULTS = {"out": None, "where": np._NoValue, "mean": np._NoValue,
                  "correction": np._NoValue}  # fmt: skip
 
 

@@ -397,3 +397,29 @@ def test_nan_reductions_refuse_what_they_do_not_compute():
         np.nansum(x, dtype="float32")
     with pytest.raises(rg.UnsupportedError, match=r"numpy.nanmax: initial=3.0 is not"):
         np.nanmax(x, initial=3.0)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int16", "bool"])
+def test_var_and_std_with_ddof_divide_as_numpy(dtype, rng):
+    """The sum of squared deviations over the slice's size less ``ddof``, in the sum's
+    dtype; at ``ddof`` equal to the size, inf (or NaN for a constant slice), as numpy
+    (which also warns).  The sums may round in another order than numpy's."""
+
+    def spread(m):
+        return (np.var(m, ddof=1), np.var(m, axis=0, ddof=1),
+                np.std(m, axis=1, ddof=2, keepdims=True), np.var(m, axis=1, ddof=7),
+                np.var(m, axis=1, ddof=9), np.std(m, ddof=0.5))  # fmt: skip
+
+    a = rng.normal(size=(5, 7)) * 3
+    a[1, 2], a[3, 3], a[4] = np.inf, -0.0, 2.5  # a constant row: 0 / 0 at ddof 7
+    with np.errstate(all="ignore"):
+        data = a > 0 if dtype == "bool" else a.astype(dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            want = spread(data)
+    for compile in ("never", "eager"):
+        with np.errstate(all="ignore"):
+            got = rg.jit(spread, compile=compile)(data)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            np.testing.assert_allclose(g, w, rtol=1e-6 if dtype == "float32" else 1e-13)
