@@ -313,6 +313,16 @@ NAN_ROWS = np.array([
 ])  # fmt: skip
 
 
+def _against_numpy(fn, data):
+    """Pairs of rg.jit's and numpy's results of ``fn(data)``, on the numpy tier and
+    compiled (numpy's warnings of empty slices silenced)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        want = fn(data)
+        for compile in ("never", "eager"):
+            yield from zip(rg.jit(fn, compile=compile)(data), want, strict=True)
+
+
 def _nan_reductions(a):
     return tuple(
         r
@@ -338,14 +348,8 @@ def test_nan_reductions_are_numpys_at_every_edge(dtype):
             data = NAN_ROWS.astype(dtype)
         else:  # products that wrap around, and a row of zeros
             data = (np.arange(24).reshape(6, 4) * 37 - 100).astype(dtype)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # numpy's empty-slice warnings
-            want = _nan_reductions(data)
-    for compile in ("never", "eager"):
-        with np.errstate(all="ignore"):
-            got = rg.jit(_nan_reductions, compile=compile)(data)
-        for g, w in zip(got, want, strict=True):
-            same(g, w)
+    for got, want in _against_numpy(_nan_reductions, data):
+        same(got, want)
 
 
 SPECIALS = [np.nan, 0.0, -0.0, 1.0, -2.5, np.inf, -np.inf, 1e308, -1e308, 5e-324, 3.0, 0.1]
@@ -367,16 +371,10 @@ def test_nanvar_and_nanstd_are_numpys(dtype):
         data = rows.astype(dtype) if dtype.startswith("float") else rows > 1
         if dtype.startswith("int"):
             data = (np.arange(28).reshape(7, 4) * 37 - 100).astype(dtype)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            want = spread(data)
-    for compile in ("never", "eager"):
-        with np.errstate(all="ignore"):
-            got = rg.jit(spread, compile=compile)(data)
-        for g, w in zip(got, want, strict=True):
-            assert g.dtype == w.dtype and np.array_equal(g, w, equal_nan=True), (g, w)
-            numbers = ~np.isnan(w)
-            assert np.array_equal(np.signbit(g[numbers]), np.signbit(w[numbers]))
+    for got, want in _against_numpy(spread, data):
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+        numbers = ~np.isnan(want)
+        assert np.array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
 
 
 @given(st.lists(st.sampled_from(SPECIALS), min_size=12, max_size=12))
@@ -412,14 +410,7 @@ def test_var_and_std_with_ddof_divide_as_numpy(dtype, rng):
 
     a = rng.normal(size=(5, 7)) * 3
     a[1, 2], a[3, 3], a[4] = np.inf, -0.0, 2.5  # a constant row: 0 / 0 at ddof 7
-    with np.errstate(all="ignore"):
-        data = a > 0 if dtype == "bool" else a.astype(dtype)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)
-            want = spread(data)
-    for compile in ("never", "eager"):
-        with np.errstate(all="ignore"):
-            got = rg.jit(spread, compile=compile)(data)
-        for g, w in zip(got, want, strict=True):
-            assert g.dtype == w.dtype and g.shape == w.shape
-            np.testing.assert_allclose(g, w, rtol=1e-6 if dtype == "float32" else 1e-13)
+    data = a > 0 if dtype == "bool" else a.astype(dtype)
+    for got, want in _against_numpy(spread, data):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6 if dtype == "float32" else 1e-13)
