@@ -227,10 +227,20 @@ _EXP_POLY = (2.5110037605963777e-08, 2.763263963904103e-07, 2.755724091857897e-0
              0.5000000000000019, 1.0, 1.0)  # fmt: skip
 
 
+# 2^52 + 2^51: adding it to an integer-valued double below 2^51 in magnitude leaves
+# that integer in the sum's low bits (the sum's ulp is 1), and subtracting it from such
+# a sum gives the integer back.  Integer <-> double conversions go through it because
+# AVX2 has no vector instruction for them (LLVM converts lane by lane, about 40
+# instructions per four doubles: half of ``exp``'s time on such a CPU).
+_ROUNDER = 6755399441055744.0
+_ROUNDER_BITS = 0x4338000000000000
+
+
 def _pow2(k: _F) -> _F:
-    """2.0 ** k for an integer-valued float k in [-1022, 1023]."""
+    """2.0 ** k for an integer-valued float k in [-1022, 1023]: the low 12 bits of
+    ``k + 1023``, from :data:`_ROUNDER`'s sum, shifted into the exponent field."""
     b = k.b
-    return _double(b, b.shl(b.fptosi((k + 1023.0).v, _I64), _int(52)))
+    return _double(b, b.shl(b.add(_bits(k + _ROUNDER), _int(1023)), _int(52)))
 
 
 def _exp(x: _F) -> _F:
@@ -310,7 +320,8 @@ def _split(u: _F) -> tuple[_F, _F]:
     """``u = 2^k (1 + f)`` with ``1 + f`` in [sqrt(2)/2, sqrt(2)): (k, f)."""
     b = u.b
     bits = b.add(_bits(u), _int(_ONE_BITS - _SQRT2_HALF_BITS))
-    k = _F(b, b.sitofp(b.sub(b.ashr(bits, _int(52)), _int(1023)), _DOUBLE))
+    exponent = b.sub(b.ashr(bits, _int(52)), _int(1023))
+    k = _double(b, b.add(exponent, _int(_ROUNDER_BITS))) - _ROUNDER
     f = _double(b, b.add(b.and_(bits, _int(_MANTISSA)), _int(_SQRT2_HALF_BITS))) - 1.0
     return k, f
 
