@@ -172,8 +172,8 @@ def _row_loop_reduce(op: Reduce, node: Any) -> tuple[list[tuple], str, str | Non
         return None
     if dtype != x.dtype or dtype not in (np.float32, np.float64):
         return None
-    if dtype == np.float64 and op.name == "logsumexp":
-        return _LOGSUMEXP_F64  # exp from relgraph.backends.numba.vecmath: the loop vectorises
+    if op.name == "logsumexp":  # rows sum in float64: exp from vecmath vectorises
+        return _LOGSUMEXP_F64
     return _ROW_LOOPS[op.name]
 
 

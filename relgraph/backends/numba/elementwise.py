@@ -34,7 +34,10 @@ class ScalarCode:
     code : str
         The form for any result dtype, calling numpy's (libm's) functions.
     f64 : str or None
-        For a float64 result: a vectorising version, inlined.
+        For a float64 result: a vectorising version, inlined.  A float32 result is
+        computed with it in float64 and rounded: within an ulp of float32's exact
+        value, where libm's float32 functions (one call per element) keep the loop
+        from vectorising, and numpy's own SIMD ones are a few ulp off.
     int : str or None
         For an integer result, where numpy's semantics differ; ``""`` when there is
         no compiled form (numpy's integer reciprocal of 0 is platform-defined).
@@ -82,6 +85,8 @@ def scalar_code(op: Op, dtype: np.dtype, operands: Sequence[Any] = ()) -> str | 
             return code
     if rule.f64 and dtype == np.float64:
         return rule.f64
+    if rule.f64 and dtype == np.float32:  # in float64, rounded once: a loop that vectorises
+        return f"np.float32({rule.f64})"
     if rule.wrap and dtype == np.int64:
         return rule.wrap
     if rule.int is not None and dtype.kind in "iu":

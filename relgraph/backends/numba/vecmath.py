@@ -30,8 +30,13 @@ Cephes' rational function below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above.
 ``hypot``: ``sqrt`` of the sum of squares, scaled by a power of two where the larger
 magnitude is huge or tiny.  ``arctan2``: Cephes' ``atan`` of the smaller magnitude
 over the larger, moved to its quadrant with pi/2 and pi in two parts.
-``log1mexp`` (and float32 results) call libm through Numba: exact to numpy's accuracy,
-but their loops do not vectorise.
+``log1mexp`` calls libm through Numba: exact to numpy's accuracy, but its loops do
+not vectorise.  Float32 results are these float64 ones, rounded
+(:class:`~relgraph.backends.numba.elementwise.ScalarCode`).
+
+On a CPU with AVX2 but not AVX-512 there is no vector instruction that converts
+between 64-bit integers and doubles, and LLVM converts such a vector lane by lane:
+:func:`_pow2` and :func:`_split` convert through :data:`_ROUNDER` instead.
 
 A function that calls one of these is marked to prefer 512-bit vectors, so on an
 AVX-512 CPU its loops run eight doubles at a time instead of LLVM's default four
