@@ -2,15 +2,16 @@
 
 Run from the repository root after ``pip install -e ".[bench]"``::
 
-    python benchmarks/bench_jit.py [--size 1000000] [--repeat 5]
+    python benchmarks/bench_jit.py [--size 1000000] [--repeat 5] [--dtype float32]
 
 The functions are in ``jit_cases.py``, written once against an array namespace:
 numpy runs them as they are, ``rg.jit`` and ``numba.njit(parallel=True)`` compile
-the very same numpy function, ``jax.jit`` (CPU, float64) compiles its ``jax.numpy``
+the very same numpy function, ``jax.jit`` (CPU, x64 enabled) compiles its ``jax.numpy``
 twin, timed in a process of its own (XLA's threads spin after a call, slowing
 whatever runs next beside them).  numba cannot compile most of them
 (``np.max(a, axis=1)``, ``keepdims``), so it also gets the loop version a numba user
-would write instead.
+would write instead.  Every input array is float64, or float32 with ``--dtype float32``
+(the constants in the functions are Python floats: numpy and JAX keep float32 results).
 
 Per function: the best time of ``--repeat`` calls, the ratio peer / rg.jit (above 1:
 rg.jit is faster); the first calls: rg.jit's first result (traced, rewritten, run by
@@ -129,12 +130,17 @@ def accuracy(got, want):
     return err, int(np.size(got) - np.count_nonzero(np.isfinite(got)))
 
 
-def run(size, repeat):
+def typed_inputs(size, dtype):
+    """The cases' arrays (float64 as ``jit_cases`` makes them) in ``dtype``."""
+    data = inputs(size, np.random.default_rng(0))
+    return {name: tuple(a.astype(dtype) for a in args) for name, args in data.items()}
+
+
+def run(size, repeat, dtype):
     import scipy.special
     from numba import njit
 
-    rng = np.random.default_rng(0)
-    data = inputs(size, rng)
+    data = typed_inputs(size, dtype)
     plain = functions(np, scipy.special.erf)
     loops = numba_loops()
     rows = []
@@ -176,20 +182,20 @@ def rg_first_calls(fn, args):
     return {"rg first": first, "rg compiled": time.perf_counter() - start}
 
 
-def child(phase, size, repeat):
+def child(phase, size, repeat, dtype):
     """What ``--phase`` ``phase`` of this script prints, run in a new process."""
     cmd = [sys.executable, __file__, "--phase", phase, "--size", str(size)]
-    cmd += ["--repeat", str(repeat)]
+    cmd += ["--repeat", str(repeat), "--dtype", dtype]
     done = subprocess.run(cmd, capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
-def jax_phase(size, repeat):
+def jax_phase(size, repeat, dtype):
     """jax.jit's first call and best time per function.  In a process of its own:
     XLA's threads keep spinning after a call, and on 16 cores they slowed whatever
     ran next in the same process up to 14x (rg.jit's logsumexp rows 17.97 ms, alone
     1.24 ms)."""
-    data = inputs(size, np.random.default_rng(0))
+    data = typed_inputs(size, dtype)
     times = {}
     for name, fn in jax_functions().items():
         _, first = first_call(fn, data[name])
@@ -197,10 +203,10 @@ def jax_phase(size, repeat):
     print(json.dumps(times))
 
 
-def warm_phase(size, repeat):
+def warm_phase(size, repeat, dtype):
     import scipy.special
 
-    data = inputs(size, np.random.default_rng(0))
+    data = typed_inputs(size, dtype)
     plain = functions(np, scipy.special.erf)
     print(json.dumps({name: rg_first_calls(fn, data[name]) for name, fn in plain.items()}))
 
@@ -213,8 +219,10 @@ def ratio(peer, ours):
     return "-" if peer is None else f"{peer / ours:.2f}x"
 
 
-def report(rows, size):
-    print(f"\n## rg.jit against numpy, numba.njit and jax.jit ({size:.0e} elements, ms)\n")
+def report(rows, size, dtype):
+    print(
+        f"\n## rg.jit against numpy, numba.njit and jax.jit ({size:.0e} elements of {dtype}, ms)\n"
+    )
     print("| function | rg.jit | numpy | numba | jax | numpy/rg | numba/rg | jax/rg | numba |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
@@ -253,20 +261,25 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=float, default=1e6, help="elements per array")
     parser.add_argument("--repeat", type=int, default=5, help="calls timed per case")
+    parser.add_argument("--dtype", choices=["float64", "float32"], default="float64",
+                        help="of every input array")  # fmt: skip
     phases = ["cold", "warm", "jax"]
     parser.add_argument("--phase", choices=phases, default="cold", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.size < 1 or args.repeat < 1:
         parser.error("--size and --repeat must be positive")
     if args.phase != "cold":
-        (warm_phase if args.phase == "warm" else jax_phase)(int(args.size), args.repeat)
+        phase = warm_phase if args.phase == "warm" else jax_phase
+        phase(int(args.size), args.repeat, args.dtype)
         return
-    rows = run(int(args.size), args.repeat)
-    warm, jaxed = (child(phase, int(args.size), args.repeat) for phase in ("warm", "jax"))
+    rows = run(int(args.size), args.repeat, args.dtype)
+    warm, jaxed = (
+        child(phase, int(args.size), args.repeat, args.dtype) for phase in ("warm", "jax")
+    )
     for row in rows:
         row["warm"] = warm[row["name"]]
         row.update(jaxed.get(row["name"], {}))
-    report(rows, args.size)
+    report(rows, args.size, args.dtype)
 
 
 if __name__ == "__main__":

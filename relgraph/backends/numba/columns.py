@@ -37,7 +37,7 @@ _FOLDS = {
     "prod": [("1", "{a} * {v}")],
     "max": [_LARGEST],
     "min": [("np.inf", "{v} if {v} < {a} or {v} != {v} else {a}")],
-    "logsumexp": [_LARGEST, ("0", "{a} + {exp}({v} - {prev}[{j}])")],
+    "logsumexp": [_LARGEST, ("0", "{a} + {exp}")],
 }
 _FLOAT_ONLY = ("max", "min", "logsumexp")
 
@@ -84,8 +84,10 @@ def emit_column_loop(g: Any, node: Term, passes: list[tuple[str, str]]) -> None:
             _each(g, n, f"if not np.isfinite({prev}[{{j}}]): {prev}[{{j}}] = 0.0", out)
         index = [f"{result}_i", f"{result}_j"]  # parallel loops must not share names
         loads = g._loads(leaves, index, n, "")
-        exp = "vecmath.exp" if dtype == "np.float64" else "np.exp"  # vecmath: float64 only
-        fold = fold.replace("{prev}", prev).replace("{j}", index[1]).replace("{exp}", exp)
+        # vecmath's exp, in float64 (a float32 term rounded, as elementwise exp rounds)
+        exp = "vecmath.exp(np.float64({v} - {prev}[{j}]))"
+        exp = exp if dtype == "np.float64" else f"{dtype}({exp})"
+        fold = fold.replace("{exp}", exp).replace("{prev}", prev).replace("{j}", index[1])
         _fold_pass(g, out, x, region, loads, result, (initial, fold), dtype, index)
         prev = result if k < len(passes) - 1 else prev
     # loops, not array expressions: Numba compiles those apart, with the parallel
