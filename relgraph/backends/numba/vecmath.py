@@ -81,16 +81,18 @@ def _comparison(op: str) -> Callable[[_F, Any], _B]:
 
 
 class _F:
-    """An LLVM double being built, with Python's float operators."""
+    """An LLVM double (or float: a Python number's constant takes the given type) being
+    built, with Python's float operators."""
 
-    def __init__(self, b: ir.IRBuilder, value: Any):
+    def __init__(self, b: ir.IRBuilder, value: Any, type_: ir.Type = _DOUBLE):
         self.b = b
-        self.v = self._of(value) if not isinstance(value, ir.Value) else value
+        if isinstance(value, _F):
+            value = value.v
+        self.v = value if isinstance(value, ir.Value) else ir.Constant(type_, float(value))
 
-    @staticmethod
-    def _of(other: Any) -> ir.Value:
-        """An operand: an LLVM double, or a Python number as a constant."""
-        return other.v if isinstance(other, _F) else ir.Constant(_DOUBLE, float(other))
+    def _of(self, other: Any) -> ir.Value:
+        """An operand: an LLVM value, or a Python number as a constant of this type."""
+        return other.v if isinstance(other, _F) else ir.Constant(self.v.type, float(other))
 
     __add__, __radd__ = _arithmetic("fadd"), _arithmetic("fadd", reflected=True)
     __sub__, __rsub__ = _arithmetic("fsub"), _arithmetic("fsub", reflected=True)
@@ -122,11 +124,13 @@ class _B:
 def _if(cond: _B, then: Any, other: Any) -> _F:
     """``then if cond else other``, both computed (they have no side effects)."""
     b = cond.b
-    return _F(b, b.select(cond.v, _F(b, then).v, _F(b, other).v))
+    known = then if isinstance(then, _F) else other
+    type_ = known.v.type if isinstance(known, _F) else _DOUBLE
+    return _F(b, b.select(cond.v, _F(b, then, type_).v, _F(b, other, type_).v))
 
 
 def _call(name: str, x: _F) -> _F:
-    fn = x.b.module.declare_intrinsic(name, [_DOUBLE])
+    fn = x.b.module.declare_intrinsic(name, [x.v.type])
     return _F(x.b, x.b.call(fn, [x.v]))
 
 
@@ -142,7 +146,7 @@ def _fma(x: _F, y: Any, z: Any) -> _F:
 def _horner(r: _F, coefficients: tuple) -> _F:
     """``c0 + r (c1 + r (c2 + ...))`` for ``coefficients = (..., c2, c1, c0)``, highest
     first, each step one fused multiply-add."""
-    p = _F(r.b, coefficients[0])
+    p = _F(r.b, coefficients[0], r.v.type)
     for c in coefficients[1:]:
         p = _fma(p, r, c)
     return p
@@ -422,7 +426,7 @@ def _tanh(x: _F) -> _F:
     s = xs * xs
     p, q = _horner(s, _TANH_P), _horner(s, (1.0, *_TANH_Q))
     res = _if(z < 0.625, xs + xs * s * (p / q), big)
-    return _if(x != x, x, res)
+    return _if((x != x) | (x == 0.0), x, res)  # NaN, and a zero with its sign
 
 
 def _extreme(name: str) -> Callable:
