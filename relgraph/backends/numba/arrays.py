@@ -145,13 +145,20 @@ _ROW_LOOPS: dict[str, RowLoop] = {
         None,
     ),
 }  # fmt: skip
-_LOGSUMEXP_F64: RowLoop = (
-    [
-        _ROW_LOOPS["logsumexp"][0][0],
-        (_ROW_LOOPS["logsumexp"][0][1][0], "vecmath.exp_term({v} - {shift})", "{acc} += {v}"),
-    ],
-    *_ROW_LOOPS["logsumexp"][1:],
-)
+
+
+def _logsumexp_with(exp: str) -> RowLoop:
+    """logsumexp's row loop with ``exp`` (of ``{v} - {shift}``) from vecmath: the loop
+    vectorises."""
+    (top, (start, _, add)), *rest = _ROW_LOOPS["logsumexp"]
+    return ([top, (start, exp, add)], *rest)  # type: ignore[return-value]
+
+
+_LOGSUMEXP = {
+    np.dtype(np.float64): _logsumexp_with("vecmath.exp_term({v} - {shift})"),
+    # the difference rounded to float32 as numpy's is, its exp in float32
+    np.dtype(np.float32): _logsumexp_with("vecmath32.exp(np.float32({v} - {shift}))"),
+}
 
 
 @row_loop.register
@@ -172,8 +179,8 @@ def _row_loop_reduce(op: Reduce, node: Any) -> tuple[list[tuple], str, str | Non
         return None
     if dtype != x.dtype or dtype not in (np.float32, np.float64):
         return None
-    if op.name == "logsumexp":  # rows sum in float64: exp from vecmath vectorises
-        return _LOGSUMEXP_F64
+    if op.name == "logsumexp":
+        return _LOGSUMEXP[dtype]
     return _ROW_LOOPS[op.name]
 
 

@@ -84,9 +84,8 @@ def emit_column_loop(g: Any, node: Term, passes: list[tuple[str, str]]) -> None:
             _each(g, n, f"if not np.isfinite({prev}[{{j}}]): {prev}[{{j}}] = 0.0", out)
         index = [f"{result}_i", f"{result}_j"]  # parallel loops must not share names
         loads = g._loads(leaves, index, n, "")
-        # vecmath's exp, in float64 (a float32 term rounded, as elementwise exp rounds)
-        exp = "vecmath.exp(np.float64({v} - {prev}[{j}]))"
-        exp = exp if dtype == "np.float64" else f"{dtype}({exp})"
+        exp = "vecmath.exp({v} - {prev}[{j}])"  # vectorising, as elementwise exp
+        exp = exp if dtype == "np.float64" else "vecmath32.exp(np.float32({v} - {prev}[{j}]))"
         fold = fold.replace("{exp}", exp).replace("{prev}", prev).replace("{j}", index[1])
         _fold_pass(g, out, x, region, loads, result, (initial, fold), dtype, index)
         prev = result if k < len(passes) - 1 else prev

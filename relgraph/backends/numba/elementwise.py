@@ -34,10 +34,13 @@ class ScalarCode:
     code : str
         The form for any result dtype, calling numpy's (libm's) functions.
     f64 : str or None
-        For a float64 result: a vectorising version, inlined.  A float32 result is
-        computed with it in float64 and rounded: within an ulp of float32's exact
-        value, where libm's float32 functions (one call per element) keep the loop
-        from vectorising, and numpy's own SIMD ones are a few ulp off.
+        For a float64 result: a vectorising version, inlined.  A float32 result without
+        an ``f32`` form is computed with it in float64 and rounded: within an ulp of
+        float32's exact value, where libm's float32 functions (one call per element)
+        keep the loop from vectorising, and numpy's own SIMD ones are a few ulp off.
+    f32 : str or None
+        For a float32 result: a vectorising version in float32
+        (:mod:`relgraph.backends.numba.vecmath32`), twice the lanes of float64's.
     int : str or None
         For an integer result, where numpy's semantics differ; ``""`` when there is
         no compiled form (numpy's integer reciprocal of 0 is platform-defined).
@@ -51,6 +54,7 @@ class ScalarCode:
 
     code: str
     f64: str | None = None
+    f32: str | None = None
     int: str | None = None
     wrap: str | None = None
     special: Callable[[np.dtype, Sequence[Any]], str | None] | None = None
@@ -85,6 +89,8 @@ def scalar_code(op: Op, dtype: np.dtype, operands: Sequence[Any] = ()) -> str | 
             return code
     if rule.f64 and dtype == np.float64:
         return rule.f64
+    if rule.f32 and dtype == np.float32:
+        return rule.f32
     if rule.f64 and dtype == np.float32:  # in float64, rounded once: a loop that vectorises
         return f"np.float32({rule.f64})"
     if rule.wrap and dtype == np.int64:
@@ -162,7 +168,7 @@ _(ops.mul, "({0} * {1})", wrap=_wrapping("*"))
 _(ops.true_div, "({0} / {1})")
 _(ops.pow, "({0} ** {1})", int="kernels.ipow({0}, {1})", special=_power)
 _(ops.neg, "(-{0})", wrap="np.int64(np.uint64(0) - np.uint64({0}))")
-_(ops.exp, "np.exp({0})", f64=_vec("exp"))
+_(ops.exp, "np.exp({0})", f64=_vec("exp"), f32="vecmath32.exp(np.float32({0}))")
 _(ops.log, "np.log({0})", f64=_vec("log"))
 _(ops.log1p, "np.log1p({0})", f64=_vec("log1p"))
 _(ops.expm1, "np.expm1({0})")
@@ -170,7 +176,7 @@ _(ops.sqrt, "np.sqrt({0})")
 _(ops.abs, "np.abs({0})")
 _(ops.maximum, "np.maximum({0}, {1})")
 _(ops.minimum, "np.minimum({0}, {1})")
-_(ops.tanh, "np.tanh({0})", f64=_vec("tanh"))
+_(ops.tanh, "np.tanh({0})", f64=_vec("tanh"), f32="vecmath32.tanh(np.float32({0}))")
 _(ops.sin, "np.sin({0})")
 _(ops.cos, "np.cos({0})")
 # Numba's sign of an unsigned int is -1 for values with the top bit set, and its sign

@@ -296,7 +296,7 @@ class _Generator:
                 "import numpy as np",
                 "from numba import njit, prange",
                 "from relgraph.backends.numba import intmath, kernels, linalg_kernels",
-                "from relgraph.backends.numba import vecmath, vecspecial",
+                "from relgraph.backends.numba import vecmath, vecmath32, vecspecial",
                 *self.globals,
                 "",
                 "",
@@ -506,8 +506,8 @@ class _Generator:
 
 
 def _inlines(node: Term) -> bool:
-    """Whether ``node``'s code inlines a vecmath or vecspecial function."""
+    """Whether ``node``'s code inlines a vecmath, vecmath32 or vecspecial function."""
     if not node.op.elementwise:
         return False
     code = scalar_code(node.op, typeof(node).dtype, node.op.operands(node.args)) or ""
-    return ("vecmath." in code or "vecspecial." in code) and bool(libm_code(node.op))
+    return ("vecmath" in code or "vecspecial." in code) and bool(libm_code(node.op))

@@ -84,6 +84,8 @@ class _F:
     """An LLVM double (or float: a Python number's constant takes the given type) being
     built, with Python's float operators."""
 
+    v: ir.Value
+
     def __init__(self, b: ir.IRBuilder, value: Any, type_: ir.Type = _DOUBLE):
         self.b = b
         if isinstance(value, _F):
