@@ -341,9 +341,12 @@ def _open_blocks(g: Any, node: Term, passes: list[tuple], v: dict, kinds: tuple)
         lines.append(f"{out} = np.empty({shape}, {dtype_expr(typeof(node).dtype)})")
     after = _epilogue(g, node, passes, (v["i"], rows, n, f"{v['row']}[{{}}]"), v["ind"])
     shifted = any(mapping and "{shift}" in mapping for _, mapping, _ in passes)
-    allocate = [f"{buf} = np.empty({per} * {n}, {dtype_expr(typeof(node.args[0]).dtype)})"]
+    operand = dtype_expr(typeof(node.args[0]).dtype)
+    allocate = [f"{buf} = np.empty({per} * {n}, {operand})"]
     allocate += [f"{out}_{a} = np.empty({per}, np.float64)" for a in ("acc", "shift") if mapped]
-    allocate += [f"{v['spread']} = np.empty({per} * {n}, np.float64)"] if shifted else []
+    # the shifts spread over the block in the operand's dtype (a maximum of its values,
+    # or 0): the map then subtracts in that dtype, as numpy does
+    allocate += [f"{v['spread']} = np.empty({per} * {n}, {operand})"] if shifted else []
     if not g.parallel:  # one buffer for every block; in a prange loop, one per block
         lines.extend(allocate)
     loop = "prange" if g.parallel else "range"
