@@ -195,17 +195,18 @@ def _prefer_wide_vectors(builder: ir.IRBuilder) -> None:
     set.add(builder.function.attributes, _WIDE)
 
 
-def _vectorised(emit: Callable[..., _F]) -> Callable:
-    """The Numba intrinsic computing ``emit`` of one float64 (or two: ``logaddexp``)."""
+def _vectorised(emit: Callable[..., _F], type_: types.Float = types.float64) -> Callable:
+    """The Numba intrinsic computing ``emit`` of one float64 (or two: ``logaddexp``;
+    or of ``type_``)."""
 
     def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
         _prefer_wide_vectors(builder)
         return emit(*(_F(builder, a) for a in args)).v
 
     def typed(*args: Any) -> Any:
-        if any(a != types.float64 for a in args):
+        if any(a != type_ for a in args):
             return None
-        return types.float64(*args), codegen
+        return type_(*args), codegen
 
     if emit.__code__.co_argcount == 1:
 

@@ -18,22 +18,10 @@ ulp of 1).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from llvmlite import ir
 from numba import types
-from numba.extending import intrinsic
 
-from relgraph.backends.numba.vecmath import (
-    _F,
-    _abs,
-    _floor,
-    _fma,
-    _horner,
-    _if,
-    _prefer_wide_vectors,
-)
+from relgraph.backends.numba.vecmath import _F, _abs, _floor, _fma, _horner, _if, _vectorised
 
 __all__ = ["exp", "tanh"]
 
@@ -100,22 +88,5 @@ def _tanh(x: _F) -> _F:
     return _if((x != x) | (x == 0.0), x, res)  # NaN, and a zero with its sign
 
 
-def _vectorised(emit: Callable[[_F], _F]) -> Callable:
-    """The Numba intrinsic computing ``emit`` of one float32."""
-
-    def codegen(context: Any, builder: ir.IRBuilder, signature: Any, args: Any) -> Any:
-        _prefer_wide_vectors(builder)
-        return emit(_F(builder, args[0])).v
-
-    def typer(typingctx: Any, x: Any) -> Any:
-        if x != types.float32:
-            return None
-        return types.float32(x), codegen
-
-    typer.__name__ = emit.__name__.lstrip("_")
-    typer.__doc__ = emit.__doc__
-    return intrinsic(typer)
-
-
-exp = _vectorised(_exp)
-tanh = _vectorised(_tanh)
+exp = _vectorised(_exp, types.float32)
+tanh = _vectorised(_tanh, types.float32)
