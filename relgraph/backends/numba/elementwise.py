@@ -169,7 +169,7 @@ _(ops.true_div, "({0} / {1})")
 _(ops.pow, "({0} ** {1})", int="kernels.ipow({0}, {1})", special=_power)
 _(ops.neg, "(-{0})", wrap="np.int64(np.uint64(0) - np.uint64({0}))")
 _(ops.exp, "np.exp({0})", f64=_vec("exp"), f32="vecmath32.exp(np.float32({0}))")
-_(ops.log, "np.log({0})", f64=_vec("log"))
+_(ops.log, "np.log({0})", f64=_vec("log"), f32="vecmath32.log(np.float32({0}))")
 _(ops.log1p, "np.log1p({0})", f64=_vec("log1p"))
 _(ops.expm1, "np.expm1({0})")
 _(ops.sqrt, "np.sqrt({0})")
@@ -199,7 +199,8 @@ _(ops.logaddexp2, "np.logaddexp2({0}, {1})")  # numpy's algorithm (Numba's: the 
 _(ops.floor, "np.floor({0})")
 _(ops.ceil, "np.ceil({0})")
 _(ops.sigmoid, "kernels.scalar_sigmoid(np.float64({0}))", f64=_vec("sigmoid"))
-_(ops.softplus, "kernels.scalar_softplus(np.float64({0}))", f64=_vec("softplus"))
+_(ops.softplus, "kernels.scalar_softplus(np.float64({0}))", f64=_vec("softplus"),
+  f32="vecmath32.softplus(np.float32({0}))")  # fmt: skip
 _(ops.log1mexp, "kernels.scalar_log1mexp(np.float64({0}))")
 _(ops.logaddexp, "np.logaddexp({0}, {1})",
   f64="vecmath.logaddexp(np.float64({0}), np.float64({1}))")  # fmt: skip
