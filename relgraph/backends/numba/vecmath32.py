@@ -8,9 +8,10 @@ float32 accuracy (Cephes' ``expf``, ``tanhf`` and ``logf``), with the same build
 blocks (:class:`~relgraph.backends.numba.vecmath._F` over LLVM floats), selects instead
 of branches and bit casts instead of ``frexp``/``ldexp``.  Accuracy: within 2 ulp of the
 exact value over the whole domain, with numpy's results for inf, NaN, overflow,
-underflow, subnormals and signed zeros, checked on every float32 when they were written
-(at most 1.01 ulp for ``exp``, 1.33 ``tanh``, 0.83 ``log``, 1.65 ``softplus``; a float32
-``sigmoid`` from these reached 2.4 ulp, so sigmoid keeps the float64 form, rounded).
+underflow, subnormals and signed zeros, checked on every float32 by
+``benchmarks/check_float32_math.py`` (at most 1.01 ulp for ``exp``, 1.33 ``tanh``, 0.83
+``log``, 1.65 ``softplus``; a float32 ``sigmoid`` from these reached 2.4 ulp, so sigmoid
+keeps the float64 form, rounded).
 
 ``exp``: ``x = k ln2 + r`` (``ln2`` in two parts, ``k ln2``'s first part exact), a
 polynomial of degree 5 in ``r`` for ``(exp(r) - 1 - r) / r^2``, then ``* 2^k`` in two
