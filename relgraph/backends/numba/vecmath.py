@@ -31,12 +31,14 @@ Cephes' rational function below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above.
 magnitude is huge or tiny.  ``arctan2``: Cephes' ``atan`` of the smaller magnitude
 over the larger, moved to its quadrant with pi/2 and pi in two parts.
 ``log1mexp`` calls libm through Numba: exact to numpy's accuracy, but its loops do
-not vectorise.  Float32 results are these float64 ones, rounded
+not vectorise.  :mod:`relgraph.backends.numba.vecmath32` builds float32 ``exp``,
+``log`` and ``softplus`` from the same functions with float32 polynomials (a
+:class:`_Precision`); other float32 results are these float64 ones, rounded
 (:class:`~relgraph.backends.numba.elementwise.ScalarCode`).
 
 On a CPU with AVX2 but not AVX-512 there is no vector instruction that converts
 between 64-bit integers and doubles, and LLVM converts such a vector lane by lane:
-:func:`_pow2` and :func:`_split` convert through :data:`_ROUNDER` instead.
+:func:`_pow2` and :func:`_split` convert through :attr:`_Layout.rounder` instead.
 
 A function that calls one of these is marked to prefer 512-bit vectors, so on an
 AVX-512 CPU its loops run eight doubles at a time instead of LLVM's default four
@@ -46,7 +48,7 @@ AVX-512 CPU its loops run eight doubles at a time instead of LLVM's default four
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from llvmlite import ir
 from numba import types
@@ -57,7 +59,7 @@ __all__ = [
     "arctan2", "maximum", "minimum",
 ]  # fmt: skip
 
-_DOUBLE, _I64 = ir.DoubleType(), ir.IntType(64)
+_DOUBLE, _FLOAT = ir.DoubleType(), ir.FloatType()
 
 
 def _arithmetic(instruction: str, reflected: bool = False) -> Callable[[_F, Any], _F]:
@@ -164,19 +166,58 @@ def _sqrt(x: _F) -> _F:
 
 def _negative(x: _F) -> _B:
     """Whether ``x``'s sign bit is set (-0.0 and -NaN too)."""
-    return _B(x.b, x.b.icmp_signed("<", _bits(x), _int(0)))
+    return _B(x.b, x.b.icmp_signed("<", _bits(x), _layout(x).int(0)))
+
+
+class _Layout(NamedTuple):
+    """The bits of an IEEE float type: the integer type of its width, the mantissa's
+    width, the exponent's bias, and the bits of about sqrt(1/2) (``log``'s lower bound
+    for the mantissa: fdlibm's, rounded down to 20 bits, for doubles; Cephes' for
+    floats)."""
+
+    int_type: ir.IntType
+    mantissa: int
+    bias: int
+    sqrt_half_bits: int
+
+    @property
+    def rounder(self) -> float:
+        """``2^m + 2^(m-1)`` for an ``m``-bit mantissa: an integer-valued float below
+        ``2^(m-1)`` in magnitude plus this holds the integer in the sum's low bits (the
+        sum's ulp is 1), and subtracting it from such a sum gives the integer back."""
+        return 1.5 * 2.0**self.mantissa
+
+    @property
+    def rounder_bits(self) -> int:
+        """The bits of :attr:`rounder`."""
+        return (self.bias + self.mantissa) << self.mantissa | 1 << (self.mantissa - 1)
+
+    def int(self, value: int) -> ir.Constant:
+        return ir.Constant(self.int_type, value)
+
+
+_LAYOUTS = {
+    str(_DOUBLE): _Layout(ir.IntType(64), 52, 1023, 0x3FE6A09E00000000),
+    str(_FLOAT): _Layout(ir.IntType(32), 23, 127, 0x3F3504F3),
+}
+
+
+def _layout(x: _F) -> _Layout:
+    return _LAYOUTS[str(x.v.type)]
 
 
 def _bits(x: _F) -> ir.Value:
-    return x.b.bitcast(x.v, _I64)
+    return x.b.bitcast(x.v, _layout(x).int_type)
 
 
-def _double(b: ir.IRBuilder, bits: ir.Value) -> _F:
-    return _F(b, b.bitcast(bits, _DOUBLE))
+def _with_bits(x: _F, bits: ir.Value) -> _F:
+    """The float of ``x``'s type with the given bits."""
+    return _F(x.b, x.b.bitcast(bits, x.v.type))
 
 
-def _int(value: int) -> ir.Constant:
-    return ir.Constant(_I64, value)
+def _like(x: _F, value: float) -> _F:
+    """``value`` as a constant of ``x``'s type."""
+    return _F(x.b, value, x.v.type)
 
 
 # LLVM's string attribute: the loop vectoriser of the function that carries it may use
@@ -223,12 +264,95 @@ def _vectorised(emit: Callable[..., _F], type_: types.Float = types.float64) -> 
     return intrinsic(typer)
 
 
+def _pow2(k: _F) -> _F:
+    """2.0 ** k for an integer-valued float k within the type's normal exponents: the
+    low bits of ``k + bias``, from :attr:`_Layout.rounder`'s sum, shifted into the
+    exponent field.  (Not ``fptosi``: AVX2 has no vector instruction that converts
+    between 64-bit integers and doubles, and LLVM converts such a vector lane by lane,
+    about 40 instructions per four doubles: half of ``exp``'s time on such a CPU.)"""
+    b, t = k.b, _layout(k)
+    return _with_bits(k, b.shl(b.add(_bits(k + t.rounder), t.int(t.bias)), t.int(t.mantissa)))
+
+
+def _split(u: _F) -> tuple[_F, _F]:
+    """``u = 2^k (1 + f)`` with ``1 + f`` in [sqrt(1/2), sqrt(2)): (k, f), from the
+    bits, ``k`` converted through :attr:`_Layout.rounder` (see :func:`_pow2`)."""
+    b, t = u.b, _layout(u)
+    bits = b.add(_bits(u), t.int((t.bias << t.mantissa) - t.sqrt_half_bits))
+    exponent = b.sub(b.ashr(bits, t.int(t.mantissa)), t.int(t.bias))
+    k = _with_bits(u, b.add(exponent, t.int(t.rounder_bits))) - t.rounder
+    mantissa = b.and_(bits, t.int((1 << t.mantissa) - 1))
+    return k, _with_bits(u, b.add(mantissa, t.int(t.sqrt_half_bits))) - 1.0
+
+
+class _Precision(NamedTuple):
+    """What one float type's ``exp``, ``log``, ``log1p`` and ``softplus`` differ in
+    besides its :class:`_Layout`: polynomials and thresholds."""
+
+    exp_reduced: Callable[[_F], tuple[_F, _F]]
+    exp_low: float  # below, exp rounds to 0
+    exp_high: float  # above, exp overflows
+    log_of: Callable[[_F, _F, Any], _F]
+    tiny: float  # log1p(e) below it is e: the polynomial would underflow (a microcode
+    # assist per element)
+    clamp: float  # softplus(x) above it is x: exp(-clamp) is below half an ulp of x
+
+
+def _exp_with(p: _Precision, x: _F, low: float | None = None, factor: _F | None = None) -> _F:
+    """``exp(x)`` (times ``factor``, rounded once where the product is subnormal),
+    vectorisable, 0 below ``low`` (by default, where it rounds to 0)."""
+    low = p.exp_low if low is None else low
+    # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
+    # than a clamped argument, whose subnormal intermediates cost ~100 cycles each.
+    xc = _if((low <= x) & (x <= p.exp_high), x, 0.0)
+    k, y = p.exp_reduced(xc)
+    y = y if factor is None else y * factor
+    # 2^k in two factors, each a normal number even when the result is subnormal
+    k1 = _floor(k * 0.5)
+    res = y * _pow2(k1) * _pow2(k - k1)
+    res = _if(x > p.exp_high, float("inf"), res)
+    res = _if(x < low, 0.0, res)
+    return _if(x != x, x, res)
+
+
+def _log_with(p: _Precision, x: _F) -> _F:
+    """``np.log`` of one float, vectorisable: ``x = 2^k (1 + f)`` (a subnormal scaled
+    into the normal range first), then the precision's polynomial."""
+    t = _layout(x)
+    sub = x < 2.0 ** (1 - t.bias)
+    k, f = _split(_if(sub, x * 2.0 ** (t.mantissa + 2), x))
+    res = p.log_of(f, k - _if(sub, _like(x, t.mantissa + 2), 0.0), 0.0)
+    res = _if(x == float("inf"), float("inf"), res)
+    res = _if(x == 0.0, float("-inf"), res)
+    res = _if(x < 0.0, float("nan"), res)
+    return _if(x != x, x, res)
+
+
+def _log1p_unit(p: _Precision, e: _F) -> _F:
+    """``np.log1p`` of ``e`` in [0, 1] (or NaN): :func:`_log1p` without what other
+    arguments need.  ``1 + e = 2^k (1 + f)`` with ``k`` 0 (``e`` itself is ``f``, below
+    sqrt(2) - 1) or 1 (``f = (1 + e) / 2 - 1``, exact, and the rounding of ``1 + e``
+    restored by ``c``); a NaN stays NaN through the polynomial."""
+    u = 1.0 + e
+    near = e < 0.41421356237309503
+    tiny = e < p.tiny
+    f = _if(near, _if(tiny, 0.0, e), u * 0.5 - 1.0)
+    c = _if(near, 0.0, (e - (u - 1.0)) / u)
+    res = p.log_of(f, _if(near, 0.0, _like(e, 1.0)), c)
+    return _if(tiny, e, res)
+
+
+def _softplus_with(p: _Precision, x: _F) -> _F:
+    """``log(1 + exp(x))`` of one float, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``,
+    and ``x`` itself above the clamp (which also keeps ``exp``'s result normal: a
+    subnormal one costs a microcode assist)."""
+    e = _exp_with(p, _if(x > p.clamp, -p.clamp, -_abs(x)))
+    return _if(x > 0.0, x, 0.0) + _log1p_unit(p, e)
+
+
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
-_EXP_MAX = 709.782712893384  # above: inf
-_EXP_MIN = -745.1332191019412  # below: 0
-
 
 # exp on [-ln2/2, ln2/2]: its interpolant of degree 11 at the Chebyshev nodes (solved
 # at 50 digits with mpmath, rounded to doubles): error below 1.2e-17, a tenth of an
@@ -239,49 +363,43 @@ _EXP_POLY = (2.5110037605963777e-08, 2.763263963904103e-07, 2.755724091857897e-0
              0.5000000000000019, 1.0, 1.0)  # fmt: skip
 
 
-# 2^52 + 2^51: adding it to an integer-valued double below 2^51 in magnitude leaves
-# that integer in the sum's low bits (the sum's ulp is 1), and subtracting it from such
-# a sum gives the integer back.  Integer <-> double conversions go through it because
-# AVX2 has no vector instruction for them (LLVM converts lane by lane, about 40
-# instructions per four doubles: half of ``exp``'s time on such a CPU).
-_ROUNDER = 6755399441055744.0
-_ROUNDER_BITS = 0x4338000000000000
-
-
-def _pow2(k: _F) -> _F:
-    """2.0 ** k for an integer-valued float k in [-1022, 1023]: the low 12 bits of
-    ``k + 1023``, from :data:`_ROUNDER`'s sum, shifted into the exponent field."""
-    b = k.b
-    return _double(b, b.shl(b.add(_bits(k + _ROUNDER), _int(1023)), _int(52)))
-
-
-def _exp(x: _F) -> _F:
-    """``np.exp`` for one float64, vectorisable."""
-    return _exp_above(x, _EXP_MIN)
-
-
-def _exp_above(x: _F, low: float, factor: _F | None = None) -> _F:
-    """``exp(x)`` (times ``factor``, rounded once where the product is subnormal),
-    vectorisable, 0 below ``low``."""
-    # Outside the range the result is 0 or inf, set below: compute exp(0) there rather
-    # than a clamped argument, whose subnormal intermediates cost ~100 cycles each.
-    xc = _if((low <= x) & (x <= _EXP_MAX), x, 0.0)
-    k, p = _exp_reduced(xc)
-    p = p if factor is None else p * factor
-    # 2^k in two factors, each a normal number even when the result is subnormal
-    k1 = _floor(k * 0.5)
-    res = p * _pow2(k1) * _pow2(k - k1)
-    res = _if(x > _EXP_MAX, float("inf"), res)
-    res = _if(x < low, 0.0, res)
-    return _if(x != x, x, res)
-
-
 def _exp_reduced(x: _F) -> tuple[_F, _F]:
     """``exp(x) = 2^k * p``: ``k`` (an integer-valued float) and ``p``, the polynomial
     at ``r = x - k ln2``, ``|r| <= ln2/2``."""
     k = _floor(x * _LOG2E + 0.5)
     r = (x - k * _LN2_HI) - k * _LN2_LO
     return k, _horner(r, _EXP_POLY)
+
+
+_LG1 = 6.666666666666735130e-01
+_LG2 = 3.999999999940941908e-01
+_LG3 = 2.857142874366239149e-01
+_LG4 = 2.222219843214978396e-01
+_LG5 = 1.818357216161805012e-01
+_LG6 = 1.531383769920937332e-01
+_LG7 = 1.479819860511658591e-01
+
+
+def _log_of(f: _F, k: _F, c: Any) -> _F:
+    """``log(2^k (1 + f)) + c`` for ``1 + f`` in [sqrt(2)/2, sqrt(2)): fdlibm's Remez
+    polynomial in ``s = f / (2 + f)``."""
+    hfsq = 0.5 * f * f
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * _horner(w, (_LG6, _LG4, _LG2))
+    t2 = z * _horner(w, (_LG7, _LG5, _LG3, _LG1))
+    return s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
+
+
+# exp rounds to 0 below -745.13 and overflows above 709.78; log1p(e) is e below
+# 2**-54; softplus(x) is x above 37 (clamped at 40, where exp(-40) is still normal)
+_F64 = _Precision(_exp_reduced, -745.1332191019412, 709.782712893384, _log_of, 1e-20, 40.0)
+
+
+def _exp(x: _F) -> _F:
+    """``np.exp`` for one float64, vectorisable."""
+    return _exp_with(_F64, x)
 
 
 def _exp_bounded(x: _F) -> _F:
@@ -301,53 +419,12 @@ def _exp_term(x: _F) -> _F:
     partial sum it could change is below 2**-960, and vanishes beside 1) and where
     it costs a microcode assist of ~100 cycles per element (2% of the elements of
     rows spread over 2,000: 1 ms in 10**6 elements)."""
-    return _exp_above(x, _EXP_NORMAL_MIN)
-
-
-_LG1 = 6.666666666666735130e-01
-_LG2 = 3.999999999940941908e-01
-_LG3 = 2.857142874366239149e-01
-_LG4 = 2.222219843214978396e-01
-_LG5 = 1.818357216161805012e-01
-_LG6 = 1.531383769920937332e-01
-_LG7 = 1.479819860511658591e-01
-_SQRT2_HALF_BITS = 0x3FE6A09E00000000  # bits of about sqrt(2)/2: mantissa lower bound
-_ONE_BITS = 0x3FF0000000000000
-_MANTISSA = 0x000FFFFFFFFFFFFF
-
-
-def _log_of(f: _F, k: _F, c: Any) -> _F:
-    """``log(2^k (1 + f)) + c`` for ``1 + f`` in [sqrt(2)/2, sqrt(2)): fdlibm's Remez
-    polynomial in ``s = f / (2 + f)``."""
-    hfsq = 0.5 * f * f
-    s = f / (2.0 + f)
-    z = s * s
-    w = z * z
-    t1 = w * _horner(w, (_LG6, _LG4, _LG2))
-    t2 = z * _horner(w, (_LG7, _LG5, _LG3, _LG1))
-    return s * (hfsq + t1 + t2) + (k * _LN2_LO + c) - hfsq + f + k * _LN2_HI
-
-
-def _split(u: _F) -> tuple[_F, _F]:
-    """``u = 2^k (1 + f)`` with ``1 + f`` in [sqrt(2)/2, sqrt(2)): (k, f)."""
-    b = u.b
-    bits = b.add(_bits(u), _int(_ONE_BITS - _SQRT2_HALF_BITS))
-    exponent = b.sub(b.ashr(bits, _int(52)), _int(1023))
-    k = _double(b, b.add(exponent, _int(_ROUNDER_BITS))) - _ROUNDER
-    f = _double(b, b.add(b.and_(bits, _int(_MANTISSA)), _int(_SQRT2_HALF_BITS))) - 1.0
-    return k, f
+    return _exp_with(_F64, x, _EXP_NORMAL_MIN)
 
 
 def _log(x: _F) -> _F:
-    """``np.log`` for one float64, vectorisable: ``x = 2^k (1 + f)``, then fdlibm's
-    polynomial (subnormals scaled by 2^54 first)."""
-    sub = x < 2.2250738585072014e-308
-    k, f = _split(_if(sub, x * 18014398509481984.0, x))
-    res = _log_of(f, k - _if(sub, 54.0, 0.0), 0.0)
-    res = _if(x == float("inf"), float("inf"), res)
-    res = _if(x == 0.0, float("-inf"), res)
-    res = _if(x < 0.0, float("nan"), res)
-    return _if(x != x, x, res)
+    """``np.log`` for one float64, vectorisable: fdlibm's polynomial."""
+    return _log_with(_F64, x)
 
 
 def _log1p(x: _F) -> _F:
@@ -364,7 +441,7 @@ def _log1p(x: _F) -> _F:
     c = _if(near, 0.0, c)
     # log1p(x) is x when |x| < 2**-54; the polynomial on such x would underflow, and
     # each underflow costs a microcode assist (~100 cycles): compute with 0 instead.
-    tiny = _abs(x) < 1e-20
+    tiny = _abs(x) < _F64.tiny
     f = _if(tiny, 0.0, f)
     res = _log_of(f, k, c)
     res = _if(tiny, x, res)
@@ -381,25 +458,9 @@ def _sigmoid(x: _F) -> _F:
     return _if(x >= 0.0, r, _if(x == x, e * r, x))
 
 
-def _log1p_unit(e: _F) -> _F:
-    """``np.log1p`` of ``e`` in [0, 1] (or NaN): :func:`_log1p` without what other
-    arguments need.  ``1 + e = 2^k (1 + f)`` with ``k`` 0 (``e`` itself is ``f``, below
-    sqrt(2) - 1) or 1 (``f = (1 + e) / 2 - 1``, exact, and the rounding of ``1 + e``
-    restored by ``c``); a NaN stays NaN through the polynomial."""
-    u = 1.0 + e
-    near = e < 0.41421356237309503
-    tiny = e < 1e-20  # the polynomial would underflow (a microcode assist per element)
-    f = _if(near, _if(tiny, 0.0, e), u * 0.5 - 1.0)
-    c = _if(near, 0.0, (e - (u - 1.0)) / u)
-    res = _log_of(f, _if(near, 0.0, 1.0), c)
-    return _if(tiny, e, res)
-
-
 def _softplus(x: _F) -> _F:
     """``log(1 + exp(x))`` for one float64, vectorisable: ``max(x, 0) + log1p(exp(-|x|))``."""
-    # Above 40, x + log1p(exp(-x)) is x: exp(-40) keeps exp's result a normal number
-    # (a subnormal one costs a microcode assist) and gives x all the same.
-    return _if(x > 0.0, x, 0.0) + _log1p_unit(_exp(_if(x > 40.0, -40.0, -_abs(x))))
+    return _softplus_with(_F64, x)
 
 
 _LN2 = 0.6931471805599453
@@ -410,7 +471,7 @@ def _logaddexp(x: _F, y: _F) -> _F:
     plus ``log1p(exp(-|x - y|))`` (NaN where either is); ``x + log(2)`` where the two
     are equal (infinities of one sign too)."""
     d = x - y  # NaN where either is (and for infinities of one sign: equal)
-    res = _if(d > 0.0, x, y) + _log1p_unit(_exp(-_abs(d)))
+    res = _if(d > 0.0, x, y) + _log1p_unit(_F64, _exp(-_abs(d)))
     return _if(x == y, x + _LN2, res)
 
 

@@ -13,11 +13,11 @@ for the lower two.
 from __future__ import annotations
 
 from relgraph.backends.numba.vecmath import (
-    _EXP_MIN,
     _F,
+    _F64,
     _abs,
     _exp,
-    _exp_above,
+    _exp_with,
     _fma,
     _horner,
     _if,
@@ -108,7 +108,7 @@ def _erfc(x: _F) -> _F:
     hi = xl * xl
     lo = _fma(xl, xl, -hi)  # x*x = hi + lo exactly: exp(-x*x) = exp(-hi) (1 - lo)
     f = p / q
-    tail = _exp_above(-hi, _EXP_MIN, _fma(f, -lo, f))
+    tail = _exp_with(_F64, -hi, factor=_fma(f, -lo, f))
     tail = _if(a < _ERFC_ZERO, tail, 0.0)
     res = _if(x > 0.0, tail, 2.0 - tail)
     res = _if(a < 1.25, mid, res)
