@@ -18,6 +18,7 @@ import argparse
 import sys
 
 import numpy as np
+import scipy.special
 from numba import njit
 
 from relgraph.backends.numba import vecmath32
@@ -28,6 +29,8 @@ DOMAINS = {
     "tanh": (np.tanh, 12.0, True),
     "log": (np.log, float(np.finfo(np.float32).max), False),
     "softplus": (lambda v: np.logaddexp(0.0, v), 110.0, True),
+    "log1p": (np.log1p, float(np.finfo(np.float32).max), True),
+    "erf": (scipy.special.erf, 4.0, True),
 }
 CHUNK = 1 << 25
 

@@ -429,21 +429,27 @@ def _log(x: _F) -> _F:
 
 def _log1p(x: _F) -> _F:
     """``np.log1p`` for one float64, vectorisable (fdlibm's method)."""
+    return _log1p_with(_F64, x)
+
+
+def _log1p_with(p: _Precision, x: _F) -> _F:
+    """``np.log1p`` of one float, vectorisable: fdlibm's method, with the precision's
+    polynomial."""
     u = 1.0 + x
     k, f = _split(u)
     # 1 + x is rounded: c restores what the rounding lost (zero when k is large)
     c = _if(k >= 2.0, 1.0 - (u - x), x - (u - 1.0))
-    c = _if(k < 54.0, c / u, 0.0)
+    c = _if(k < _layout(x).mantissa + 2.0, c / u, 0.0)
     # near 0 (1 + x within [sqrt(2)/2, sqrt(2))) use x itself: no rounding at all
     near = (x > -0.2928932188134524) & (x < 0.41421356237309503)
     f = _if(near, x, f)
     k = _if(near, 0.0, k)
     c = _if(near, 0.0, c)
-    # log1p(x) is x when |x| < 2**-54; the polynomial on such x would underflow, and
-    # each underflow costs a microcode assist (~100 cycles): compute with 0 instead.
-    tiny = _abs(x) < _F64.tiny
+    # log1p(x) is x for tiny x; the polynomial on such x would underflow, and each
+    # underflow costs a microcode assist (~100 cycles): compute with 0 instead.
+    tiny = _abs(x) < p.tiny
     f = _if(tiny, 0.0, f)
-    res = _log_of(f, k, c)
+    res = p.log_of(f, k, c)
     res = _if(tiny, x, res)
     res = _if(x == float("inf"), float("inf"), res)
     res = _if(x == -1.0, float("-inf"), res)
