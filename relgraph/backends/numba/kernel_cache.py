@@ -52,6 +52,7 @@ _HELPERS = hashlib.sha256(
             "relgraph.backends.numba.kernels",
             "relgraph.backends.numba.linalg_kernels",
             "relgraph.backends.numba.reduce_kernels",
+            "relgraph.backends.numba.llvmfloat",
             "relgraph.backends.numba.vecmath",
             "relgraph.backends.numba.vecmath32",
             "relgraph.backends.numba.vecspecial",

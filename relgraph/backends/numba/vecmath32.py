@@ -31,20 +31,14 @@ from typing import Any
 
 from numba import types
 
+from relgraph.backends.numba.llvmfloat import _F, _abs, _floor, _fma, _horner, _if, _vectorised
 from relgraph.backends.numba.vecmath import (
-    _F,
-    _abs,
     _exp_with,
-    _floor,
-    _fma,
-    _horner,
-    _if,
     _log1p_with,
     _log_with,
     _pow2,
     _Precision,
     _softplus_with,
-    _vectorised,
 )
 
 __all__ = ["exp", "tanh", "log", "log1p", "softplus", "erf"]

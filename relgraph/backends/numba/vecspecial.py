@@ -12,19 +12,8 @@ for the lower two.
 
 from __future__ import annotations
 
-from relgraph.backends.numba.vecmath import (
-    _F,
-    _F64,
-    _abs,
-    _exp,
-    _exp_with,
-    _fma,
-    _horner,
-    _if,
-    _log,
-    _log1p,
-    _vectorised,
-)
+from relgraph.backends.numba.llvmfloat import _F, _abs, _fma, _horner, _if, _vectorised
+from relgraph.backends.numba.vecmath import _F64, _exp, _exp_with, _log, _log1p
 
 __all__ = ["erf", "erfc", "log_ndtr"]
 
