@@ -11,10 +11,12 @@ this process, with the same cache.
 
 from __future__ import annotations
 
+import threading
 import time
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,7 +119,9 @@ def rewrite_many(
     Returns
     -------
     Batch
-        The rewritten programs in input order; ``batch.errors`` the failures.
+        The rewritten programs in input order; ``batch.errors`` the failures (a
+        program whose worker died; every program not done once the cluster has had
+        no worker for ``NO_WORKERS_TIMEOUT`` seconds).
 
     Examples
     --------
@@ -330,7 +334,9 @@ def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
     """Batches of programs as tasks.  The rewriter travels in each task, not as a
     scattered replica: a worker that dies with the only replica would make the
     scheduler cancel every task still to run.  A batch that fails (its worker died)
-    is sent again one program a task, so that only the program at fault fails."""
+    is sent again one program a task, so that only the program at fault fails.  If the
+    cluster has no worker for :data:`NO_WORKERS_TIMEOUT` seconds, the programs not
+    done fail, saying so."""
     from distributed import as_completed  # lazy: the dask extra
 
     workers = max(1, len(client.scheduler_info().get("workers", {})))
@@ -344,30 +350,90 @@ def _on_client(client, todo, rewriter, cache, compile, batch_size, bar) -> list:
         submitted.append(future)
         return future
 
-    futures = [submit(todo[k : k + size]) for k in range(0, len(todo), size)]
-    pending = as_completed(futures)
+    pending = as_completed([submit(todo[k : k + size]) for k in range(0, len(todo), size)])
     rows: list = []
-    try:
-        for future in pending:
-            chunk, attempt = chunk_of.pop(future.key)
-            try:
-                # Waits if the result was lost with its worker and is computed again.
-                rows += future.result()
-                bar.update(len(chunk))
-            except Exception as exc:  # the worker died, or the task was cancelled
-                if len(chunk) > 1:
+    with _Watch(client, submitted) as watch:
+        try:
+            for future in pending:
+                chunk, attempt = chunk_of.pop(future.key)
+                outcome = _outcome(future)
+                if isinstance(outcome, list):
+                    rows += outcome
+                elif len(chunk) > 1 and not watch.gone:
                     for row in chunk:
                         pending.add(submit([row]))
                     continue
-                if attempt < RETRIES:  # it may only have been queued where another died
-                    pending.add(submit(chunk, attempt + 1))
+                elif attempt < RETRIES and not watch.gone:  # it may only have been
+                    pending.add(submit(chunk, attempt + 1))  # queued where another died
                     continue
-                rows += [(i, None, None, False, _error(i, item, exc)) for i, item in chunk]
-                bar.update(1)
-    except BaseException:
-        client.cancel(submitted)
-        raise
+                else:
+                    error = watch.gone or outcome
+                    rows += [(i, None, None, False, _error(i, item, error)) for i, item in chunk]
+                bar.update(len(chunk))
+        except BaseException:
+            client.cancel(submitted)
+            raise
     return rows
+
+
+def _outcome(future: Any) -> list | BaseException:
+    """A completed task's rows (a result lost with its worker is computed again
+    first), or the exception it failed with.  The exception is looked up rather than
+    raised here, or if raised, its traceback is dropped: the client keeps the error
+    of a failed task, and its traceback, through this frame and distributed's,
+    would keep the batch's futures alive as long as the client (and the cluster
+    computes the tasks of the futures held again after every worker death)."""
+    if future.status == "finished":
+        try:
+            return future.result()
+        except Exception as exc:  # cancelled meanwhile: the cluster lost its workers
+            exc.__traceback__ = None
+    return future.exception() or CancelledError(f"task {future.key} was cancelled")
+
+
+# How long a batch waits while the cluster has no worker (they died and were not
+# started again, or a cluster that scales from zero has not started one) before the
+# programs not done fail; and how often it looks.
+NO_WORKERS_TIMEOUT = 60.0
+_POLL = 1.0
+
+
+class _Watch:
+    """While a batch runs, a thread that looks at the cluster every :data:`_POLL`
+    seconds; once it has had no worker for :data:`NO_WORKERS_TIMEOUT` seconds in a
+    row, it cancels the batch's tasks (so that the waits on them end) and ``gone``
+    is the error the programs not done fail with."""
+
+    def __init__(self, client: Any, submitted: list):
+        self.client, self.submitted = client, submitted
+        self.gone: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="relgraph-fleet-watch", daemon=True)
+
+    def __enter__(self) -> _Watch:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        since = time.monotonic()
+        while not self._stop.wait(_POLL):
+            try:
+                if self.client.scheduler_info().get("workers"):
+                    since = time.monotonic()
+                    continue
+                if time.monotonic() - since > NO_WORKERS_TIMEOUT:
+                    self.gone = RuntimeError(
+                        f"not run: the cluster has had no workers for {NO_WORKERS_TIMEOUT:g} s "
+                        "(they died and were not started again)"
+                    )
+                    self.client.cancel(list(self.submitted))
+                    return
+            except Exception:  # the client closed: the batch's waits end by themselves
+                return
 
 
 def _build_functions(items: list, done: dict) -> None:
