@@ -2,7 +2,7 @@
 
 Run from the repository root (about two minutes per function on two cores)::
 
-    python benchmarks/check_float32_math.py [exp tanh log softplus]
+    python benchmarks/check_float32_math.py [exp tanh log softplus log1p erf]
 
 The tests sample about a million values per function; this runs each function on every
 float32 of its domain (beyond it the result is a constant the specials check), in
