@@ -293,6 +293,7 @@ KILLER = textwrap.dedent(
         # no workers left)
         dask.config.set({"distributed.scheduler.allowed-failures": 1,
                          "distributed.deploy.lost-worker-timeout": "600s"})
+        rg.frontend.fleet.NO_WORKERS_TIMEOUT = 600.0  # however long a restart takes
         with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster:
             with Client(cluster) as client:
                 programs = [rg.exp(rg.vector(f"x{i}")) for i in range(8)]
