@@ -33,6 +33,11 @@ __all__ = ["rewrite_many", "compile_many", "Batch"]
 # Tries more for a program alone in its task whose worker died: a task queued on a
 # worker that another program killed counts that death against itself.
 RETRIES = 1
+# How long a batch waits while the cluster has no worker (they died and were not
+# started again, or a cluster that scales from zero has not started one) before the
+# programs not done fail; and how often it looks.
+NO_WORKERS_TIMEOUT = 60.0
+_POLL = 1.0
 
 
 @dataclass
@@ -389,13 +394,6 @@ def _outcome(future: Any) -> list | BaseException:
         except Exception as exc:  # cancelled meanwhile: the cluster lost its workers
             exc.__traceback__ = None
     return future.exception() or CancelledError(f"task {future.key} was cancelled")
-
-
-# How long a batch waits while the cluster has no worker (they died and were not
-# started again, or a cluster that scales from zero has not started one) before the
-# programs not done fail; and how often it looks.
-NO_WORKERS_TIMEOUT = 60.0
-_POLL = 1.0
 
 
 class _Watch:
