@@ -210,12 +210,12 @@ def _exp(x: _F) -> _F:
     return _exp_with(_F64, x)
 
 
-def _exp_bounded(x: _F) -> _F:
-    """``exp(x)`` for ``x`` in [0, 44] (``tanh``'s ``exp(2|x|)``, clamped): the
-    polynomial of :func:`_exp` and one power of two, with nothing to overflow,
-    underflow or be NaN (those checks took a sixth of ``tanh``'s time)."""
-    k, p = _exp_reduced(x)
-    return p * _pow2(k)
+def _exp_bounded(p: _Precision, x: _F) -> _F:
+    """``exp(x)`` for ``x`` from 0 to where ``tanh``'s ``exp(2|x|)`` is clamped: the
+    precision's polynomial and one power of two, with nothing to overflow, underflow
+    or be NaN (those checks took a sixth of ``tanh``'s time)."""
+    k, y = p.exp_reduced(x)
+    return y * _pow2(k)
 
 
 _EXP_NORMAL_MIN = -708.3964185322641  # log(2**-1022): below, exp is subnormal
@@ -297,7 +297,7 @@ def _tanh(x: _F) -> _F:
     """``np.tanh`` for one float64, vectorisable (Cephes' method): a rational function
     of ``x*x`` below 0.625, ``1 - 2 / (exp(2|x|) + 1)`` above (1 beyond 22)."""
     z = _abs(x)
-    e = _exp_bounded(2.0 * _if(z < 22.0, z, 22.0))  # NaN and inf clamp to 22 too
+    e = _exp_bounded(_F64, 2.0 * _if(z < 22.0, z, 22.0))  # NaN and inf clamp to 22 too
     big = 1.0 - 2.0 / (e + 1.0)
     big = _if(x > 0.0, big, -big)
     xs = _if(z < 0.625, x, 0.0)  # the small branch only where it is used: no overflow

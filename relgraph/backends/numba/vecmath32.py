@@ -33,10 +33,10 @@ from numba import types
 
 from relgraph.backends.numba.llvmfloat import _F, _abs, _floor, _fma, _horner, _if, _vectorised
 from relgraph.backends.numba.vecmath import (
+    _exp_bounded,
     _exp_with,
     _log1p_with,
     _log_with,
-    _pow2,
     _Precision,
     _softplus_with,
 )
@@ -68,8 +68,7 @@ _TANH_POLY = (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422
 def _tanh(x: _F) -> _F:
     """``np.tanh`` for one float32, vectorisable."""
     z = _abs(x)
-    k, p = _exp_reduced(2.0 * _if(z < 10.0, z, 10.0))  # NaN and inf clamp to 10 too
-    e = p * _pow2(k)  # exp(2|x|) for 2|x| <= 20: no overflow, no subnormal
+    e = _exp_bounded(_F32, 2.0 * _if(z < 10.0, z, 10.0))  # NaN and inf clamp to 10 too
     big = 1.0 - 2.0 / (e + 1.0)
     xs = _if(z < 0.625, x, 0.0)  # the small branch only where it is used
     s = xs * xs
