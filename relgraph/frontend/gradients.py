@@ -102,7 +102,7 @@ def value_and_grad(
     ('sum(x * x)', '(2 * x)')
     >>> f = rg.value_and_grad(lambda w, b: np.sum((w * 3.0 + b) ** 2), argnums=(0, 1))
     >>> f(np.array([1.0, 2.0]), np.float64(1.0))
-    (array(65.), (array([24., 42.]), array(22.)))
+    (np.float64(65.0), (array([24., 42.]), np.float64(22.0)))
     """
     return _differentiate(f, wrt, argnums, True, (include, exclude, require), jit_options)
 

@@ -34,6 +34,7 @@ from relgraph.frontend.tracing import (
     Traced,
     flatten,
     name_of,
+    numpy_results,
     outputs_of,
     rebuild,
     symbols_for,
@@ -157,6 +158,9 @@ class Specialization:
         :func:`relgraph.op_cost` of the traced and the rewritten program.
     seconds : dict
         Time spent tracing, rewriting and compiling.
+    deliver : callable or None
+        Turns the kernel's results into what the function returns (its nesting, numpy
+        scalars where numpy gives them); None where they are that already.
     """
 
     signature: tuple
@@ -169,6 +173,7 @@ class Specialization:
     cost_after: float
     seconds: dict[str, float] = field(default_factory=dict)
     from_disk: bool = False
+    deliver: Callable[[Any], Any] | None = None
 
     def __repr__(self) -> str:
         names = ", ".join(f"{s.name}: {_type_text(s.type)}" for s in self.inputs)
@@ -269,7 +274,7 @@ class JitFunction:
             found = again.function.repeat_call(args, None)
             if found is not None:
                 self.last = again
-                return found if again.function.single else rebuild(again.rewritten, iter(found))
+                return found if again.deliver is None else again.deliver(found)
         # The common case: positional arrays, keyed by (type, dtype, ndim) in C.
         try:
             key, exact = tuple(map(_SIGNATURE_OF, args)), True
@@ -419,7 +424,7 @@ class JitFunction:
         rewritten, report, from_disk = self._rewrite(traced)
         if self.derive is not None:
             rewritten, again, _ = self._rewrite(self.derive(tuple(symbols), rewritten))
-            report = _joined(tuple(r for r in (report, again) if r is not None))
+            report = RewriteReport.joined(tuple(r for r in (report, again) if r is not None))
         t2 = time.perf_counter()
         outputs = flatten(rewritten)
         single = not isinstance(rewritten, (tuple, list))
@@ -445,6 +450,8 @@ class JitFunction:
             cost_after=_cost(rewritten),
             seconds={"trace": t1 - t0, "rewrite": t2 - t1, "compile": t3 - t2},
             from_disk=from_disk,
+            # numpy's result types follow the program as written (not its gradient's)
+            deliver=numpy_results(traced if self.derive is None else rewritten),
         )
 
     def _rewrite(self, traced: Any) -> tuple[Any, RewriteReport | None, bool]:
@@ -460,7 +467,7 @@ class JitFunction:
         done = [self.rewriter.apply(o) if type(o) is Term else (o, None) for o in outs]
         rewritten = rebuild(traced, iter([d[0] for d in done]))
         reports = tuple(d[1] for d in done if d[1] is not None)
-        report = reports[0] if len(reports) == 1 else _joined(reports)
+        report = reports[0] if len(reports) == 1 else RewriteReport.joined(reports)
         if digest:
             rewrite_cache.store(digest, rewritten, report)
         return rewritten, report, False
@@ -494,11 +501,9 @@ class JitFunction:
 
 
 def _caller(spec: Specialization) -> Callable[..., Any]:
-    """Runs the kernel and gives the results in the structure the function returned."""
-    f = spec.function
-    if f.single:
-        return f.__call__
-    return lambda *args: rebuild(spec.rewritten, iter(f(*args)))
+    """Runs the kernel and gives the results as the function returned them."""
+    f, deliver = spec.function, spec.deliver
+    return f.__call__ if deliver is None else (lambda *args: deliver(f(*args)))
 
 
 def jit_query(include: Iterable[str], exclude: Iterable[str], require: Iterable[str]) -> tuple:
@@ -570,19 +575,6 @@ def _sized_key(call: _Call, positions: tuple[int, ...]) -> tuple:
     if not positions:
         return call.key
     return (*call.key, ("sizes", tuple(tuple(np.shape(call.values[i])) for i in positions)))
-
-
-def _joined(reports: tuple[RewriteReport, ...]) -> RewriteReport | None:
-    if not reports:
-        return None
-    return RewriteReport(
-        name="outputs",
-        passes=max(r.passes for r in reports),
-        time=sum(r.time for r in reports),
-        nodes_before=sum(r.nodes_before for r in reports),
-        nodes_after=sum(r.nodes_after for r in reports),
-        children=reports,
-    )
 
 
 def _cost(program: Any) -> float:

@@ -32,7 +32,7 @@ from relgraph.terms.types import TensorType
 
 __all__ = [
     "trace", "Traced", "MAX_CONSTANT_BYTES", "symbols_for", "flatten", "rebuild", "name_of",
-    "SizeUnknown", "positional_names",
+    "SizeUnknown", "positional_names", "numpy_results",
 ]  # fmt: skip
 
 #: The largest closed-over array (in bytes) a traced function may bake into its term.
@@ -172,6 +172,51 @@ def rebuild(structure: Any, leaves: Any) -> Any:
     if isinstance(structure, (tuple, list)):
         return type(structure)(rebuild(item, leaves) for item in structure)
     return next(leaves)
+
+
+#: Ops whose 0-d result numpy gives as a 0-d array where their operand is an array: a
+#: reshape, ``.T`` or ``.astype`` of an array is an array, of a numpy scalar a scalar.
+_LIKE_OPERAND = frozenset(
+    {"reshape", "reshape_as", "squeeze", "transpose", "astype", "broadcast_to", "expand_as"}
+)
+
+
+def numpy_scalar(term: Any) -> bool:
+    """Whether numpy gives the 0-d result ``term`` as a numpy scalar, as its
+    reductions, products, ufuncs and ``x[i]`` do, rather than a 0-d array
+    (``np.where``, or an input the function returns, as given).
+
+    >>> import relgraph as rg
+    >>> x, s = rg.vector("x"), rg.scalar("s")
+    >>> numpy_scalar(rg.sum(x)), numpy_scalar(rg.where(s > 0, s, 0.0)), numpy_scalar(s)
+    (True, False, False)
+    """
+    while type(term) is Term and term.op.name in _LIKE_OPERAND:
+        term = term.args[0]
+        if typeof(term).ndim:  # np.reshape(x[:1], ()): an array
+            return False
+    if type(term) is Term:
+        return term.op.name != "where"
+    return not isinstance(term, Symbol)
+
+
+def numpy_results(structure: Any) -> Callable[[Any], Any] | None:
+    """How a compiled program's results (one array, or a list of them in the order of
+    :func:`flatten`) become what the traced function returns: ``structure``'s nesting,
+    and a numpy scalar where numpy gives one (:func:`numpy_scalar`; the kernels give
+    every 0-d result as a 0-d array).  None where the results are that already."""
+    leaves = flatten(structure)
+    scalar = tuple(typeof(leaf).ndim == 0 and numpy_scalar(leaf) for leaf in leaves)
+    if not isinstance(structure, (tuple, list)):
+        return _as_scalar if scalar[0] else None
+    return lambda results: rebuild(
+        structure, (_as_scalar(r) if s else r for r, s in zip(results, scalar))
+    )
+
+
+def _as_scalar(result: Any) -> Any:
+    """A 0-d ndarray's value as a numpy scalar of its dtype (a lazy dask array stays)."""
+    return result[()] if type(result) is np.ndarray else result
 
 
 def _binary(ufunc: np.ufunc) -> tuple[Callable, Callable]:

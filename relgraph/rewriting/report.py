@@ -91,6 +91,17 @@ class RewriteReport:
     children: tuple[RewriteReport, ...] = ()
     trace: tuple[Application, ...] = ()
 
+    @staticmethod
+    def joined(reports: tuple[RewriteReport, ...], name: str = "outputs") -> RewriteReport | None:
+        """One report over runs on separate terms (a program's outputs), None for none."""
+        if not reports:
+            return None
+        return RewriteReport(
+            name, max(r.passes for r in reports), sum(r.time for r in reports),
+            sum(r.nodes_before for r in reports), sum(r.nodes_after for r in reports),
+            children=reports,
+        )  # fmt: skip
+
     @property
     def applied(self) -> tuple[Application, ...]:
         """The trace of this run and its children, in order."""

@@ -166,6 +166,48 @@ def test_several_results_keep_their_structure(rng):
     assert two == 2.0
 
 
+SCALAR_RESULTS = [
+    lambda x, s: np.sum(x),
+    lambda x, s: x @ x,
+    lambda x, s: x.mean() + s,
+    lambda x, s: x[0] * 2,
+    lambda x, s: np.all(x > 0),
+    lambda x, s: np.argmax(x),
+    lambda x, s: np.sum(x > 0).astype(np.int8),
+    lambda x, s: np.where(s > 0, s, 0.0),  # numpy: a 0-d array
+    lambda x, s: np.reshape(s, ()) * 1,
+    lambda x, s: np.reshape(s, ()).astype(np.float32),  # a 0-d array in numpy
+    lambda x, s: (np.reshape(x[:1], ()), np.broadcast_to(s, ()), s.T, x[2:3].reshape(())),
+    lambda x, s: (np.sum(x), x * 2, [np.exp(s), np.where(s > 0, x[0], s)]),
+]
+
+
+def same_types_and_values(got, want):
+    if isinstance(want, (tuple, list)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            same_types_and_values(g, w)
+        return
+    assert type(got) is type(want), (got, want)
+    assert np.result_type(got) == np.result_type(want)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fn", SCALAR_RESULTS, ids=range(len(SCALAR_RESULTS)))
+def test_results_have_numpys_types(fn, rng):
+    """A 0-d result is a numpy scalar where numpy gives one (a loss, ``x @ y``,
+    ``x[0]``: ``json.dumps`` and ``isinstance(r, float)`` take it) and a 0-d array where
+    numpy gives that (``np.where``, a reshape of an array), on the numpy tier, the kernel
+    and its fast call.  A shape Op's 0-d result is its operand's one element in the
+    kernel (a 0-d reshape failed to compile)."""
+    x, s = rng.normal(size=5), np.array(0.5)
+    want = fn(x, s)
+    for compile in ("never", "eager"):
+        f = rg.jit(fn, compile=compile)
+        for _ in range(3):  # the checked call, then the fast call
+            same_types_and_values(f(x, s), want)
+
+
 def test_static_keyword_and_default_arguments(rng):
     @rg.jit(static_argnames=["axis"], compile="eager")
     def softmax(x, axis=-1, shift=True):

@@ -345,12 +345,23 @@ def _array_code_diag(op: Diag, node: Any) -> str:
 @array_code.register
 def _array_code_transpose(op: Transpose, node: Any) -> str:
     axes = op.param_values(node.args)["axes"]
-    return "np.transpose({0})" if axes is None else f"np.transpose({{0}}, {axes!r})"
+    return _one_value(node) or (
+        "np.transpose({0})" if axes is None else f"np.transpose({{0}}, {axes!r})"
+    )
 
 
 @array_code.register
 def _array_code_reshape(op: Reshape, node: Any) -> str:
-    return f"np.ascontiguousarray({{0}}).reshape({op.param_values(node.args)['shape']!r})"
+    shape = op.param_values(node.args)["shape"]
+    return _one_value(node) or f"np.ascontiguousarray({{0}}).reshape({shape!r})"
+
+
+def _one_value(node: Any) -> str | None:
+    """The code of a shape Op whose result is 0-d (the kernel holds it as a scalar, as
+    it holds every 0-d value): its operand's one element; None for another result."""
+    if typeof(node).ndim:
+        return None
+    return "{0}" if typeof(node.args[0]).ndim == 0 else "np.asarray({0}).ravel()[0]"
 
 
 @array_code.register
@@ -366,12 +377,13 @@ def _array_code_squeeze(op: Squeeze, node: Any) -> str:
     x = typeof(node.args[0])
     drop = op.dropped(x.shape, op.param_values(node.args)["axis"])
     dims = [f"{{0}}.shape[{k}]" for k in range(x.ndim) if k not in drop]
-    return f"np.ascontiguousarray({{0}}).reshape({_dims(dims)})"
+    return _one_value(node) or f"np.ascontiguousarray({{0}}).reshape({_dims(dims)})"
 
 
 @array_code.register
 def _array_code_broadcastto(op: BroadcastTo, node: Any) -> str:
-    return f"np.broadcast_to({{0}}, {op.param_values(node.args)['shape']!r})"
+    shape = op.param_values(node.args)["shape"]
+    return _one_value(node) or f"np.broadcast_to({{0}}, {shape!r})"
 
 
 @array_code.register
@@ -409,7 +421,7 @@ def _index(key: tuple, array: str) -> str:
 
 @array_code.register
 def _array_code_reshape_as(op: ReshapeAs, node: Any) -> str:
-    return "np.ascontiguousarray({0}).reshape({1}.shape)"
+    return _one_value(node) or "np.ascontiguousarray({0}).reshape({1}.shape)"
 
 
 @array_code.register
