@@ -391,8 +391,9 @@ class JitFunction:
                 self.specializations[found.signature] = found
             return found
 
-    def _trace(self, call: _Call) -> tuple[list[Symbol], Any]:
-        """The call's input symbols and the traced program.  Where the code reads a
+    def _trace(self, call: _Call, scalars: list) -> tuple[list[Symbol], Any]:
+        """The call's input symbols and the traced program (``scalars``: see
+        :func:`~relgraph.frontend.tracing.outputs_of`).  Where the code reads a
         size (``x.shape[1]``), the arguments that size depends on are typed with
         their shapes, and the function traced again; later calls are specialised on
         those sizes (and only those)."""
@@ -403,9 +404,9 @@ class JitFunction:
                 for i, (n, v) in enumerate(zip(call.names, call.values))
             ]
             try:
-                traced = outputs_of(
-                    call.invoke, [Traced(s) for s in symbols], self.max_constant_bytes
-                )
+                scalars.clear()
+                args = [Traced(s) for s in symbols]
+                traced = outputs_of(call.invoke, args, self.max_constant_bytes, scalars)
                 break
             except SizeUnknown as exc:
                 depends = free_symbols([exc.term])
@@ -419,7 +420,8 @@ class JitFunction:
 
     def _build(self, call: _Call) -> Specialization:
         t0 = time.perf_counter()
-        symbols, traced = self._trace(call)
+        scalars: list[bool] = []
+        symbols, traced = self._trace(call, scalars)
         t1 = time.perf_counter()
         rewritten, report, from_disk = self._rewrite(traced)
         if self.derive is not None:
@@ -450,8 +452,7 @@ class JitFunction:
             cost_after=_cost(rewritten),
             seconds={"trace": t1 - t0, "rewrite": t2 - t1, "compile": t3 - t2},
             from_disk=from_disk,
-            # numpy's result types follow the program as written (not its gradient's)
-            deliver=numpy_results(traced if self.derive is None else rewritten),
+            deliver=numpy_results(*_results_as(traced, rewritten, scalars, self.derive)),
         )
 
     def _rewrite(self, traced: Any) -> tuple[Any, RewriteReport | None, bool]:
@@ -504,6 +505,14 @@ def _caller(spec: Specialization) -> Callable[..., Any]:
     """Runs the kernel and gives the results as the function returned them."""
     f, deliver = spec.function, spec.deliver
     return f.__call__ if deliver is None else (lambda *args: deliver(f(*args)))
+
+
+def _results_as(traced: Any, rewritten: Any, scalars: list, derive: Any) -> tuple[Any, list]:
+    """The results' nesting, and which are numpy scalars where 0-d: the function's;
+    for a program ``derive`` made (a value and gradients), every 0-d result."""
+    if derive is None:
+        return traced, scalars
+    return rewritten, [True] * len(flatten(rewritten))
 
 
 def jit_query(include: Iterable[str], exclude: Iterable[str], require: Iterable[str]) -> tuple:

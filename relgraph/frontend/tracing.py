@@ -73,19 +73,25 @@ def trace(fn: Callable[..., Any], *types: Any, max_constant_bytes: int = MAX_CON
     return outputs_of(fn, [Traced(s) for s in symbols], max_constant_bytes)
 
 
-def outputs_of(fn: Callable[..., Any], args: list, max_constant_bytes: int) -> Any:
+def outputs_of(
+    fn: Callable[..., Any], args: list, max_constant_bytes: int, scalars: list | None = None
+) -> Any:
     """``fn(*args)`` with every traced value in its result (nested tuples and lists
-    kept) replaced by its term."""
+    kept) replaced by its term.  ``scalars``, where given, receives per term (in the
+    order of :func:`flatten`) whether numpy gives it as a numpy scalar where it is 0-d
+    (:func:`numpy_scalar`)."""
     with numpy_api.constant_limit(max_constant_bytes):
         result = with_twins(fn)(*args)
-        return _terms(result, fn)
+        return _terms(result, fn, [] if scalars is None else scalars)
 
 
-def _terms(result: Any, fn: Callable[..., Any]) -> Any:
+def _terms(result: Any, fn: Callable[..., Any], scalars: list) -> Any:
     if isinstance(result, (tuple, list)):
-        return type(result)(_terms(r, fn) for r in result)
+        return type(result)(_terms(r, fn, scalars) for r in result)
     if isinstance(result, Traced):
+        scalars.append(not result.array and numpy_scalar(result.term))
         return result.term
+    scalars.append(not isinstance(result, np.ndarray))  # a constant, as it is
     try:
         return numpy_api.term_of(result)
     except UnsupportedError:
@@ -179,34 +185,36 @@ def rebuild(structure: Any, leaves: Any) -> Any:
 _LIKE_OPERAND = frozenset(
     {"reshape", "reshape_as", "squeeze", "transpose", "astype", "broadcast_to", "expand_as"}
 )
+#: numpy functions that give a 0-d result as a 0-d array (its ufuncs, reductions and
+#: products give a numpy scalar).
+_ARRAY_RESULTS = frozenset({np.where, np.select, np.piecewise, np.copy})
 
 
 def numpy_scalar(term: Any) -> bool:
-    """Whether numpy gives the 0-d result ``term`` as a numpy scalar, as its
-    reductions, products, ufuncs and ``x[i]`` do, rather than a 0-d array
-    (``np.where``, or an input the function returns, as given).
+    """Whether numpy gives the 0-d result ``term`` as a numpy scalar, as its ufuncs,
+    reductions, products and ``x[i]`` do, rather than a 0-d array (a reshape of an
+    array, or an input the function returns, as given).  A traced value also knows
+    whether numpy's function that made it gives arrays (``np.where``).
 
     >>> import relgraph as rg
     >>> x, s = rg.vector("x"), rg.scalar("s")
-    >>> numpy_scalar(rg.sum(x)), numpy_scalar(rg.where(s > 0, s, 0.0)), numpy_scalar(s)
+    >>> numpy_scalar(rg.sum(x)), numpy_scalar(rg.reshape(x, ())), numpy_scalar(s)
     (True, False, False)
     """
     while type(term) is Term and term.op.name in _LIKE_OPERAND:
         term = term.args[0]
         if typeof(term).ndim:  # np.reshape(x[:1], ()): an array
             return False
-    if type(term) is Term:
-        return term.op.name != "where"
-    return not isinstance(term, Symbol)
+    return type(term) is Term or not isinstance(term, Symbol)
 
 
-def numpy_results(structure: Any) -> Callable[[Any], Any] | None:
+def numpy_results(structure: Any, scalars: list[bool]) -> Callable[[Any], Any] | None:
     """How a compiled program's results (one array, or a list of them in the order of
     :func:`flatten`) become what the traced function returns: ``structure``'s nesting,
-    and a numpy scalar where numpy gives one (:func:`numpy_scalar`; the kernels give
-    every 0-d result as a 0-d array).  None where the results are that already."""
+    and a numpy scalar where ``scalars`` (per term) says numpy gives one (the kernels
+    give every 0-d result as a 0-d array).  None where the results are that already."""
     leaves = flatten(structure)
-    scalar = tuple(typeof(leaf).ndim == 0 and numpy_scalar(leaf) for leaf in leaves)
+    scalar = tuple(typeof(leaf).ndim == 0 and s for leaf, s in zip(leaves, scalars))
     if not isinstance(structure, (tuple, list)):
         return _as_scalar if scalar[0] else None
     return lambda results: rebuild(
@@ -320,11 +328,12 @@ class Traced:
     'where(x == 0, 1.0, x)[1:]'
     """
 
-    __slots__ = ("term", "_owned", "_viewed")
+    __slots__ = ("term", "_owned", "_viewed", "array")
     __hash__ = None  # type: ignore[assignment]  # == builds a term, as on arrays
 
-    def __init__(self, term: Any, owned: bool | None = None):
+    def __init__(self, term: Any, owned: bool | None = None, array: bool = False):
         self.term = term
+        self.array = array  # numpy's function gives it as an array where it is 0-d
         # Whether writing into it is numpy's meaning: an array the function made (not
         # an argument, not a view of one), no view of which was taken before.
         self._owned = _computed(term) if owned is None else owned
@@ -342,7 +351,7 @@ class Traced:
 
     def __array_function__(self, func, types, args, kwargs):
         if func is np.copy:
-            return Traced(numpy_api.term_of(args[0]), owned=True)
+            return Traced(numpy_api.term_of(args[0]), owned=True, array=True)
         result = numpy_api.function_term(func, args, kwargs)
         if isinstance(result, tuple):  # np.linalg.slogdet
             return tuple(Traced(r) if isinstance(r, TermOps) else r for r in result)
@@ -350,7 +359,9 @@ class Traced:
             for a in args:
                 if isinstance(a, Traced):
                     a._viewed = True
-        return Traced(result) if isinstance(result, TermOps) else result
+        if not isinstance(result, TermOps):
+            return result
+        return Traced(result, array=func in _ARRAY_RESULTS)
 
     __add__, __radd__ = _binary(np.add)
     __sub__, __rsub__ = _binary(np.subtract)

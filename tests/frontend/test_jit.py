@@ -175,6 +175,7 @@ SCALAR_RESULTS = [
     lambda x, s: np.argmax(x),
     lambda x, s: np.sum(x > 0).astype(np.int8),
     lambda x, s: np.where(s > 0, s, 0.0),  # numpy: a 0-d array
+    lambda x, s: (np.nanmax(x), np.nanmean(x), np.where(x > 0, x, 0.0).sum()),
     lambda x, s: np.reshape(s, ()) * 1,
     lambda x, s: np.reshape(s, ()).astype(np.float32),  # a 0-d array in numpy
     lambda x, s: (np.reshape(x[:1], ()), np.broadcast_to(s, ()), s.T, x[2:3].reshape(())),
