@@ -219,13 +219,19 @@ def _truth(all_: bool) -> Callable[..., Any]:
     def build(a, axis=None, out=None, keepdims=False, **rest):
         _check_defaults("numpy.all" if all_ else "numpy.any", {"out": out, **rest},
                         {"out": None, "where": np._NoValue})  # fmt: skip
-        truth = term_of(a)
-        if typeof(truth).dtype != np.bool_:
-            truth = ops.astype(truth, "bool")  # NaN is true, as bool(nan)
-        count = ops.sum(ops.logical_not(truth) if all_ else truth, _axis(axis), keepdims)
+        count = _count(a, axis, keepdims, false=all_)
         return ops.equal(count, 0) if all_ else ops.greater(count, 0)
 
     return build
+
+
+def _count(a: Any, axis: Any = None, keepdims: bool = False, false: bool = False) -> Any:
+    """The true (``false``: false) elements of ``a`` along ``axis``, in numpy's intp
+    (``np.count_nonzero``); NaN is true, as ``bool(nan)``."""
+    truth = term_of(a)
+    if typeof(truth).dtype != np.bool_:
+        truth = ops.astype(truth, "bool")
+    return ops.sum(ops.logical_not(truth) if false else truth, _axis(axis), keepdims)
 
 
 def _axis(axis: Any) -> Any:
@@ -448,6 +454,7 @@ FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.min: _reduction(ops.min), np.amin: _reduction(ops.min),
     np.mean: _reduction(ops.mean), np.var: _variance, np.std: _std,
     np.any: _truth(False), np.all: _truth(True),
+    np.count_nonzero: lambda a, axis=None, *, keepdims=False: _count(a, axis, keepdims),
     np.where: _where, np.clip: _clip, np.round: _round, np.around: _round,
     np.nan_to_num: _nan_to_num, np.isclose: _isclose,
     np.allclose: lambda *args, **kwargs: _truth(True)(_isclose(*args, **kwargs)),

@@ -187,7 +187,8 @@ _LIKE_OPERAND = frozenset(
 )
 #: numpy functions that give a 0-d result as a 0-d array (its ufuncs, reductions and
 #: products give a numpy scalar).
-_ARRAY_RESULTS = frozenset({np.where, np.select, np.piecewise, np.copy})
+_ARRAY_RESULTS = frozenset({np.where, np.select, np.piecewise, np.copy, np.zeros_like,
+                            np.ones_like, np.empty_like, np.full_like})  # fmt: skip
 
 
 def numpy_scalar(term: Any) -> bool:

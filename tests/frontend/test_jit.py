@@ -421,6 +421,7 @@ EVERYDAY = [
     lambda x: np.where(np.isnan(x), np.zeros_like(x), x) + np.isinf(x) + np.isfinite(x),
     lambda x: np.arctan2(x, x[::-1]) + np.hypot(x, 2.0) + np.sinh(x) / np.cosh(x),
     lambda x: np.arcsinh(x) + np.arctan(x) + np.tan(x) + np.full_like(x, 3),
+    lambda x: np.count_nonzero(x, axis=0) + np.count_nonzero(x > 1) * 10,
 ]
 
 
