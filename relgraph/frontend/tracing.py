@@ -14,6 +14,7 @@ into an array, converting one to a Python number or a numpy array.
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +23,9 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
 from relgraph.frontend import nanfunctions, numpy_api  # noqa: F401 (nanfunctions registers)
+from relgraph.frontend.indexing import array_index, cast_in_place, copies, is_array, written
 from relgraph.frontend.scipy_api import with_twins
+from relgraph.ops.shape import ReshapeAs, ShapeOp
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Symbol
 from relgraph.terms.operators import TermOps
@@ -232,79 +235,14 @@ def _binary(ufunc: np.ufunc) -> tuple[Callable, Callable]:
     return (lambda a, b: ufunc(a, b)), (lambda a, b: ufunc(b, a))
 
 
-_ALL = slice(None)
-
-
-def _is_array(entry: Any) -> bool:
-    return isinstance(entry, (Traced, TermOps, np.ndarray, list))
-
-
-def _array_index(term: Any, entries: tuple, text: str) -> Any:
-    """``x[...]`` with integer arrays in the key: one axis indexed by an array
-    (``x[idx]``, ``x[:, idx]``) is ``take``; one element per row
-    (``x[np.arange(n), idx]``) is ``take_along_axis``."""
-    ndim = typeof(term).ndim
-    marks = [k for k, e in enumerate(entries) if e is None or e is Ellipsis]
-    if any(entries[k] is None for k in marks) or len(marks) > 1:
-        raise TraceError(f"{text}[...]: an array index with None is not supported")
-    if marks:
-        k = marks[0]
-        entries = entries[:k] + (_ALL,) * (ndim - len(entries) + 1) + entries[k + 1 :]
-    entries = entries + (_ALL,) * (ndim - len(entries))
-    arrays = [k for k, e in enumerate(entries) if _is_array(e)]
-    index = [numpy_api.term_of(entries[k]) for k in arrays]
-    if any(typeof(i).dtype == np.bool_ for i in index):
-        raise TraceError(
-            f"{text}[mask]: the result's shape depends on the values, which tracing does "
-            "not know: write np.where(mask, x, 0) (or a masked sum) instead"
-        )
-    rest = [e for k, e in enumerate(entries) if k not in arrays]
-    if len(arrays) == 1 and all(type(e) is slice and e == _ALL for e in rest):
-        return ops.take(term, index[0], arrays[0])
-    if arrays == [0, 1] and ndim == 2 and _counts_rows(index[0]) and typeof(index[1]).ndim == 1:
-        picked = ops.take_along_axis(term, ops.expand_dims(index[1], 1), 1)
-        return ops.getitem(picked, (_ALL, 0))
-    raise TraceError(
-        f"{text}[...]: this array index is not supported: index one axis with an array "
-        "(x[idx], x[:, idx]) or pick one element per row (x[np.arange(n), idx]); "
-        "np.take and np.take_along_axis say the rest"
-    )
+def _in_place_of(ufunc: np.ufunc, symbol: str) -> Callable:
+    return lambda a, b: a._in_place(ufunc, b, symbol)
 
 
 def _computed(term: Any) -> bool:
-    """Whether a traced result is an array of its own in numpy (not a view)."""
-    return type(term) is Term and not term.op.moves_only
-
-
-def _written(term: Any, key: Any, value: Any, text: str) -> Any:
-    """``term`` with ``value`` written at ``key`` (numpy's casting to its dtype)."""
-    dtype = typeof(term).dtype
-    value = numpy_api.term_of(value)
-    if typeof(value).dtype != dtype:
-        value = ops.astype(value, dtype.name)
-    entries = key if isinstance(key, tuple) else (key,)
-    masks = [e for e in entries if _is_array(e)]
-    if masks:
-        mask = numpy_api.term_of(masks[0])
-        if len(entries) != 1 or typeof(mask).dtype != np.bool_ or typeof(value).ndim:
-            raise TraceError(
-                f"{text}[...] = ...: only x[mask] = number and basic indices (slices, "
-                "integers) can be written when tracing; use np.where for the rest"
-            )
-        return ops.where(mask, value, term)
-    part = ops.getitem(term, key)
-    stored = type(part) is Term and part.op is ops.getitem and len(part.args) > 1
-    where_key = part.args[1] if stored else ()
-    if None in where_key:
-        raise TraceError(f"{text}[...] = ...: a write with None in the index is not supported")
-    selected = ops.scatter_as(ops.expand_as(True, part), term, where_key)
-    return ops.where(selected, ops.scatter_as(ops.expand_as(value, part), term, where_key), term)
-
-
-def _counts_rows(index: Any) -> bool:
-    """Whether an index is the constant ``0, 1, ..., n - 1`` (``np.arange(n)``)."""
-    value = getattr(index, "value", None)
-    return value is not None and value.ndim == 1 and np.array_equal(value, np.arange(len(value)))
+    """Whether a traced result is an array of its own in numpy (not a view: a
+    transpose, reshape or basic index; a concatenation or ``take`` is a copy)."""
+    return type(term) is Term and not isinstance(term.op, (ShapeOp, ReshapeAs))
 
 
 class SizeUnknown(TraceError):
@@ -329,16 +267,19 @@ class Traced:
     'where(x == 0, 1.0, x)[1:]'
     """
 
-    __slots__ = ("term", "_owned", "_viewed", "array")
+    __slots__ = ("term", "_owned", "_views", "_base", "array", "__weakref__")
     __hash__ = None  # type: ignore[assignment]  # == builds a term, as on arrays
 
     def __init__(self, term: Any, owned: bool | None = None, array: bool = False):
         self.term = term
         self.array = array  # numpy's function gives it as an array where it is 0-d
         # Whether writing into it is numpy's meaning: an array the function made (not
-        # an argument, not a view of one), no view of which was taken before.
+        # an argument, not a view of one).
         self._owned = _computed(term) if owned is None else owned
-        self._viewed = False
+        self._views: list[weakref.ref[Traced]] = []  # its views (live while referenced)
+        # A view ``base[key]`` of an array the function made writes into it and shows
+        # its writes: (base, key, the base's term the view shows).
+        self._base: tuple[Traced, Any, Any] | None = None
 
     def __term__(self) -> Any:
         return self.term
@@ -356,13 +297,14 @@ class Traced:
         result = numpy_api.function_term(func, args, kwargs)
         if isinstance(result, tuple):  # np.linalg.slogdet
             return tuple(Traced(r) if isinstance(r, TermOps) else r for r in result)
+        if not isinstance(result, TermOps):
+            return result
+        traced = Traced(result, array=func in _ARRAY_RESULTS)
         if not _computed(result):  # a view (a transpose, a reshape) of its arguments
             for a in args:
                 if isinstance(a, Traced):
-                    a._viewed = True
-        if not isinstance(result, TermOps):
-            return result
-        return Traced(result, array=func in _ARRAY_RESULTS)
+                    a._view(traced)
+        return traced
 
     __add__, __radd__ = _binary(np.add)
     __sub__, __rsub__ = _binary(np.subtract)
@@ -372,6 +314,15 @@ class Traced:
     __mod__, __rmod__ = _binary(np.remainder)
     __divmod__, __rdivmod__ = _binary(np.divmod)
     __rpow__ = _binary(np.power)[1]
+    __iadd__, __isub__, __imul__, __itruediv__, __ifloordiv__, __imod__, __ipow__ = (
+        _in_place_of(u, sym) for u, sym in ((np.add, "+"), (np.subtract, "-"),
+        (np.multiply, "*"), (np.true_divide, "/"), (np.floor_divide, "//"),
+        (np.remainder, "%"), (np.power, "**"))
+    )  # fmt: skip
+    __iand__, __ior__, __ixor__, __ilshift__, __irshift__ = (
+        _in_place_of(u, sym) for u, sym in ((np.bitwise_and, "&"), (np.bitwise_or, "|"),
+        (np.bitwise_xor, "^"), (np.left_shift, "<<"), (np.right_shift, ">>"))
+    )  # fmt: skip
 
     def __pow__(self, other: Any) -> Any:
         # numpy computes ``x ** 2`` as np.square(x): of the power's dtype, but for
@@ -407,25 +358,73 @@ class Traced:
 
     def __getitem__(self, key):
         entries = key if isinstance(key, tuple) else (key,)
-        if not any(map(_is_array, entries)):
-            self._viewed = True
-            return Traced(ops.getitem(self.term, key))
-        return Traced(_array_index(self.term, entries, self._text()))
+        if any(map(is_array, entries)):
+            return Traced(array_index(self.term, entries, self._text()))
+        if copies(entries, self.ndim):  # x[2] of a vector: a numpy scalar
+            return Traced(ops.getitem(self.term, key), owned=False)
+        view = Traced(ops.getitem(self.term, key))
+        self._view(view)
+        if self._owned or self._base is not None:
+            view._base = (self, key, self.term)
+        return view
 
     def __setitem__(self, key, value):
-        """``x[mask] = v`` and ``x[1:, 0] = v`` on an array the function made: the
-        traced value becomes ``np.where`` of the old and the new values."""
-        if not self._owned or self._viewed:
+        """``x[mask] = v`` and ``x[1:, 0] = v`` on an array the function made (or a
+        view of one): the traced value becomes ``np.where`` of the old and the new
+        values, and its views show them."""
+        base = value._base if isinstance(value, Traced) else None
+        if base is not None and base[0] is self and base[1] is key and base[2] is self.term:
+            return  # x[k] = x[k], as ``x[1:] += 1`` ends: its view wrote already
+        text = f"{self._text()}[...] = ..."
+        self._store(written(self.term, key, value, self._text()), text)
+
+    def _in_place(self, ufunc: np.ufunc, other: Any, symbol: str) -> Any:
+        """``self OP= other``: the result written into this array, as numpy writes
+        it; a numpy scalar is a new value, as in numpy."""
+        result = ufunc(self, other)
+        if self.ndim == 0 and not self.array and self._base is None:
+            return result  # a number (a 0-d argument counts as one): bound anew
+        text = f"{self._text()} {symbol}= ..."
+        self._store(cast_in_place(self.term, result.term, text), text)
+        return self
+
+    def _view(self, view: Traced) -> None:
+        self._views = [r for r in self._views if r() is not None]
+        self._views.append(weakref.ref(view))
+
+    def _store(self, value: Any, text: str, writer: Traced | None = None) -> None:
+        """Make ``value`` (a term of this array's type) this array's values, as a
+        numpy write into it does: a view writes into its base, and every live view
+        shows the new values.  TraceError where a term cannot follow the write: into
+        an argument (numpy changes the caller's array), a view of one, or an array
+        with a live view that is not a basic index (a transpose, a reshape)."""
+        if self._base is not None:
+            base, key, _ = self._base
+            base._store(written(base.term, key, value, text), text, writer=self)
+            return
+        live = [v for r in self._views if (v := r()) is not None and v is not writer]
+        if not self._owned or any(v._base is None for v in live):
             why = (
-                "a view of it was taken before the write, and numpy would change that view too"
+                "a view of it (a transpose or a reshape) is alive, and numpy would change "
+                "that view too"
                 if self._owned
                 else "it is an argument or a view of one, and numpy would change that array"
             )
             raise TraceError(
-                f"{self._text()}[...] = ...: {why}; write into a copy (x = x.copy()) or "
-                "build the new values with np.where"
+                f"{text}: {why}; write into a copy (x = x.copy()) or build the new values "
+                "with np.where"
             )
-        self.term = _written(self.term, key, value, self._text())
+        self.term = value
+        self._show_base()
+
+    def _show_base(self) -> None:
+        """Every live view (and theirs) shows this array's values again."""
+        for r in self._views:
+            view = r()
+            if view is not None and view._base is not None:
+                _, key, _ = view._base
+                view.term, view._base = ops.getitem(self.term, key), (self, key, self.term)
+                view._show_base()
 
     def __bool__(self):
         raise TraceError(

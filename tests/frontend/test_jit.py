@@ -322,11 +322,68 @@ def test_writes_into_arrays_the_function_made_are_traced():
     def through_a_view(x):
         y = x * 2
         v = y[1:]
-        y[0] = 5  # numpy changes v too
-        return v
+        y[1] = 5  # numpy changes v too
+        v[1] = 7  # and y
+        return y, v
 
-    with pytest.raises(rg.TraceError, match="a view of it was taken before the write"):
-        rg.jit(through_a_view)(np.ones(3))
+    x = np.arange(3.0)
+    same_types_and_values(rg.jit(through_a_view, compile="eager")(x), through_a_view(x))
+
+    def through_a_transpose(x):
+        y = x * 2
+        t = y.T
+        y[0] = 5  # numpy changes t too: not followed
+        return t
+
+    with pytest.raises(rg.TraceError, match="a view of it .a transpose or a reshape. is alive"):
+        rg.jit(through_a_transpose)(np.ones((2, 2)))
+
+
+def in_place_arithmetic(x):
+    y = x.copy()
+    alias = y
+    alias *= 2  # y too
+    y[1:] += y[:-1]  # numpy reads the old values where they overlap
+    row = y[0]
+    row -= 1  # a view: y's first row too
+    tail = row[1:]
+    tail **= 2  # a view of a view
+    y[0, 0] += 10  # an element: y[0, 0] is a number, written back
+    total = y.sum()
+    kept = total
+    total += 1  # a number: bound anew, ``kept`` stays
+    ints = (x > 0).astype(np.int8)
+    ints *= 100  # wraps around in int8, as numpy's
+    mask = x > 1
+    mask &= x < 3
+    return y, kept, total, ints, mask
+
+
+def test_in_place_operators_write_as_numpy_writes(rng):
+    """``y += v`` writes into ``y`` (and whatever aliases or views it), as numpy does:
+    through views of views, in the array's dtype; a numpy scalar is bound anew."""
+    x = rng.normal(size=(3, 4)) * 3
+    for compile in ("never", "eager"):
+        f = rg.jit(in_place_arithmetic, compile=compile)
+        for _ in range(2):
+            same_types_and_values(f(x), in_place_arithmetic(x.copy()))
+
+
+@pytest.mark.parametrize(
+    "fn, error, message",
+    [
+        (lambda x: x.__iadd__(1), rg.TraceError, "it is an argument"),  # the caller's array
+        (lambda x: x[1:].__imul__(2), rg.TraceError, "it is an argument"),
+        (lambda x: x.copy().T.__isub__(1), rg.TraceError, "it is an argument or a view"),
+        (lambda x: x.astype(np.int64).__iadd__(1.5), TypeError, "Cannot cast ufunc output"),
+        (lambda x: x.copy().__iadd__(np.ones((2, 3))), ValueError, "non-broadcastable output"),
+    ],
+)
+def test_in_place_writes_a_term_cannot_follow_are_errors(fn, error, message):
+    """numpy would change the caller's array, or a transposed view: refused, never a
+    different program; numpy's casting and shape errors are numpy's."""
+    with pytest.raises(error, match=message):
+        rg.jit(fn)(np.ones(3))
 
 
 def test_trace_names_symbols_after_parameters():

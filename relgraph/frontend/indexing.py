@@ -1,0 +1,117 @@
+"""Indexing traced arrays: reads with integer arrays, and writes (``x[key] = v``,
+``x += v``) as numpy makes them, or a clear error where a term cannot follow them.
+
+A write replaces the traced value's term: ``np.where`` of the old values and the new
+ones where ``key`` selects (:func:`written`); an in-place operator's result is cast
+to the array's dtype as numpy casts it (:func:`cast_in_place`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from relgraph import ops
+from relgraph.exceptions import TraceError
+from relgraph.frontend import numpy_api
+from relgraph.terms.infer import typeof
+from relgraph.terms.operators import TermOps
+from relgraph.terms.term import Term
+
+__all__ = ["is_array", "array_index", "written", "cast_in_place", "copies"]
+
+_ALL = slice(None)
+
+
+def is_array(entry: Any) -> bool:
+    """Whether an index entry is an array (a traced value, a term, an ndarray, a list)."""
+    return isinstance(entry, (TermOps, np.ndarray, list)) or hasattr(type(entry), "__term__")
+
+
+def array_index(term: Any, entries: tuple, text: str) -> Any:
+    """``x[...]`` with integer arrays in the key: one axis indexed by an array
+    (``x[idx]``, ``x[:, idx]``) is ``take``; one element per row
+    (``x[np.arange(n), idx]``) is ``take_along_axis``."""
+    ndim = typeof(term).ndim
+    marks = [k for k, e in enumerate(entries) if e is None or e is Ellipsis]
+    if any(entries[k] is None for k in marks) or len(marks) > 1:
+        raise TraceError(f"{text}[...]: an array index with None is not supported")
+    if marks:
+        k = marks[0]
+        entries = entries[:k] + (_ALL,) * (ndim - len(entries) + 1) + entries[k + 1 :]
+    entries = entries + (_ALL,) * (ndim - len(entries))
+    arrays = [k for k, e in enumerate(entries) if is_array(e)]
+    index = [numpy_api.term_of(entries[k]) for k in arrays]
+    if any(typeof(i).dtype == np.bool_ for i in index):
+        raise TraceError(
+            f"{text}[mask]: the result's shape depends on the values, which tracing does "
+            "not know: write np.where(mask, x, 0) (or a masked sum) instead"
+        )
+    rest = [e for k, e in enumerate(entries) if k not in arrays]
+    if len(arrays) == 1 and all(type(e) is slice and e == _ALL for e in rest):
+        return ops.take(term, index[0], arrays[0])
+    if arrays == [0, 1] and ndim == 2 and _counts_rows(index[0]) and typeof(index[1]).ndim == 1:
+        picked = ops.take_along_axis(term, ops.expand_dims(index[1], 1), 1)
+        return ops.getitem(picked, (_ALL, 0))
+    raise TraceError(
+        f"{text}[...]: this array index is not supported: index one axis with an array "
+        "(x[idx], x[:, idx]) or pick one element per row (x[np.arange(n), idx]); "
+        "np.take and np.take_along_axis say the rest"
+    )
+
+
+def written(term: Any, key: Any, value: Any, text: str) -> Any:
+    """``term`` with ``value`` written at ``key`` (numpy's casting to its dtype)."""
+    dtype = typeof(term).dtype
+    value = numpy_api.term_of(value)
+    if typeof(value).dtype != dtype:
+        value = ops.astype(value, dtype.name)
+    entries = key if isinstance(key, tuple) else (key,)
+    masks = [e for e in entries if is_array(e)]
+    if masks:
+        mask = numpy_api.term_of(masks[0])
+        if len(entries) != 1 or typeof(mask).dtype != np.bool_ or typeof(value).ndim:
+            raise TraceError(
+                f"{text}[...] = ...: only x[mask] = number and basic indices (slices, "
+                "integers) can be written when tracing; use np.where for the rest"
+            )
+        return ops.where(mask, value, term)
+    part = ops.getitem(term, key)
+    stored = type(part) is Term and part.op is ops.getitem and len(part.args) > 1
+    where_key = part.args[1] if stored else ()
+    if None in where_key:
+        raise TraceError(f"{text}[...] = ...: a write with None in the index is not supported")
+    selected = ops.scatter_as(ops.expand_as(True, part), term, where_key)
+    return ops.where(selected, ops.scatter_as(ops.expand_as(value, part), term, where_key), term)
+
+
+def _counts_rows(index: Any) -> bool:
+    """Whether an index is the constant ``0, 1, ..., n - 1`` (``np.arange(n)``)."""
+    value = getattr(index, "value", None)
+    return value is not None and value.ndim == 1 and np.array_equal(value, np.arange(len(value)))
+
+
+def copies(entries: tuple, ndim: int) -> bool:
+    """Whether numpy's basic index ``entries`` gives a copy (a numpy scalar: an integer
+    per axis, ``x[2]`` of a vector) rather than a view of the array."""
+    return len(entries) == ndim and all(isinstance(e, (int, np.integer)) for e in entries)
+
+
+def cast_in_place(target: Any, result: Any, text: str) -> Any:
+    """``result`` (of ``target OP value``) as numpy's in-place ``target OP= value``
+    stores it: cast to ``target``'s dtype where the ``same_kind`` rule allows, in
+    ``target``'s shape; numpy's error otherwise."""
+    old, new = typeof(target), typeof(result)
+    if not np.can_cast(new.dtype, old.dtype, "same_kind"):
+        raise TypeError(
+            f"{text}: Cannot cast ufunc output from dtype('{new.dtype}') to "
+            f"dtype('{old.dtype}') with casting rule 'same_kind' (numpy's error)"
+        )
+    known = None not in old.shape and None not in new.shape
+    if new.ndim != old.ndim or (known and new.shape != old.shape):
+        raise ValueError(
+            f"{text}: non-broadcastable output operand with shape {old.shape} doesn't "
+            f"match the broadcast shape {new.shape} (numpy's error)"
+        )
+    return result if new.dtype == old.dtype else ops.astype(result, old.dtype.name)
