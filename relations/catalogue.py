@@ -20,7 +20,11 @@ A relation in `fast_run` is *safe*: the rewritten program gives the input progra
 values for every input of every dtype, including +-inf, NaN, +-0.0, subnormals and
 values near overflow, with the same dtype and shape.  Values compare as numpy compares
 them: NaN matches NaN, -0.0 matches 0.0, and finite floats may differ by the rounding
-of reordered additions (the order numpy's own pairwise sum leaves open).  One thing
+of reordered additions (the order numpy's own pairwise sum leaves open).  The sign of
+a zero is not kept (what LLVM calls "no signed zeros"): `x + 0 -> x` gives -0.0 where
+the program gives 0.0 at `x = -0.0`, and `-(a + b) -> -a + -b` 0.0 where it gives -0.0
+at `a = -b`, so a program that divides by such a zero, or reads its sign (`arctan2`,
+`copysign`, `signbit`), may get the other infinity or angle than numpy.  One thing
 may change: where the input loses its value to overflow, underflow or cancellation,
 the rewritten program may give a value closer to the exact one (`log1p(x)` for
 `log(1 + x)` at `x = 1e-20`, `logaddexp(x, y)` where `exp` overflows), never the
