@@ -22,7 +22,7 @@ import numpy as np
 
 from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
-from relgraph.frontend import nanfunctions, numpy_api  # noqa: F401 (nanfunctions registers)
+from relgraph.frontend import compositions, nanfunctions, numpy_api  # noqa: F401 (register)
 from relgraph.frontend.indexing import array_index, cast_in_place, copies, is_array, written
 from relgraph.frontend.scipy_api import with_twins
 from relgraph.ops.shape import ReshapeAs, ShapeOp
@@ -243,6 +243,10 @@ def _computed(term: Any) -> bool:
     """Whether a traced result is an array of its own in numpy (not a view: a
     transpose, reshape or basic index; a concatenation or ``take`` is a copy)."""
     return type(term) is Term and not isinstance(term.op, (ShapeOp, ReshapeAs))
+
+
+class UnsupportedAttribute(UnsupportedError, AttributeError):
+    """An ndarray attribute or method a traced value does not have."""
 
 
 class SizeUnknown(TraceError):
@@ -501,6 +505,73 @@ class Traced:
 
     def flatten(self):
         return np.ravel(self)
+
+    def swapaxes(self, axis1, axis2):
+        return np.swapaxes(self, axis1, axis2)
+
+    def cumsum(self, axis=None, dtype=None, out=None):
+        return np.cumsum(self, axis=axis, dtype=dtype, out=out)
+
+    def cumprod(self, axis=None, dtype=None, out=None):
+        return np.cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def argmax(self, axis=None, out=None, *, keepdims=False):
+        return np.argmax(self, axis=axis, out=out, keepdims=keepdims)
+
+    def argmin(self, axis=None, out=None, *, keepdims=False):
+        return np.argmin(self, axis=axis, out=out, keepdims=keepdims)
+
+    def trace(self, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+        return np.trace(self, offset, axis1, axis2, dtype, out)
+
+    def conj(self):
+        """A real array's conjugate is the array itself (numpy's ``x.conj() is x``)."""
+        return self._real("conj()")
+
+    conjugate = conj
+
+    @property
+    def real(self) -> Traced:
+        return self._real("real")
+
+    @property
+    def imag(self) -> Traced:
+        self._real("imag")
+        return Traced(ops.zeros_like(self.term), owned=False)  # numpy's is read-only
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self.size * self.dtype.itemsize
+
+    def _real(self, what: str) -> Traced:
+        if self.dtype.kind == "c":
+            raise UnsupportedError(f"{self._text()}.{what}: complex arrays are not traced")
+        return self
+
+    def item(self, *args):
+        raise TraceError(f"{self._text()}.item(): a traced value has no values yet")
+
+    def tolist(self):
+        raise TraceError(f"{self._text()}.tolist(): a traced value has no values yet")
+
+    @property
+    def mT(self) -> Any:
+        """The transpose of the last two axes, a traced value."""
+        return np.swapaxes(self, -1, -2)
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for names the class lacks: an ndarray's says it is not traced
+        # (an AttributeError too, so hasattr() stays false).
+        if name.startswith("_") or not hasattr(np.ndarray, name):
+            raise AttributeError(f"'Traced' object has no attribute {name!r}")
+        raise UnsupportedAttribute(
+            f"{self._text()}.{name}: ndarray.{name} is not traced; "
+            "relgraph.frontend.numpy_api.supported_names() lists the numpy functions that are"
+        )
 
     def any(self, axis=None, out=None, keepdims=False):
         return np.any(self, axis=axis, out=out, keepdims=keepdims)

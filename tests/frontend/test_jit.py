@@ -262,6 +262,9 @@ def test_closed_over_arrays_are_constants_up_to_a_limit(rng):
         (lambda x: scipy.special.logsumexp(x, b=x), "logsumexp with b= is not supported when"),
         (lambda x: np.spacing(x), "numpy.spacing is not supported"),
         (lambda x: "text", "returned a str"),
+        (lambda x: x.argsort(), "x.argsort: ndarray.argsort is not traced"),
+        (lambda x: x.sum().item(), "sum(x).item(): a traced value has no values yet"),
+        (lambda x: x * hasattr(x, "flat") + x.flat[0], "x.flat: ndarray.flat is not traced"),
     ],
 )
 def test_what_a_term_cannot_follow_is_a_clear_error(fn, message):
@@ -479,6 +482,11 @@ EVERYDAY = [
     lambda x: np.arctan2(x, x[::-1]) + np.hypot(x, 2.0) + np.sinh(x) / np.cosh(x),
     lambda x: np.arcsinh(x) + np.arctan(x) + np.tan(x) + np.full_like(x, 3),
     lambda x: np.count_nonzero(x, axis=0) + np.count_nonzero(x > 1) * 10,
+    lambda x: np.flip(x, 0) + np.fliplr(x) * 2 + np.ptp(x, axis=0) + np.tril(x) - np.triu(x, 1),
+    lambda x: np.hstack([x, x[:, :1]])[:, 1:] + np.vstack([x[:1], x[1:]]).sum(1, keepdims=True),
+    lambda x: np.polyval([1.0, -2.0, 0.5], x) + x.cumsum(axis=1) + x.swapaxes(0, 1).T + x.mT.T,
+    lambda x: x.real - x.imag + x.conj() + x[:, :4].trace() + x.nbytes / x.itemsize,
+    lambda x: np.column_stack([x[:, 0], x[:, 1]]) * np.atleast_2d(x[0, :2]) + x.argmax(1)[:, None],
 ]
 
 
