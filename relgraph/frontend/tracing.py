@@ -498,13 +498,13 @@ class Traced:
         return brief(self.term, 60)
 
     def astype(self, dtype, copy=True):
-        return Traced(ops.astype(self.term, dtype))
+        return Traced(ops.astype(self.term, dtype), owned=True if copy else None)  # a copy
 
     def copy(self):
         return Traced(self.term, owned=True)
 
     def flatten(self):
-        return np.ravel(self)
+        return Traced(ops.reshape(self.term, (-1,)), owned=True)  # a copy, as numpy's
 
     def swapaxes(self, axis1, axis2):
         return np.swapaxes(self, axis1, axis2)

@@ -372,6 +372,18 @@ def test_in_place_operators_write_as_numpy_writes(rng):
             same_types_and_values(f(x), in_place_arithmetic(x.copy()))
 
 
+def written_copies(x):
+    flat, same, joined, picked = x.flatten(), x.astype(x.dtype), np.concatenate([x, x]), x[[0, 2]]
+    flat[0], same[1], joined[2] = 5.0, 6.0, 7.0
+    picked += 1  # numpy's copies: the argument stays as it is
+    return flat, same, joined, picked, x
+
+
+def test_numpys_copies_take_writes_and_the_argument_stays(rng):
+    x = rng.normal(size=4)
+    same_types_and_values(rg.jit(written_copies, compile="eager")(x), written_copies(x.copy()))
+
+
 @pytest.mark.parametrize(
     "fn, error, message",
     [
