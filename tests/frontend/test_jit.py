@@ -209,6 +209,20 @@ def test_results_have_numpys_types(fn, rng):
             same_types_and_values(f(x, s), want)
 
 
+@pytest.mark.xfail(strict=True, reason="safe relations do not keep the sign of a zero "
+                   "(docs/relations.md says so): fixing it makes these pass")
+@pytest.mark.parametrize(
+    "fn",
+    [lambda x: 1 / (x + 0), lambda x: 1 / (0 - x), lambda x: np.arctan2(-(x - x), -1.0)],
+    ids=["x + 0 -> x", "0 - x -> -x", "-(a - b) -> b - a"],
+)
+def test_the_sign_of_a_zero_as_numpy(fn):
+    x = np.array([-0.0, 0.0, 1.0, -1.0])
+    with np.errstate(divide="ignore"):
+        want, got = fn(x), rg.jit(fn, compile="eager")(x)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_static_keyword_and_default_arguments(rng):
     @rg.jit(static_argnames=["axis"], compile="eager")
     def softmax(x, axis=-1, shift=True):
