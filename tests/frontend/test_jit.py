@@ -209,8 +209,11 @@ def test_results_have_numpys_types(fn, rng):
             same_types_and_values(f(x, s), want)
 
 
-@pytest.mark.xfail(strict=True, reason="safe relations do not keep the sign of a zero "
-                   "(docs/relations.md says so): fixing it makes these pass")
+@pytest.mark.xfail(
+    strict=True,
+    reason="safe relations do not keep the sign of a zero "
+    "(docs/relations.md says so): fixing it makes these pass",
+)
 @pytest.mark.parametrize(
     "fn",
     [lambda x: 1 / (x + 0), lambda x: 1 / (0 - x), lambda x: np.arctan2(-(x - x), -1.0)],
