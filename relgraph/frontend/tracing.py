@@ -402,22 +402,21 @@ class Traced:
         shows the new values.  TraceError where a term cannot follow the write: into
         an argument (numpy changes the caller's array), a view of one, or an array
         with a live view that is not a basic index (a transpose, a reshape)."""
-        if self._base is not None:
-            base, key, _ = self._base
-            base._store(written(base.term, key, value, text), text, writer=self)
-            return
         live = [v for r in self._views if (v := r()) is not None and v is not writer]
-        if not self._owned or any(v._base is None for v in live):
-            why = (
-                "a view of it (a transpose or a reshape) is alive, and numpy would change "
-                "that view too"
-                if self._owned
-                else "it is an argument or a view of one, and numpy would change that array"
-            )
+        why = None
+        if self._base is None and not self._owned:
+            why = "it is an argument or a view of one, and numpy would change that array"
+        elif any(v._base is None for v in live):
+            why = "a view of it (a transpose or a reshape) is alive, and numpy would change it"
+        if why is not None:
             raise TraceError(
                 f"{text}: {why}; write into a copy (x = x.copy()) or build the new values "
                 "with np.where"
             )
+        if self._base is not None:  # checked all the way up before the base changes
+            base, key, _ = self._base
+            base._store(written(base.term, key, value, text), text, writer=self)
+            return
         self.term = value
         self._show_base()
 
