@@ -95,7 +95,9 @@ def _counts_rows(index: Any) -> bool:
 def copies(entries: tuple, ndim: int) -> bool:
     """Whether numpy's basic index ``entries`` gives a copy (a numpy scalar: an integer
     per axis, ``x[2]`` of a vector) rather than a view of the array."""
-    return len(entries) == ndim and all(isinstance(e, (int, np.integer)) for e in entries)
+    return len(entries) == ndim and all(
+        isinstance(e, (int, np.integer)) and not isinstance(e, bool) for e in entries
+    )
 
 
 def cast_in_place(target: Any, result: Any, text: str) -> Any:

@@ -92,12 +92,12 @@ class RewriteReport:
     trace: tuple[Application, ...] = ()
 
     @staticmethod
-    def joined(reports: tuple[RewriteReport, ...], name: str = "outputs") -> RewriteReport | None:
+    def joined(reports: tuple[RewriteReport, ...]) -> RewriteReport | None:
         """One report over runs on separate terms (a program's outputs), None for none."""
         if not reports:
             return None
         return RewriteReport(
-            name, max(r.passes for r in reports), sum(r.time for r in reports),
+            "outputs", max(r.passes for r in reports), sum(r.time for r in reports),
             sum(r.nodes_before for r in reports), sum(r.nodes_after for r in reports),
             children=reports,
         )  # fmt: skip
