@@ -19,7 +19,8 @@ from relgraph.terms.infer import typeof
 from relgraph.terms.operators import TermOps
 from relgraph.terms.term import Term
 
-__all__ = ["is_array", "array_index", "written", "cast_in_place", "copies"]
+__all__ = ["is_array", "array_index", "written", "cast_in_place", "copies", "MaskedSelection",
+           "is_mask"]  # fmt: skip
 
 _ALL = slice(None)
 
@@ -44,10 +45,7 @@ def array_index(term: Any, entries: tuple, text: str) -> Any:
     arrays = [k for k, e in enumerate(entries) if is_array(e)]
     index = [numpy_api.term_of(entries[k]) for k in arrays]
     if any(typeof(i).dtype == np.bool_ for i in index):
-        raise TraceError(
-            f"{text}[mask]: the result's shape depends on the values, which tracing does "
-            "not know: write np.where(mask, x, 0) (or a masked sum) instead"
-        )
+        raise TraceError(_masked_read(text))
     rest = [e for k, e in enumerate(entries) if k not in arrays]
     if len(arrays) == 1 and all(type(e) is slice and e == _ALL for e in rest):
         return ops.take(term, index[0], arrays[0])
@@ -117,3 +115,70 @@ def cast_in_place(target: Any, result: Any, text: str) -> Any:
             f"match the broadcast shape {new.shape} (numpy's error)"
         )
     return result if new.dtype == old.dtype else ops.astype(result, old.dtype.name)
+
+
+def _masked_read(text: str) -> str:
+    return (
+        f"{text}[mask]: the result's shape depends on the values, which tracing does not "
+        "know: write np.where(mask, x, 0) (or a masked sum) instead"
+    )
+
+
+def is_mask(entries: tuple) -> bool:
+    """Whether a key is one boolean array (``x[x < 0]``)."""
+    return len(entries) == 1 and is_array(entries[0]) and (
+        typeof(numpy_api.term_of(entries[0])).dtype == np.bool_
+    )  # fmt: skip
+
+
+class MaskedSelection:
+    """``x[mask]`` of a traced array, for an in-place operator with a number only
+    (``x[x < 0] *= 0.1``, which writes ``np.where(mask, x * 0.1, x)``, cast as numpy
+    casts): any other use is the TraceError of reading ``x[mask]``, whose size depends
+    on the values."""
+
+    __slots__ = ("base", "key", "seen", "value", "text")
+
+    def __init__(self, base: Any, key: Any, text: str):
+        self.base, self.key, self.seen, self.text = base, key, base.term, text
+        self.value: Any = None  # the base's new values, once an operator has run
+
+    def _in_place(self, ufunc: np.ufunc, other: Any, symbol: str) -> MaskedSelection:
+        text = f"{self.text}[mask] {symbol}= ..."
+        if typeof(numpy_api.term_of(other)).ndim:
+            raise TraceError(
+                f"{text}: only a number combines with x[mask] in place when tracing (the "
+                "selection's size depends on the values); write np.where(mask, x OP v, x)"
+            )
+        current = self.seen if self.value is None else self.value
+        result = ufunc(current, numpy_api.term_of(other))
+        self.value = cast_in_place(self.seen, result, text)
+        return self
+
+    def written_into(self, base: Any, key: Any) -> Any:
+        """The base's new values where ``base[key] = self`` ends ``base[key] OP= v``;
+        None for another write."""
+        same = base is self.base and key is self.key and base.term is self.seen
+        if not same or self.value is None:
+            return None
+        return ops.where(numpy_api.term_of(self.key), self.value, self.seen)
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TraceError(_masked_read(self.text))
+
+    __term__ = __array__ = __array_ufunc__ = __array_function__ = __bool__ = _refuse
+    __iter__ = __len__ = __getitem__ = __setitem__ = __neg__ = __abs__ = _refuse
+
+
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+              "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne"):  # fmt: skip
+    for _form in ("__{}__", "__r{}__"):
+        setattr(MaskedSelection, _form.format(_name), MaskedSelection._refuse)
+for _name, _ufunc, _symbol in (
+    ("add", np.add, "+"), ("sub", np.subtract, "-"), ("mul", np.multiply, "*"),
+    ("truediv", np.true_divide, "/"), ("floordiv", np.floor_divide, "//"),
+    ("mod", np.remainder, "%"), ("pow", np.power, "**"), ("and", np.bitwise_and, "&"),
+    ("or", np.bitwise_or, "|"), ("xor", np.bitwise_xor, "^"),
+):  # fmt: skip
+    setattr(MaskedSelection, f"__i{_name}__",
+            lambda self, other, u=_ufunc, s=_symbol: self._in_place(u, other, s))  # fmt: skip

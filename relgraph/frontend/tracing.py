@@ -23,7 +23,15 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
 from relgraph.frontend import compositions, nanfunctions, numpy_api  # noqa: F401 (register)
-from relgraph.frontend.indexing import array_index, cast_in_place, copies, is_array, written
+from relgraph.frontend.indexing import (
+    MaskedSelection,
+    array_index,
+    cast_in_place,
+    copies,
+    is_array,
+    is_mask,
+    written,
+)
 from relgraph.frontend.scipy_api import with_twins
 from relgraph.ops.shape import ReshapeAs, ShapeOp
 from relgraph.terms.infer import typeof
@@ -362,6 +370,8 @@ class Traced:
 
     def __getitem__(self, key):
         entries = key if isinstance(key, tuple) else (key,)
+        if is_mask(entries):  # only x[mask] OP= v uses it
+            return MaskedSelection(self, key, self._text())
         if any(map(is_array, entries)):
             return Traced(array_index(self.term, entries, self._text()))
         if copies(entries, self.ndim):  # x[2] of a vector: a numpy scalar
@@ -380,7 +390,8 @@ class Traced:
         if base is not None and base[0] is self and base[1] is key and base[2] is self.term:
             return  # x[k] = x[k], as ``x[1:] += 1`` ends: its view wrote already
         text = f"{self._text()}[...] = ..."
-        self._store(written(self.term, key, value, self._text()), text)
+        new = value.written_into(self, key) if isinstance(value, MaskedSelection) else None
+        self._store(written(self.term, key, value, self._text()) if new is None else new, text)
 
     def _in_place(self, ufunc: np.ufunc, other: Any, symbol: str) -> Any:
         """``self OP= other``: the result written into this array, as numpy writes

@@ -369,11 +369,13 @@ def in_place_arithmetic(x):
     tail = row[1:]
     tail **= 2  # a view of a view
     y[0, 0] += 10  # an element: y[0, 0] is a number, written back
+    y[y < 0] *= 0.5  # a mask: np.where(y < 0, y * 0.5, y)
     total = y.sum()
     kept = total
     total += 1  # a number: bound anew, ``kept`` stays
     ints = (x > 0).astype(np.int8)
     ints *= 100  # wraps around in int8, as numpy's
+    ints[ints > 50] += 100
     mask = x > 1
     mask &= x < 3
     return y, kept, total, ints, mask
@@ -401,6 +403,12 @@ def test_numpys_copies_take_writes_and_the_argument_stays(rng):
     same_types_and_values(rg.jit(written_copies, compile="eager")(x), written_copies(x.copy()))
 
 
+def masked_by_an_array(x):
+    y = x.copy()
+    y[x > 0] += x  # numpy: a size error unless every element is positive
+    return y
+
+
 @pytest.mark.parametrize(
     "fn, error, message",
     [
@@ -409,6 +417,8 @@ def test_numpys_copies_take_writes_and_the_argument_stays(rng):
         (lambda x: x.copy().T.__isub__(1), rg.TraceError, "it is an argument or a view"),
         (lambda x: x.astype(np.int64).__iadd__(1.5), TypeError, "Cannot cast ufunc output"),
         (lambda x: x.copy().__iadd__(np.ones((2, 3))), ValueError, "non-broadcastable output"),
+        (masked_by_an_array, rg.TraceError, "only a number combines with x.mask. in place"),
+        (lambda x: np.sum(x[x > 0]), rg.TraceError, "x.mask.: the result's shape depends"),
     ],
 )
 def test_in_place_writes_a_term_cannot_follow_are_errors(fn, error, message):
