@@ -391,6 +391,45 @@ def test_in_place_operators_write_as_numpy_writes(rng):
             same_types_and_values(f(x), in_place_arithmetic(x.copy()))
 
 
+IN_PLACE_VALUES = {
+    "bool": [True, False, True, True],
+    "int8": [-128, 127, 0, -1],
+    "uint8": [0, 255, 1, 128],
+    "int64": [-(2**63), 2**63 - 1, 7, -3],
+    "float32": [np.inf, -0.0, 1e-45, np.nan],
+    "float64": [-np.inf, -0.0, 5e-324, 1.7e308],
+}
+
+
+def in_place_by_dtype(x):
+    y = x.copy()
+    if y.dtype == np.bool_:
+        y |= x[::-1]
+        y &= x[[1, 0, 3, 2]]
+        y ^= True
+    elif y.dtype.kind in "iu":
+        y += x[::-1]  # wraps around
+        y *= 3
+        y -= 1  # a Python int: weak, y's dtype
+        y //= 2
+        y <<= 1
+    else:
+        y += x[::-1]  # inf - inf, -0.0 + x, subnormals
+        y *= 2.5  # a Python float: weak, float32 stays
+        y /= -0.0
+        y **= 0.5
+    return y
+
+
+@pytest.mark.parametrize("dtype", list(IN_PLACE_VALUES))
+def test_in_place_operators_follow_numpy_in_every_dtype(dtype):
+    x = np.array(IN_PLACE_VALUES[dtype], dtype=dtype)
+    with np.errstate(all="ignore"):
+        want = in_place_by_dtype(x)
+        for compile in ("never", "eager"):
+            same_types_and_values(rg.jit(in_place_by_dtype, compile=compile)(x), want)
+
+
 def written_copies(x):
     flat, same, joined, picked = x.flatten(), x.astype(x.dtype), np.concatenate([x, x]), x[[0, 2]]
     flat[0], same[1], joined[2] = 5.0, 6.0, 7.0
