@@ -4,8 +4,11 @@ Programs come from ``tests/fuzz.py``: random, well typed (scalars, vectors,
 matrices, broadcasting), depth 6, every Op, junk spliced in, and every value
 finite on the inputs.  The CI profile runs 500 examples per query; the
 ``deep`` profile (``pytest --hypothesis-profile=deep tests/test_fuzz.py``)
-runs 10,000.
+runs 10,000.  ``rg.explore``, which runs the relations both ways, is fuzzed on
+programs of depth 4.
 """
+
+import itertools
 
 import numpy as np
 import pytest
@@ -70,3 +73,28 @@ def test_the_fuzz_exercised_real_rewrites(name, share):
     if not seen:
         pytest.skip("runs after test_rewrites_preserve_semantics")
     assert sum(seen) / len(seen) >= share, f"{name}: {sum(seen)} of {len(seen)} changed"
+
+
+@settings(max_examples=100)  # each explores both ways: fewer than the driver's 500
+@given(program=programs(4), seed=st.integers(0, 2**32 - 1))
+def test_every_explored_term_computes_the_programs_values(program, seed):
+    """rg.explore with fast_run (both directions, the default schedule): the best term
+    and the first 40 of the space give the program's values; an explored space never
+    holds another program, and at least one holds more than the program."""
+    values = inputs(seed)
+    before = rg.evaluate(program.term, values)
+    space = rg.explore(program.term, REWRITERS["fast_run"], progress=False, timeout=None)
+    atol = 1e-12 * max(scale(program.term, values), 1.0)
+    terms = [space.best(), *itertools.islice(space.iter_terms(), 40)]
+    for term in terms:
+        np.testing.assert_allclose(rg.evaluate(term, values), before, rtol=1e-6, atol=atol)
+    EXPLORED.append(len(terms) > 2)
+
+
+EXPLORED: list[bool] = []
+
+
+def test_the_explore_fuzz_explored():
+    if not EXPLORED:
+        pytest.skip("runs after test_every_explored_term_computes_the_programs_values")
+    assert sum(EXPLORED) >= len(EXPLORED) / 2, f"{sum(EXPLORED)} of {len(EXPLORED)} grew"
