@@ -20,7 +20,7 @@ from relgraph.terms.operators import TermOps
 from relgraph.terms.term import Term
 
 __all__ = ["is_array", "array_index", "written", "cast_in_place", "copies", "MaskedSelection",
-           "is_mask"]  # fmt: skip
+           "is_mask", "with_in_place_operators"]  # fmt: skip
 
 _ALL = slice(None)
 
@@ -174,11 +174,25 @@ for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
               "or", "xor", "lshift", "rshift", "lt", "le", "gt", "ge", "eq", "ne"):  # fmt: skip
     for _form in ("__{}__", "__r{}__"):
         setattr(MaskedSelection, _form.format(_name), MaskedSelection._refuse)
-for _name, _ufunc, _symbol in (
-    ("add", np.add, "+"), ("sub", np.subtract, "-"), ("mul", np.multiply, "*"),
-    ("truediv", np.true_divide, "/"), ("floordiv", np.floor_divide, "//"),
-    ("mod", np.remainder, "%"), ("pow", np.power, "**"), ("and", np.bitwise_and, "&"),
-    ("or", np.bitwise_or, "|"), ("xor", np.bitwise_xor, "^"),
-):  # fmt: skip
-    setattr(MaskedSelection, f"__i{_name}__",
-            lambda self, other, u=_ufunc, s=_symbol: self._in_place(u, other, s))  # fmt: skip
+
+
+#: Python's in-place operators: (method name, numpy's ufunc, the operator's symbol).
+IN_PLACE = (
+    ("__iadd__", np.add, "+"), ("__isub__", np.subtract, "-"), ("__imul__", np.multiply, "*"),
+    ("__itruediv__", np.true_divide, "/"), ("__ifloordiv__", np.floor_divide, "//"),
+    ("__imod__", np.remainder, "%"), ("__ipow__", np.power, "**"),
+    ("__iand__", np.bitwise_and, "&"), ("__ior__", np.bitwise_or, "|"),
+    ("__ixor__", np.bitwise_xor, "^"), ("__ilshift__", np.left_shift, "<<"),
+    ("__irshift__", np.right_shift, ">>"),
+)  # fmt: skip
+
+
+def with_in_place_operators(cls: type) -> type:
+    """``cls`` with each of :data:`IN_PLACE` calling ``self._in_place(ufunc, other,
+    symbol)``."""
+    for name, ufunc, symbol in IN_PLACE:
+        setattr(cls, name, lambda self, other, u=ufunc, s=symbol: self._in_place(u, other, s))
+    return cls
+
+
+with_in_place_operators(MaskedSelection)

@@ -30,6 +30,7 @@ from relgraph.frontend.indexing import (
     copies,
     is_array,
     is_mask,
+    with_in_place_operators,
     written,
 )
 from relgraph.frontend.scipy_api import with_twins
@@ -243,10 +244,6 @@ def _binary(ufunc: np.ufunc) -> tuple[Callable, Callable]:
     return (lambda a, b: ufunc(a, b)), (lambda a, b: ufunc(b, a))
 
 
-def _in_place_of(ufunc: np.ufunc, symbol: str) -> Callable:
-    return lambda a, b: a._in_place(ufunc, b, symbol)
-
-
 def _computed(term: Any) -> bool:
     """Whether a traced result is an array of its own in numpy (not a view: a
     transpose, reshape or basic index; a concatenation or ``take`` is a copy)."""
@@ -267,6 +264,7 @@ class SizeUnknown(TraceError):
         self.term = term
 
 
+@with_in_place_operators
 class Traced:
     """An array being traced: it computes nothing and records a term.
 
@@ -326,15 +324,6 @@ class Traced:
     __mod__, __rmod__ = _binary(np.remainder)
     __divmod__, __rdivmod__ = _binary(np.divmod)
     __rpow__ = _binary(np.power)[1]
-    __iadd__, __isub__, __imul__, __itruediv__, __ifloordiv__, __imod__, __ipow__ = (
-        _in_place_of(u, sym) for u, sym in ((np.add, "+"), (np.subtract, "-"),
-        (np.multiply, "*"), (np.true_divide, "/"), (np.floor_divide, "//"),
-        (np.remainder, "%"), (np.power, "**"))
-    )  # fmt: skip
-    __iand__, __ior__, __ixor__, __ilshift__, __irshift__ = (
-        _in_place_of(u, sym) for u, sym in ((np.bitwise_and, "&"), (np.bitwise_or, "|"),
-        (np.bitwise_xor, "^"), (np.left_shift, "<<"), (np.right_shift, ">>"))
-    )  # fmt: skip
 
     def __pow__(self, other: Any) -> Any:
         # numpy computes ``x ** 2`` as np.square(x): of the power's dtype, but for
