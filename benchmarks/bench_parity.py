@@ -17,8 +17,9 @@ both results at the extreme points: every combination of -inf, values near overf
 -1, -0.0, 0.0, subnormals, 1, +inf and NaN (and a few ordinary values).  A result is
 *wrong* where it differs from the input program, unless it is closer to the exact
 value, computed by ``relgraph.ops.exact`` with mpmath: a stabilisation may
-return a number where the input overflowed, never the reverse.  Zeros compare by
-value (-0.0 == 0.0), as numpy compares them.
+return a number where the input overflowed, never the reverse.  A zero keeps its
+sign (``1 / z`` tells -0.0 from 0.0): PyTensor's ``log(1 + x) -> log1p(x)`` is wrong at
+``x = -0.0``, where relgraph gives ``log1p(0 + x)``.
 
 Verdicts: ``=`` relgraph reaches PyTensor's op count, ``+`` strictly fewer ops,
 ``-`` more ops; ``pt-wrong`` PyTensor's result is wrong at some point (the case then

@@ -5,7 +5,9 @@ in PyTensor's order, the equilibrium databases ``canonicalize``, ``stabilize``,
 ``specialize`` and ``linalg``, with ``canonicalize`` once more after ``stabilize``
 (as the stage ``recanonicalize``).  ``optdb.query(include=["fast_run"])`` is the
 default pipeline; relations tagged ``unsafe`` are selected only when a query
-names ``unsafe`` (``y - y`` stays: it is NaN at inf and 0.0 where ``0 * y`` is -0.0).
+names ``unsafe`` (``y - y`` stays: it is NaN at inf and 0.0 where ``0 * y`` is -0.0),
+and those that may change the sign of a zero only when it names ``no_signed_zeros``
+(``0 + x`` stays: it is 0.0 at ``x = -0.0``).
 
 >>> import relgraph as rg
 >>> from relations import optdb
@@ -13,7 +15,7 @@ names ``unsafe`` (``y - y`` stays: it is NaN at inf and 0.0 where ``0 * y`` is -
 >>> rg.pprint(rg.rewrite(A @ (x + y), optdb.query(include=["linalg"])))
 '((A @ x) + (A @ y))'
 >>> rg.pprint(rg.rewrite(rg.log(1 + x * 1) + (y - y * 1), optdb.query(include=["fast_run"])))
-'(log1p(x) + (y - y))'
+'(log1p(0 + x) + (y - y))'
 >>> rg.pprint(rg.rewrite(y * x + x * y, optdb.query(include=["canonicalize"])))
 '(2 * (x * y))'
 """

@@ -16,8 +16,10 @@ Run backward (``rel(q, term)``) they enumerate inputs that rewrite to ``term``.
 []
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, reassociateo(x * y * x, q))]
 ['(x * x * y)']
->>> [rg.pprint(rg.as_term(r)) for r in run(0, q, add_zeroo(q, x))]
-['(0 + x)', '(x + 0)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, add_zeroo(q, i))]
+['(0 + i)', '(i + 0)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, add_zeroo(x + 0, q))]  # 0.0 at x = -0.0
+[]
 """
 
 from __future__ import annotations
@@ -35,7 +37,17 @@ from unification import vars as lvars
 
 from relations.databases import canonicalize_db, register, specialize_db
 from relations.order import combinable, sorted_args
-from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, REASSOCIATE, SPECIALIZE, UNSAFE
+from relations.tags import (
+    CANONICALIZE,
+    EXPAND,
+    FACTOR,
+    FAST_RUN,
+    NO_SIGNED_ZEROS,
+    REASSOCIATE,
+    SPECIALIZE,
+    UNSAFE,
+)
+from relations.zeros import has_signed_zeros, integer_zero, may_be_minus_zero, signs_stay_in_ints
 from relgraph import ops
 from relgraph.logic.goals import (
     computeo,
@@ -57,7 +69,7 @@ from relgraph.rewriting.declarations import (
     reads,
     reassociates,
 )
-from relgraph.rewriting.promotion import any_order, regroups
+from relgraph.rewriting.promotion import any_order
 from relgraph.rewriting.rules import rule
 from relgraph.terms.evaluate import evaluate
 from relgraph.terms.infer import typeof
@@ -71,6 +83,7 @@ __all__ = [
     "reassociateo",
     "constant_foldo",
     "add_zeroo",
+    "add_float_zeroo",
     "mul_oneo",
     "mul_zeroo",
     "sub_zeroo",
@@ -81,6 +94,7 @@ __all__ = [
     "sub_addo",
     "div_mul_invo",
     "neg_addo",
+    "neg_add_floato",
     "neg_mulo",
     "div_divo",
     "div_selfo",
@@ -243,14 +257,17 @@ def _has_arg(op: Any, constant: Any, t: Any) -> bool:
     return any(is_number(a) and a == constant for a in t._tuple[1:])
 
 
-def _drop_constanto(op, constant):
-    """``op(..., constant, ...) -> op(...)``: the constant is op's identity element."""
+def _drop_constanto(op, constant, exact=None):
+    """``op(..., constant, ...) -> op(...)``: the constant is op's identity element
+    (where ``exact`` of the term with it holds)."""
+    has = partial(_has_arg, op, constant)
+    test = has if exact is None else lambda t: has(t) and exact(t)
 
     def relation(in_lv, out_lv):
         args, rest = lvars(2)
         return pipeo(
             in_lv,
-            testo(partial(_has_arg, op, constant), in_lv),  # a cheap test first
+            testo(test, in_lv),  # a cheap test first (run backward: once in_lv is built)
             conso(op, args, in_lv),
             removeo(constant, args, rest),
             variadico(op, rest, out_lv),
@@ -259,11 +276,40 @@ def _drop_constanto(op, constant):
     return relation
 
 
+def _zero_drops_exactly(total: Any) -> bool:
+    """Whether ``total`` (a sum with a 0) is itself without a 0 at every zero: in
+    integers; where its zeros are -0.0 (``x + -0.0`` is ``x``); where another of its
+    terms is never -0.0 (a float sum is -0.0 only where every term is)."""
+    total = as_term(total)  # built by a goal when run backward
+    if not has_signed_zeros(total):
+        return True
+    args = total._tuple[1:]
+    if not any(is_number(a) and a == 0 and not may_be_minus_zero(a) for a in args):
+        return True
+    return sum(not may_be_minus_zero(a) for a in args) >= 2
+
+
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=4, tracks=(ops.add,), whole=True)
 @reads({ops.add: {}})
 @needs_operand(ANY_CONSTANT)
 def add_zeroo(in_lv, out_lv):
-    """``x + 0 -> x`` (in a sum of any length)."""
+    """``x + 0 -> x`` (in a sum of any length) where it keeps the sign of a zero: for
+    integers, for ``x + -0.0``, and where ``x`` is never -0.0 (``exp(y) + 0``).
+
+    Elsewhere ``x + 0`` is 0.0 at ``x = -0.0``: see ``add_float_zeroo``.
+    """
+    return _drop_constanto(add, 0, _zero_drops_exactly)(in_lv, out_lv)
+
+
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, NO_SIGNED_ZEROS, position=4.5,
+          tracks=(ops.add,), whole=True)  # fmt: skip
+@reads({ops.add: {}})
+@needs_operand(ANY_CONSTANT)
+def add_float_zeroo(in_lv, out_lv):
+    """``x + 0 -> x`` for every float ``x``.
+
+    At ``x = -0.0`` the program gives 0.0 and the rewrite -0.0.
+    """
     return _drop_constanto(add, 0)(in_lv, out_lv)
 
 
@@ -323,8 +369,12 @@ register(canonicalize_db, CANONICALIZE, FAST_RUN, position=10, tracks=(ops.neg,)
 
 
 _y = lvar("y")
-sub_addo = rule(_x - _y, _x + -_y, name="sub_addo")
-sub_addo.__doc__ = """``x - y <-> x + (-y)``."""
+sub_addo = rule(_x - _y, _x + -_y, name="sub_addo", when=lambda y: not integer_zero(y))
+sub_addo.__doc__ = """``x - y <-> x + (-y)``.
+
+    Not for the integer ``y = 0``: ``-0`` is 0, and ``x + 0`` is 0.0 where ``x - 0`` is
+    -0.0.
+    """
 register(canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=11,
          tracks=(ops.sub,))(sub_addo)  # fmt: skip
 register(specialize_db, SPECIALIZE, FAST_RUN, name="add_nego", produces=(ops.sub,), position=2,
@@ -333,18 +383,15 @@ register(specialize_db, SPECIALIZE, FAST_RUN, name="add_nego", produces=(ops.sub
 
 def negated(x: Any) -> Any:
     """``-x`` in the normal form: ``-(-u)`` is ``u``, ``-(c * u)`` is ``(-c) * u``, ``-c`` a
-    number, ``-(a + b)`` is ``-a + -b`` (sorted where that keeps its value: two terms,
-    or an integer sum; a longer float sum keeps its order, the order of its fold)."""
+    number, ``-(a + b)`` of integers is ``-a + -b`` (sorted); a float sum stays
+    ``-(a + b)``, which is -0.0 where ``a = -b`` (``-a + -b`` is 0.0)."""
     if is_number(x):
         return -x
     if has_head(x, neg):
         return x._tuple[1]
-    if has_head(x, add):
-        terms = [negated(a) for a in x._tuple[1:]]
-        if len(terms) == 2 or regroups(x):  # negation keeps the dtype: x's order decides
-            terms = sorted_args(add, terms)
-        return Term((add, *terms))
-    if has_head(x, mul) and is_number(x._tuple[1]):
+    if has_head(x, add) and not has_signed_zeros(x):
+        return Term((add, *sorted_args(add, [negated(a) for a in x._tuple[1:]])))
+    if has_head(x, mul) and is_number(x._tuple[1]) and not integer_zero(x._tuple[1]):
         c, rest = -x._tuple[1], x._tuple[2:]
         if c == 1:
             return rest[0] if len(rest) == 1 else Term((mul, *rest))
@@ -381,31 +428,52 @@ register(specialize_db, EXPAND, produces=(ops.mul,), position=10,
          tracks=(ops.true_div,))(div_mul_invo)  # fmt: skip
 
 
-def _negated_terms(t: Any) -> Any:
-    """``-(a + b + ...)`` as ``-a + -b + ...``; None for another term."""
+def _negated_terms(t: Any, floats: bool = False) -> Any:
+    """``-(a + b + ...)`` as ``-a + -b + ...`` (of integers, unless ``floats``); None
+    for another term."""
     if not (has_head(t, neg) and has_head(t._tuple[1], add)):
+        return None
+    if not floats and has_signed_zeros(t):
         return None
     return Term((add, *(Term((neg, a)) for a in t._tuple[1]._tuple[1:])))
 
 
-def _un_negated(t: Any) -> Any:
-    """``-a + -b + ...`` as ``-(a + b + ...)``; None for another term."""
+def _un_negated(t: Any, floats: bool = False) -> Any:
+    """``-a + -b + ...`` as ``-(a + b + ...)`` (of integers, unless ``floats``); None for
+    another term."""
     t = as_term(t)  # built by a goal when run backward
     if not has_head(t, add) or not all(has_head(a, neg) for a in t._tuple[1:]):
         return None
+    if not floats and has_signed_zeros(t):
+        return None
     return Term((neg, Term((add, *(a._tuple[1] for a in t._tuple[1:])))))
+
+
+def _neg_addo(in_lv, out_lv, floats=False):
+    forward, backward = (
+        computeo(partial(_negated_terms, floats=floats), [in_lv], out_lv),
+        computeo(partial(_un_negated, floats=floats), [out_lv], in_lv),
+    )
+    return ifgroundo(in_lv, forward, backward)
 
 
 @register(
     canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.add,), position=12, tracks=(ops.neg,)
 )
 def neg_addo(in_lv, out_lv):
-    """``-(a + b + ...) -> -a + -b + ...``: negation distributes over a sum (exactly)."""
-    forward, backward = (
-        computeo(_negated_terms, [in_lv], out_lv),
-        computeo(_un_negated, [out_lv], in_lv),
-    )
-    return ifgroundo(in_lv, forward, backward)
+    """``-(a + b + ...) -> -a + -b + ...`` for integers: negation distributes over a
+    sum (exactly, in modular arithmetic).  For floats see ``neg_add_floato``."""
+    return _neg_addo(in_lv, out_lv)
+
+
+@register(canonicalize_db, CANONICALIZE, FAST_RUN, NO_SIGNED_ZEROS, produces=(ops.add,),
+          position=12.5, tracks=(ops.neg,))  # fmt: skip
+def neg_add_floato(in_lv, out_lv):
+    """``-(a + b + ...) -> -a + -b + ...`` for every dtype.
+
+    At ``a = -b`` the program gives -0.0 and the rewrite 0.0.
+    """
+    return _neg_addo(in_lv, out_lv, floats=True)
 
 
 def _scaled_negated(t: Any) -> Any:
@@ -413,22 +481,27 @@ def _scaled_negated(t: Any) -> Any:
     if not (has_head(t, neg) and has_head(t._tuple[1], mul)):
         return None
     c, *rest = t._tuple[1]._tuple[1:]
-    return Term((mul, operator.neg(c), *rest)) if is_number(c) else None
+    # -(0 * x) is -0.0 where (-0) * x, an integer 0 times x, is 0.0
+    return Term((mul, operator.neg(c), *rest)) if _negates_exactly(c) else None
+
+
+def _negates_exactly(c: Any) -> bool:
+    """A number whose negation carries its sign into a float product: not the integer 0."""
+    return is_number(c) and not integer_zero(c)
 
 
 @register(
     canonicalize_db, CANONICALIZE, FAST_RUN, produces=(ops.mul,), position=13, tracks=(ops.neg,)
 )
 def neg_mulo(in_lv, out_lv):
-    """``-(c * x) -> (-c) * x`` for a number ``c``."""
+    """``-(c * x) -> (-c) * x`` for a number ``c`` (not the integer 0: ``-0`` is 0)."""
     c, rest, minus_c = lvars(3)
     negative = eq(in_lv, etuple(neg, cons(mul, cons(c, rest))))
     scaled = conso(mul, cons(minus_c, rest), out_lv)
-    return ifgroundo(
-        in_lv,
-        computeo(_scaled_negated, [in_lv], out_lv),
-        lall(scaled, testo(is_number, minus_c), computeo(operator.neg, [minus_c], c), negative),
+    backward = lall(
+        scaled, testo(_negates_exactly, minus_c), computeo(operator.neg, [minus_c], c), negative
     )
+    return ifgroundo(in_lv, computeo(_scaled_negated, [in_lv], out_lv), backward)
 
 
 _z = lvar("z")
@@ -505,6 +578,7 @@ def mul_neg_oneo(in_lv, out_lv):
     return pipeo(
         in_lv,
         testo(partial(_has_arg, mul, -1), in_lv),  # a cheap test first
+        testo(lambda t: not signs_stay_in_ints(as_term(t)), in_lv),
         conso(mul, args, in_lv),
         removeo(-1, args, rest),
         variadico(mul, rest, x),

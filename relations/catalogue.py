@@ -18,13 +18,16 @@ __all__ = ["catalogue", "SAFE"]
 SAFE = """\
 A relation in `fast_run` is *safe*: the rewritten program gives the input program's
 values for every input of every dtype, including +-inf, NaN, +-0.0, subnormals and
-values near overflow, with the same dtype and shape.  Values compare as numpy compares
-them: NaN matches NaN, -0.0 matches 0.0, and finite floats may differ by the rounding
-of reordered additions (the order numpy's own pairwise sum leaves open).  The sign of
-a zero is not kept (what LLVM calls "no signed zeros"): `x + 0 -> x` gives -0.0 where
-the program gives 0.0 at `x = -0.0`, and `-(a + b) -> -a + -b` 0.0 where it gives -0.0
-at `a = -b`, so a program that divides by such a zero, or reads its sign (`arctan2`,
-`copysign`, `signbit`), may get the other infinity or angle than numpy.  One thing
+values near overflow, with the same dtype and shape.  NaN matches NaN, finite floats may differ
+by the rounding of reordered additions (the order numpy's own pairwise sum leaves
+open), and a zero keeps its sign: numpy's `==` takes -0.0 for 0.0, but `1 / z`,
+`arctan2`, `copysign` and `signbit` do not.  So `x + 0 -> x` is safe only where `x` is
+never -0.0 (an integer, `exp(y)`, a sum): at `x = -0.0` the program gives 0.0.  Where
+a stabilisation would change the sign of a zero, its result keeps a `0 +`
+(`log(1 + x) -> log1p(0 + x)`: `log1p(-0.0)` is -0.0, `log(1 + -0.0)` is 0.0), which
+costs one addition in a fused kernel.  The relations that may change the sign of a
+zero (`x + 0 -> x` for every float, `-(a + b) -> -a + -b`) carry `no_signed_zeros`,
+as C compilers' `-fno-signed-zeros` does, and are selected only when named.  One thing
 may change: where the input loses its value to overflow, underflow or cancellation,
 the rewritten program may give a value closer to the exact one (`log1p(x)` for
 `log(1 + x)` at `x = 1e-20`, `logaddexp(x, y)` where `exp` overflows), never the

@@ -19,6 +19,7 @@ from typing import Any
 from relations.tags import (
     CANONICALIZE,
     LINALG,
+    NO_SIGNED_ZEROS,
     REASSOCIATE,
     SPECIALIZE,
     STABILIZE,
@@ -35,8 +36,9 @@ __all__ = [
 
 
 def _equilibrium(name: str) -> EquilibriumDB:
-    # Relations tagged unsafe or reassociate run only when a query names the tag.
-    return EquilibriumDB(name, opt_in=[UNSAFE, REASSOCIATE])
+    # Relations tagged unsafe, reassociate or no_signed_zeros run only when a query
+    # names the tag.
+    return EquilibriumDB(name, opt_in=[UNSAFE, REASSOCIATE, NO_SIGNED_ZEROS])
 
 
 canonicalize_db = _equilibrium(CANONICALIZE)

@@ -28,9 +28,12 @@ __all__ = ["log_expo", "exp_logo", "exp_addo", "log_mulo"]
 
 
 _x = lvar("x")
-log_expo = rule(log(exp(_x)), _x, name="log_expo")
-log_expo.__doc__ = """``log(exp(x)) -> x``.  Exact, and stabler: ``exp(x)`` overflows for
-``x > 709``."""
+log_expo = rule(log(exp(_x)), 0 + _x, name="log_expo")
+log_expo.__doc__ = """``log(exp(x)) -> 0 + x``.  Exact, and stabler: ``exp(x)`` overflows for
+``x > 709``.
+
+The ``0 +`` gives 0.0 at ``x = -0.0``, as ``log(1.0)`` does; ``add_zeroo`` drops it
+wherever ``x`` is never -0.0."""
 register(stabilize_db, STABILIZE, FAST_RUN, position=1, tracks=(ops.log,))(log_expo)
 
 exp_logo = rule(exp(log(_x)), _x, name="exp_logo")

@@ -26,6 +26,7 @@ from unification import var, vars as lvars
 
 from relations.databases import canonicalize_db, linalg_db, register, specialize_db
 from relations.tags import CANONICALIZE, EXPAND, FACTOR, FAST_RUN, LINALG, SPECIALIZE, UNSAFE
+from relations.zeros import has_signed_zeros
 from relgraph import ops
 from relgraph.logic.goals import (
     has_head,
@@ -196,7 +197,8 @@ def _scalar_factoro(scaled, c, plain):
 @needs_operand(ops.mul)
 def dot_scaleo(in_lv, out_lv):
     """``(c * A) @ B <-> c * (A @ B)`` and ``A @ (c * B) <-> c * (A @ B)``, ``c`` a
-    finite number with ``|c| >= 1``.
+    finite number with ``|c| >= 1`` (``c >= 1`` for floats: ``-(A @ B)`` is -0.0 where
+    ``A @ B`` is 0.0).
 
     Forward, the scaling moves to the result, usually smaller than a matrix operand.
     Not for other scalars: see ``dot_scale_anyo``.
@@ -205,7 +207,7 @@ def dot_scaleo(in_lv, out_lv):
     return pipeo(
         in_lv,
         testo(partial(_has_operand, dot, mul), in_lv),  # a cheap test first
-        lall(dot_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c)),
+        lall(dot_scale_anyo(in_lv, out_lv, c), testo(_scales_exactly, c, in_lv)),
     )
 
 
@@ -244,7 +246,8 @@ register(linalg_db, LINALG, produces=(ops.dot,), position=5, tracks=(ops.sum,))(
 @reads(_SCALED_SUM)
 @needs_operand(ops.mul)
 def sum_scaleo(in_lv, out_lv):
-    """``sum(c * x) <-> c * sum(x)``, ``c`` a number with ``|c| >= 1``: one multiplication, not n.
+    """``sum(c * x) <-> c * sum(x)``, ``c`` a number with ``|c| >= 1``: one multiplication,
+    not n.  For floats ``c >= 1``: ``-sum(x)`` is -0.0 where ``sum(-x)`` is 0.0.
 
     Not for ``|c| < 1`` (``sum(x)`` may overflow where ``sum(0.5 * x)`` does not) nor
     for a symbol (``inf * sum([0, 1])`` is inf, ``sum(inf * [0, 1])`` NaN): see
@@ -254,12 +257,16 @@ def sum_scaleo(in_lv, out_lv):
     return pipeo(
         in_lv,
         testo(partial(_has_operand, sum, mul), in_lv),  # a cheap test first
-        lall(sum_scale_anyo(in_lv, out_lv, c), testo(_at_least_one, c)),
+        lall(sum_scale_anyo(in_lv, out_lv, c), testo(_scales_exactly, c, in_lv)),
     )
 
 
-def _at_least_one(c: Any) -> bool:
-    return is_number(c) and bool(np.isfinite(c) and np.abs(c) >= 1)
+def _scales_exactly(c: Any, t: Any) -> bool:
+    """``c >= 1``, or ``c <= -1`` in integers: a sum (and a dot product) is never -0.0,
+    ``-sum(x)`` is at ``x = 0``."""
+    if not (is_number(c) and np.isfinite(c)):
+        return False
+    return bool(c >= 1 or (c <= -1 and not has_signed_zeros(as_term(t))))
 
 
 @register(

@@ -29,6 +29,7 @@ from relations.arith import _zero_like, commo, negated, nego
 from relations.databases import canonicalize_db, register
 from relations.order import combinable, sorted_args
 from relations.tags import CANONICALIZE, FAST_RUN, UNSAFE
+from relations.zeros import signs_stay_in_ints
 from relgraph import ops
 from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo, is_float, is_number, testo
 from relgraph.ops import abs, add, exp, mul, neg, pow, reciprocal, sign, true_div
@@ -65,7 +66,7 @@ def _signs_pulled(t: Any) -> Any:
     if factors is not None and len(factors) == 2 and is_number(factors[0]) and factors[0] == -1:
         if has_head(factors[1], add):
             return negated(factors[1])  # -1 * (a + b) is -a + -b, as -(a + b) is
-    if factors is None:
+    if factors is None or signs_stay_in_ints(t):
         return None
     minus_ones = sum(1 for a in factors if is_number(a) and a == -1)
     if minus_ones < 2 and not any(has_head(a, neg) for a in factors):
@@ -93,7 +94,8 @@ def _signs_pulled(t: Any) -> Any:
 )
 def mul_nego(in_lv, out_lv):
     """``x * -y -> -(x * y)``, ``(-x) * (-y) -> x * y``, ``-1 * x * -1 -> x``: signs leave
-    a product (exactly, wherever they are in it).
+    a product (exactly, wherever they are in it; not a float product with an integer
+    factor, where ``-i`` is 0 at ``i = 0`` and the product 0.0, not -0.0).
 
     An odd sign goes into the product's number, if it has one: ``2 * -x -> -2 * x``;
     ``-1 * (a + b) -> -a + -b``, the form ``-(a + b)`` takes.
@@ -301,14 +303,15 @@ def _sign_of_quotient(t: Any) -> Any:
     c = q._tuple[2]
     if not c or c != c:
         return None
-    s = Term((sign, q._tuple[1]))
-    return s if c > 0 else Term((neg, s))
+    x = q._tuple[1]
+    return Term((sign, x)) if c > 0 else Term((sign, Term((neg, x))))
 
 
 @register(canonicalize_db, CANONICALIZE, FAST_RUN, position=22, tracks=(ops.sign,))
 @forward_only
 def sign_div_consto(in_lv, out_lv):
-    """``sign(x / c) -> sign(x)`` for a number ``c > 0`` (``-sign(x)`` for ``c < 0``).
+    """``sign(x / c) -> sign(x)`` for a number ``c > 0`` (``sign(-x)`` for ``c < 0``:
+    ``-sign(x)`` is -0.0 at ``x = 0``).
 
     Where ``x / c`` underflows to 0 the right side keeps the sign.
     """

@@ -18,6 +18,7 @@ from unification import var
 
 from relations.databases import REDUCTIONS, canonicalize_db, register
 from relations.tags import CANONICALIZE, FAST_RUN, REASSOCIATE
+from relations.zeros import plus_zero
 from relgraph import ops
 from relgraph.logic.goals import computeo, eacho, has_head, ifgroundo
 from relgraph.ops import maximum, minimum, sum, where
@@ -112,7 +113,9 @@ def same_choiceo(in_lv, out_lv):
 def _scalar_reduced(t: Any) -> Any:
     if type(t) is Term and isinstance(t._tuple[0], Reduce) and t._tuple[0].name != "logsumexp":
         x = t._tuple[1]
-        return x if typeof(x).ndim == 0 else None
+        if typeof(x).ndim != 0:
+            return None
+        return plus_zero(x) if t._tuple[0] in (ops.sum, ops.mean) else x  # 0.0 + -0.0
     return None
 
 
@@ -120,6 +123,9 @@ def _scalar_reduced(t: Any) -> Any:
 @forward_only
 def reduce_scalaro(in_lv, out_lv):
     """``sum(s) -> s`` for a 0-d ``s`` (also ``max``, ``min``, ``prod``, ``mean``).
+
+    numpy's sum starts from 0.0, so ``sum(s)`` of a float ``s`` that may be -0.0 is
+    ``0 + s``.
 
     The driver keeps it only where the type stays: the ``sum`` of an int8 scalar is
     int64, and stays a ``sum``.  Forward only: backward, every scalar would be the

@@ -9,8 +9,8 @@ forms a stable term comes from.
 >>> from kanren import run, var
 >>> x = rg.vector("x")
 >>> q = var()
->>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1po(rg.log(1 + x), q))]
-['log1p(x)']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1po(rg.log(1 + x), q))]  # 0.0 at -0.0
+['log1p(0 + x)']
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1mexpo(q, rg.log1mexp(x)))]
 ['log1p(-exp(x))', 'log(-expm1(x))', 'log(1 + -exp(x))']
 """
@@ -30,9 +30,11 @@ from unification import var, vars as lvars
 from relations.arith import commo, nego
 from relations.databases import register, stabilize_db
 from relations.tags import FAST_RUN, STABILIZE, UNSAFE
+from relations.zeros import integer_zero, may_be_minus_zero, plus_zero
 from relgraph import ops
 from relgraph.logic.goals import (
     computeo,
+    eacho,
     has_head,
     ifgroundo,
     is_number,
@@ -85,6 +87,9 @@ __all__ = [
 def log1po(in_lv, out_lv):
     """``log(1 + x) -> log1p(x)``: exact for small ``x``, where ``1 + x`` rounds.
 
+    ``log1p(0 + x)`` where ``x`` may be -0.0: ``log(1 + -0.0)`` is 0.0, ``log1p(-0.0)``
+    is -0.0.
+
     In a longer integer sum the 1 may be anywhere (``log(i + 1 + j) -> log1p(i + j)``);
     a float sum ``(1 + a) + b`` is no ``1 + x`` (``1 + (a + b)`` rounds otherwise).
     """
@@ -104,12 +109,23 @@ def _log1p_of(t: Any) -> Any:
     if one is None:
         return None
     rest = args[:one] + args[one + 1 :]
-    return Term((log1p, rest[0] if len(rest) == 1 else Term((add, *rest))))
+    return Term((log1p, plus_zero(rest[0] if len(rest) == 1 else Term((add, *rest)))))
 
 
 def _log_of(t: Any) -> Any:
     t = as_term(t)  # built by a goal when run backward
-    return Term((log, Term((add, 1, t._tuple[1])))) if has_head(t, log1p) else None
+    if not has_head(t, log1p):
+        return None
+    u = t._tuple[1]
+    x = _without_plus_zero(u)
+    return None if x is u and may_be_minus_zero(u) else Term((log, Term((add, 1, x))))
+
+
+def _without_plus_zero(t: Any) -> Any:
+    """``x`` for ``0 + x`` (the form :func:`plus_zero` gives); else ``t`` itself."""
+    if has_head(t, add) and len(t._tuple) == 3 and integer_zero(t._tuple[1]):
+        return t._tuple[2]
+    return t
 
 
 def _is_all(value: int, c: Any) -> bool:
@@ -124,7 +140,7 @@ def _expm1_in_sum(t: Any) -> Any:
     """``exp(u) - 1``, or a sum with an ``exp(u)`` and a -1 (a number, or an array of
     -1s), with the two merged into ``expm1(u)``; None if it has none."""
     if has_head(t, sub) and has_head(t._tuple[1], exp) and _is_all(1, t._tuple[2]):
-        return Term((expm1, t._tuple[1]._tuple[1]))
+        return Term((expm1, plus_zero(t._tuple[1]._tuple[1])))
     if not has_head(t, add):
         return None
     args = t._tuple[1:]
@@ -139,7 +155,7 @@ def _expm1_in_sum(t: Any) -> Any:
     e = next((i for i, a in enumerate(args) if has_head(a, exp)), None)
     if e is None:
         return None
-    merged = Term((expm1, args[e]._tuple[1]))
+    merged = Term((expm1, plus_zero(args[e]._tuple[1])))  # exp(-0.0) - 1 is 0.0
     rest = [a for i, a in enumerate(t._tuple[1:]) if i not in (one, e)]
     return merged if not rest else Term((add, merged, *rest))
 
@@ -157,15 +173,26 @@ def _expm1_in_sum(t: Any) -> Any:
 @needs_operand(ANY_CONSTANT)  # the 1, or -1 in a sum
 def expm1o(in_lv, out_lv):
     """``exp(u) - 1 -> expm1(u)`` (in a sum, as ``exp(u) + -1``; also with an array of
-    ones when it does not broadcast ``u``): no cancellation near 0."""
-    x = var()
-    backward = lall(
-        eq(out_lv, etuple(expm1, x)),
-        conde(
-            [eq(in_lv, etuple(sub, etuple(exp, x), 1))], [commo(add, etuple(exp, x), -1, in_lv)]
-        ),
+    ones when it does not broadcast ``u``): no cancellation near 0.
+
+    ``expm1(0 + u)`` where ``u`` may be -0.0: ``exp(-0.0) - 1`` is 0.0.
+    """
+    return ifgroundo(
+        in_lv, computeo(_expm1_in_sum, [in_lv], out_lv), eacho(_exp_minus_one, out_lv, in_lv)
     )
-    return ifgroundo(in_lv, computeo(_expm1_in_sum, [in_lv], out_lv), backward)
+
+
+def _exp_minus_one(t: Any) -> list:
+    """``exp(u) - 1`` and ``exp(u) + -1`` for ``expm1(0 + u)``, or ``expm1(u)`` where
+    ``u`` is never -0.0."""
+    t = as_term(t)
+    if not has_head(t, expm1):
+        return []
+    v = t._tuple[1]
+    u = _without_plus_zero(v)
+    if u is v and may_be_minus_zero(v):
+        return []
+    return [Term((sub, Term((exp, u)), 1)), Term((add, Term((exp, u)), -1))]
 
 
 @register(
@@ -302,14 +329,15 @@ def log_add_expo(in_lv, out_lv):
 _a, _b = lvar("a"), lvar("b")
 log_diff_expo = rule(
     log(exp(_a) + -exp(_b)),
-    where(equal(_b, float("-inf")), _a, _a + log1mexp(_b - _a)),
+    0 + where(equal(_b, float("-inf")), _a, _a + log1mexp(_b - _a)),
     name="log_diff_expo",
 )
-log_diff_expo.__doc__ = """``log(exp(a) - exp(b)) -> where(b == -inf, a, a + log1mexp(b - a))``.
+log_diff_expo.__doc__ = """``log(exp(a) - exp(b))``
+``-> 0 + where(b == -inf, a, a + log1mexp(b - a))``.
 
 No overflow and no cancellation; the guard keeps ``a = b = -inf`` at -inf
-(``b - a`` is NaN there)."""
-register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where,), position=4,
+(``b - a`` is NaN there), and the ``0 +`` gives 0.0 where ``log(1.0)`` does."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where, ops.add), position=4,
          tracks=(ops.log,))(log_diff_expo)  # fmt: skip
 
 
@@ -341,15 +369,21 @@ register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.softplus,), position=8
          tracks=(ops.log1p,))(softpluso)  # fmt: skip
 
 
-@register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.neg,), position=6, tracks=(ops.log,))
+@register(
+    stabilize_db, STABILIZE, FAST_RUN, produces=(ops.neg, ops.add), position=6, tracks=(ops.log,)
+)
 def log_sigmoido(in_lv, out_lv):
-    """``log(sigmoid(x)) -> -softplus(-x)``: no underflow to ``log(0)`` for ``x << 0``."""
+    """``log(sigmoid(x)) -> 0 - softplus(-x)``: no underflow to ``log(0)`` for ``x << 0``.
+
+    The ``0 -`` gives 0.0 where ``sigmoid(x)`` rounds to 1, as ``log(1.0)`` does
+    (``-softplus(-x)`` is -0.0 there).
+    """
     x, minus_x = lvars(2)
     return pipeo(
         in_lv,
         eq(in_lv, etuple(log, etuple(sigmoid, x))),
         nego(x, minus_x),
-        eq(out_lv, etuple(neg, etuple(softplus, minus_x))),
+        eq(out_lv, etuple(add, 0, etuple(neg, etuple(softplus, minus_x)))),
     )
 
 
@@ -522,10 +556,13 @@ for _rule, _position in ((log_softmaxo, 1.5), (log_softmax_allo, 1.6)):
              tracks=(ops.log,))(_rule)  # fmt: skip
 
 _x = lvar("x", dtype=np.floating)
-log_ndtro = rule(log(ndtr(_x)), log_ndtr(_x), name="log_ndtro")
-log_ndtro.__doc__ = """``log(ndtr(x)) -> log_ndtr(x)``: finite where ``ndtr`` underflows
-(``log(ndtr(-40))`` is -inf, ``log_ndtr(-40)`` is -804.6)."""
-register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.log_ndtr,), position=6.6,
+log_ndtro = rule(log(ndtr(_x)), 0 + log_ndtr(_x), name="log_ndtro")
+log_ndtro.__doc__ = """``log(ndtr(x)) -> 0 + log_ndtr(x)``: finite where ``ndtr`` underflows
+(``log(ndtr(-40))`` is -inf, ``log_ndtr(-40)`` is -804.6).
+
+The ``0 +`` gives 0.0 where ``ndtr`` rounds to 1, as ``log(1.0)`` does (scipy's
+``log_ndtr(inf)`` is -0.0)."""
+register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.log_ndtr, ops.add), position=6.6,
          tracks=(ops.log,))(log_ndtro)  # fmt: skip
 
 _A = lvar("A", dtype=np.floating)

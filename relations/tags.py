@@ -1,7 +1,7 @@
 """The tag vocabulary of relgraph's relation databases, declared in one place.
 
 >>> sorted(TAGS) == sorted([FAST_RUN, CANONICALIZE, STABILIZE, SPECIALIZE, LINALG,
-...                         EXPAND, FACTOR, UNSAFE, REASSOCIATE])
+...                         EXPAND, FACTOR, UNSAFE, REASSOCIATE, NO_SIGNED_ZEROS])
 True
 """
 
@@ -14,6 +14,7 @@ EXPAND = "expand"
 FACTOR = "factor"
 UNSAFE = "unsafe"
 REASSOCIATE = "reassociate"
+NO_SIGNED_ZEROS = "no_signed_zeros"
 
 TAGS: dict[str, str] = {
     FAST_RUN: "the default pipeline: safe rewrites toward a simpler, faster, stabler program",
@@ -26,6 +27,8 @@ TAGS: dict[str, str] = {
     UNSAFE: "valid on part of the domain only (x / x -> 1); selected only when named",
     REASSOCIATE: "float sums and products regrouped (x * (y * z) -> x * y * z), which can "
     "overflow or round where the written grouping does not; selected only when named",
+    NO_SIGNED_ZEROS: "may give 0.0 where numpy gives -0.0, or the reverse (x + 0 -> x at "
+    "x = -0.0), as C compilers' -fno-signed-zeros; selected only when named",
 }
 
 __all__ = [
@@ -38,5 +41,6 @@ __all__ = [
     "FACTOR",
     "UNSAFE",
     "REASSOCIATE",
+    "NO_SIGNED_ZEROS",
     "TAGS",
 ]

@@ -388,7 +388,9 @@ def _shown_value(g: EGraph, cid: int) -> Any:
     """What a view shows for class ``cid`` (the id it had when matched): its constant,
     or its hole."""
     cls = g.classes[g.find(cid)]
-    return cls.constant if cls.constant is not NO_CONSTANT else Hole(cid, cls.type)
+    if cls.constant is not NO_CONSTANT:
+        return cls.constant
+    return Hole(cid, cls.type, cls.never_minus_zero)
 
 
 def _shape_term(g: EGraph, shape: Shown) -> Any:

@@ -11,10 +11,12 @@ the same Op and children are in the same class (congruence).
 Every e-node added and every merge is also recorded as a proof
 (:mod:`relgraph.eqsat.proofs`): the terms as written, and why they are equal.
 
-Two *analyses* ride along: every class has the :class:`~relgraph.terms.types.TensorType`
-of its values (dtype, and shape where the symbols give one), and a class holding a
-constant leaf knows its value.  Relations see a class through views (see
-:mod:`relgraph.eqsat.saturate`), in which an operand class is a typed :class:`Hole`.
+Three *analyses* ride along: every class has the :class:`~relgraph.terms.types.TensorType`
+of its values (dtype, and shape where the symbols give one), a class holding a
+constant leaf knows its value, and a class knows whether it is never -0.0
+(:mod:`relgraph.ops.zeros`: ``exp(x) + 0`` is ``exp(x)``, ``x + 0`` is not).
+Relations see a class through views (see :mod:`relgraph.eqsat.saturate`), in which an
+operand class is a typed :class:`Hole` that carries the last fact.
 
 Sums and products are kept flat: a left-nested chain ``(x + y) + z`` is the one
 e-node ``add(x, y, z)``, which numpy computes the same way (a left fold), so
@@ -51,6 +53,7 @@ from relgraph.eqsat.proofs import (
     leaf_key,
     term_key,
 )
+from relgraph.ops.zeros import never_minus_zero, node_never_minus_zero
 from relgraph.rewriting.declarations import ANY_CONSTANT
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
@@ -71,12 +74,14 @@ class Hole(Symbol):
     Equal only to the hole of the same class (never to a user's symbol).
     """
 
-    __slots__ = ("cid",)
+    __slots__ = ("cid", "never_minus_zero")
     cid: int
+    never_minus_zero: bool
 
-    def __init__(self, cid: int, type: TensorType):
+    def __init__(self, cid: int, type: TensorType, never_minus_zero: bool = False):
         super().__init__(f"e{cid}", type)
         object.__setattr__(self, "cid", cid)
+        object.__setattr__(self, "never_minus_zero", never_minus_zero)
         object.__setattr__(self, "_hash", hash(("Hole", cid)))
 
     def __eq__(self, other):
@@ -89,20 +94,21 @@ class Hole(Symbol):
         return self._hash
 
     def __reduce__(self):
-        return (Hole, (self.cid, self.type))
+        return (Hole, (self.cid, self.type, self.never_minus_zero))
 
 
 class EClass:
     """One e-class: its e-nodes, the e-nodes that use it (with their classes and
     proof ids), and its analyses."""
 
-    __slots__ = ("nodes", "parents", "type", "constant")
+    __slots__ = ("nodes", "parents", "type", "constant", "never_minus_zero")
 
-    def __init__(self, key: Key, type: TensorType, constant: Any):
+    def __init__(self, key: Key, type: TensorType, constant: Any, never_minus_zero: bool):
         self.nodes: list[Key] = [key]
         self.parents: list[tuple[Key, int, int]] = []
         self.type = type
         self.constant = constant  # a leaf value, or NO_CONSTANT
+        self.never_minus_zero = never_minus_zero
 
 
 NO_CONSTANT = object()
@@ -173,7 +179,7 @@ class EGraph:
         cid = len(self.sets)
         self.sets.add(cid)
         constant = key[2] if key[0] is LEAF and is_constant(key[2]) else NO_CONSTANT
-        self.classes[cid] = EClass(key, type_, constant)
+        self.classes[cid] = EClass(key, type_, constant, self._never_minus_zero(key, type_))
         self.touched.add(cid)
         self.memo[key] = cid
         self.node_ids[key] = self.class_ids[cid] = pid
@@ -183,6 +189,14 @@ class EGraph:
                 self.classes[child].parents.append((key, cid, pid))
         self.version += 1
         return cid, pid
+
+    def _never_minus_zero(self, key: Key, type_: TensorType) -> bool:
+        if type_.dtype.kind not in "fc":
+            return True
+        if key[0] is LEAF:
+            return never_minus_zero(key[2])
+        operands = (self.classes[self.find(c)].never_minus_zero for c in key[1])
+        return node_never_minus_zero(key[0], operands)
 
     def add_term(self, term: Any) -> int:
         """The class of ``term``: its subterms added bottom-up, holes mapped to their
@@ -395,6 +409,7 @@ class EGraph:
         ca.nodes.extend(cb.nodes)
         ca.parents.extend(cb.parents)
         ca.type = _meet(ca.type, cb.type)
+        ca.never_minus_zero |= cb.never_minus_zero  # its e-nodes are equal, zeros too
         if ca.constant is NO_CONSTANT:
             ca.constant = cb.constant
         elif cb.constant is not NO_CONSTANT and not _same_constant(ca.constant, cb.constant):
@@ -503,7 +518,7 @@ class EGraph:
         cls = self.classes[self.find(cid)]
         if cls.constant is not NO_CONSTANT:
             return cls.constant
-        return Hole(self.find(cid), cls.type)
+        return Hole(self.find(cid), cls.type, cls.never_minus_zero)
 
     def node_term(self, key: Key, children: Iterator[Any] | tuple) -> Any:
         """The term of e-node ``key`` with the given child terms."""
@@ -534,8 +549,9 @@ def _meet(a: TensorType, b: TensorType) -> TensorType:
 
 
 def _shown(cls: EClass) -> tuple:
-    """What a hole of the class shows: whether it is a constant, and its type."""
-    return cls.constant is NO_CONSTANT, cls.type
+    """What a hole of the class shows: whether it is a constant, its type, and
+    whether it is never -0.0."""
+    return cls.constant is NO_CONSTANT, cls.type, cls.never_minus_zero
 
 
 def _same_constant(a: Any, b: Any) -> bool:

@@ -26,8 +26,12 @@ __all__ = ["identity_law", "wraps"]
 
 # Relations probed already (the answer is the relation's, whoever explores with it).
 _IDENTITY_LAWS: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
-# Bare symbols of rank 0, 1 and 2 (an identity may hold for one rank only: x.T -> x).
-_PROBES = tuple(Symbol("probe", TensorType("float64", ndim)) for ndim in range(3))
+# Bare symbols of rank 0, 1 and 2 (an identity may hold for one rank only: x.T -> x),
+# and of integers (x + 0 -> x runs backward on them only: 0.0 + -0.0 is 0.0).
+_PROBES = (
+    *(Symbol("probe", TensorType("float64", ndim)) for ndim in range(3)),
+    Symbol("probe", TensorType("int64", 1)),
+)
 
 
 def _only_reorders(matcher: Matcher) -> bool:

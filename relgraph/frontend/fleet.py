@@ -133,10 +133,10 @@ def rewrite_many(
     >>> import relgraph as rg
     >>> from relations import optdb
     >>> x = rg.vector("x")
-    >>> batch = rg.rewrite_many([x * 1.0 + 0.0, rg.log(rg.exp(x))],
+    >>> batch = rg.rewrite_many([x * 1.0 - 0.0, rg.log(1 + rg.exp(x))],
     ...                         optdb.query(include=["fast_run"]), progress=False)
     >>> rg.pprint(batch[0]), rg.pprint(batch[1])
-    ('x', 'x')
+    ('x', 'softplus(x)')
     """
     _check_query(query)
     return _run(list(terms), query, client, cache, progress, batch_size, compile=False)

@@ -31,9 +31,9 @@ from relgraph.terms.term import Term
 from relgraph.terms.traverse import subterms
 
 __all__ = [
-    "exact_evaluate", "agrees", "div", "exp", "expm1", "power", "log_add_exp", "log1mexp",
-    "log_ndtr", "atan2", "xlogy", "gammaln", "erfcx", "floor_divide", "remainder", "fmod",
-    "rint", "trunc",
+    "exact_evaluate", "agrees", "zero_sign_flips", "div", "exp", "expm1", "power",
+    "log_add_exp", "log1mexp", "log_ndtr", "atan2", "xlogy", "gammaln", "erfcx",
+    "floor_divide", "remainder", "fmod", "rint", "trunc",
 ]  # fmt: skip
 
 DIGITS = 1000
@@ -79,11 +79,13 @@ def agrees(before: Any, after: Any, exact: Any) -> np.ndarray:
     """Elementwise: whether a rewritten program's values ``after`` may stand for the
     input's values ``before``, given the exact ones (from :func:`exact_evaluate`).
 
-    ``after`` equals ``before`` as numpy compares (NaN matches NaN, -0.0 matches
-    0.0, finite values up to rounding), or is no farther from ``exact`` (both off by
-    the same rounding error counts as agreeing), or is NaN where
-    the exact value is undefined.  Where ``exact`` is masked (not resolved) it
-    cannot judge: any number passes, and NaN only where ``before`` is NaN.
+    ``after`` equals ``before`` (NaN matches NaN, finite values up to rounding, a
+    zero only a zero of its sign: ``1 / x`` tells them apart), or is no farther from
+    ``exact`` (both off by the same rounding error counts as agreeing; ``-0.0`` for
+    ``0.0`` only where ``exact`` is a negative number float64 rounds to ``-0.0``, an
+    exact zero being ``0.0``), or is NaN where the exact value is undefined.  Where
+    ``exact`` is masked (not resolved) it cannot judge: any number passes, and NaN only
+    where ``before`` is NaN.
 
     Examples
     --------
@@ -95,6 +97,8 @@ def agrees(before: Any, after: Any, exact: Any) -> np.ndarray:
     array([ True,  True])
     >>> agrees(before, np.array([1e-20, 0.5]), exact_evaluate(rg.log(1 + x), v))
     array([ True, False])
+    >>> agrees(np.array([0.0]), np.array([-0.0]), np.array([0.0]))  # x + 0 -> x at -0.0
+    array([False])
     """
     unresolved = np.ma.getmaskarray(exact)
     exact = np.ma.getdata(exact)
@@ -111,9 +115,28 @@ def agrees(before: Any, after: Any, exact: Any) -> np.ndarray:
         same = (np.isnan(before) & np.isnan(after)) | (before == after)
         same |= np.isclose(after, before, rtol=1e-9, atol=1e-300)
         closer = ~np.isnan(after) & ~np.isnan(exact) & (error(after) <= error(before))
+        flips = zero_sign_flips(before, after)
+        same &= ~flips
+        closer &= ~flips | (np.signbit(after) & np.signbit(exact))  # exact: a negative
         undefined = np.isnan(after) & np.isnan(exact)
     cannot_judge = unresolved & (~np.isnan(after) | np.isnan(before))
     return same | ((closer | undefined) & ~unresolved) | cannot_judge
+
+
+def zero_sign_flips(a: Any, b: Any) -> np.ndarray:
+    """Elementwise: where ``a`` and ``b`` are zeros of opposite signs (``0.0`` and
+    ``-0.0``), which numpy's ``==`` takes as equal and ``1 / z`` or ``arctan2`` do not.
+
+    >>> zero_sign_flips(np.array([0.0, -0.0, 0.0, 1.0]), np.array([-0.0, -0.0, 0.0, -1.0]))
+    array([ True, False, False, False])
+    """
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
+        return np.zeros(a.shape, bool)
+    with np.errstate(invalid="ignore"):
+        real = np.signbit(a.real) != np.signbit(b.real)
+        signs = real | (np.signbit(a.imag) != np.signbit(b.imag))
+    return (a == 0) & (b == 0) & signs
 
 
 class _Unresolved:

@@ -11,12 +11,13 @@ rewrites: +-inf, NaN, +-0.0, subnormals, values near overflow, the points where
   hand-written relation, random programs rooted at the heads it tracks; and
   the ``terms`` you pass, with their symbols' dtypes varied.
 * A rewrite holds when its dtype and shape are the input's and its values are
-  the input's as numpy compares them (NaN matches NaN, -0.0 matches 0.0, floats
-  up to rounding, integers exactly, wrap-around included), or else, forward, no
-  farther from the exact value (from :mod:`relgraph.ops.exact`, mpmath at 1000
-  digits): what the driver needs.  Backward, floats must have the same exact
-  value: the relation is an identity, though running it backward may lose
-  accuracy (``log1p(x) -> log(1 + x)``), which is what exploring needs.
+  the input's (NaN matches NaN, floats up to rounding, integers exactly, wrap-around
+  included, and a zero only a zero of its sign: numpy's ``==`` takes -0.0 for 0.0,
+  ``1 / z`` does not), or else, forward, no farther from the exact value (from
+  :mod:`relgraph.ops.exact`, mpmath at 1000 digits): what the driver needs.
+  Backward, floats must have the same exact value: the relation is an identity,
+  though running it backward may lose accuracy (``log1p(x) -> log(1 + x)``), which
+  is what exploring needs.
 * The first failure found is shrunk to the smallest term and to one element
   per input, and returned as the :class:`Counterexample`.
 
@@ -44,7 +45,7 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import RelationError, TypeCheckError
 from relgraph.logic.search import run_deep
-from relgraph.ops.exact import agrees, exact_evaluate
+from relgraph.ops.exact import agrees, exact_evaluate, zero_sign_flips
 from relgraph.rewriting.relation import Matcher, as_rule, directions_of, reverse
 from relgraph.rewriting.rules import PatternRelation
 from relgraph.terms.evaluate import evaluate
@@ -420,7 +421,7 @@ def _difference(
 
 
 def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """numpy's comparison: NaN matches NaN, -0.0 matches 0.0, finite values up to a few
+    """NaN matches NaN, a zero only a zero of its sign, finite values up to a few
     roundings in their dtype."""
     if a.dtype.kind not in "fc" or b.dtype.kind not in "fc":
         return a == b  # booleans and integers: exactly
@@ -429,7 +430,7 @@ def _close(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         same = (a == b) | (np.isnan(a) & np.isnan(b))
         finite = np.isfinite(a) & np.isfinite(b)
         near = np.abs(a - b) <= 8 * eps * np.maximum(np.abs(a), np.abs(b))
-    return same | (finite & near)
+    return (same | (finite & near)) & ~zero_sign_flips(a, b)
 
 
 def _exact(term: Any, values: dict) -> Any:

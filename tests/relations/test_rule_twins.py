@@ -18,7 +18,7 @@ M, N = rg.matrix("M"), rg.matrix("N")
 
 TWINS = {
     "neg_nego": (rg.rule(-(-X), X), neg_nego),
-    "log_expo": (rg.rule(rg.log(rg.exp(X)), X), log_expo),
+    "log_expo": (rg.rule(rg.log(rg.exp(X)), 0 + X), log_expo),
     "exp_logo": (rg.rule(rg.exp(rg.log(X)), X), exp_logo),
     "transpose_transposeo": (rg.rule(Am.T.T, Am), transpose_transposeo),
     "transpose_doto": (rg.rule((Am @ Bm).T, Bm.T @ Am.T), transpose_doto),
