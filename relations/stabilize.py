@@ -12,7 +12,9 @@ forms a stable term comes from.
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1po(rg.log(1 + x), q))]  # 0.0 at -0.0
 ['log1p(0 + x)']
 >>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1mexpo(q, rg.log1mexp(x)))]
-['log1p(-exp(x))', 'log(-expm1(x))', 'log(1 + -exp(x))']
+['log1p(-exp(x))']
+>>> [rg.pprint(rg.as_term(r)) for r in run(0, q, log1mexpo(q, 0 + rg.log1mexp(x)))]
+['log(-expm1(x))', 'log(1 + -exp(x))']
 """
 
 from __future__ import annotations
@@ -345,20 +347,22 @@ register(stabilize_db, STABILIZE, FAST_RUN, produces=(ops.where, ops.add), posit
     stabilize_db,
     STABILIZE,
     FAST_RUN,
-    produces=(ops.log1mexp,),
+    produces=(ops.log1mexp, ops.add),
     position=5,
     tracks=(ops.log, ops.log1p),
 )
 def log1mexpo(in_lv, out_lv):
-    """``log(1 - exp(x))``, ``log1p(-exp(x))``, ``log(-expm1(x)) -> log1mexp(x)``."""
+    """``log1p(-exp(x)) -> log1mexp(x)``; ``log(1 - exp(x))``, ``log(-expm1(x))
+    -> 0 + log1mexp(x)``.
+
+    A ``log`` of 1 is 0.0 where ``log1mexp(-inf)`` is -0.0 (``log1p(-0.0)``).
+    """
     x = var()
-    return lall(
-        conde(
-            [eq(in_lv, etuple(log1p, etuple(neg, etuple(exp, x))))],
-            [eq(in_lv, etuple(log, etuple(neg, etuple(expm1, x))))],
-            [eq(in_lv, etuple(log, etuple(add, 1, etuple(neg, etuple(exp, x)))))],
-        ),
-        eq(out_lv, etuple(log1mexp, x)),
+    plain, zeroed = etuple(log1mexp, x), etuple(add, 0, etuple(log1mexp, x))
+    return conde(
+        [eq(in_lv, etuple(log1p, etuple(neg, etuple(exp, x)))), eq(out_lv, plain)],
+        [eq(in_lv, etuple(log, etuple(neg, etuple(expm1, x)))), eq(out_lv, zeroed)],
+        [eq(in_lv, etuple(log, etuple(add, 1, etuple(neg, etuple(exp, x))))), eq(out_lv, zeroed)],
     )
 
 
