@@ -37,12 +37,12 @@ from relgraph.rewriting.declarations import ANY_CONSTANT, forward_only, needs_op
 from relgraph.rewriting.promotion import regroups
 from relgraph.rewriting.rules import rule
 from relgraph.terms.infer import typeof
-from relgraph.terms.lvars import lvar
+from relgraph.terms.lvars import lvar, rest
 from relgraph.terms.term import Term
 
 __all__ = [
     "mul_nego", "abs_mulo", "div_consto", "exp_mulo", "exp_divo", "sign_div_consto", "cancelo",
-    "reciprocal_reciprocalo", "zero_divo", "div_abso", "abs_nego",
+    "reciprocal_reciprocalo", "zero_divo", "div_abso", "abs_nego", "abs_neg_sumo",
 ]  # fmt: skip
 
 
@@ -424,4 +424,20 @@ absolute value; unsigned ``-x`` wraps around, so they are left out.)
 'abs(x)'
 >>> len(list(rg.rewrites(abs(-rg.vector("u", "uint8")), abs_nego)))
 0
+"""
+
+_xs = rest("xs")
+abs_neg_sumo = rule(abs(add(-_xs)), abs(add(_xs)), name="abs_neg_sumo",
+                    when=lambda xs: all(typeof(x).dtype.kind in "fi" for x in xs))  # fmt: skip
+register(canonicalize_db, CANONICALIZE, FAST_RUN, position=18.5, tracks=(ops.abs,))(abs_neg_sumo)
+abs_neg_sumo.__doc__ = """``abs(-a + -b + ...) <-> abs(a + b + ...)``: exact for floats and
+signed integers.
+
+``-a + -b`` is ``-(a + b)`` but for the sign of a zero (0.0 where ``a = -b``, whose
+negation is -0.0), and ``abs`` drops that sign.
+
+>>> import relgraph as rg
+>>> x, y = rg.vector("x"), rg.vector("y")
+>>> rg.pprint(next(rg.rewrites(abs(-x + -y), abs_neg_sumo)))
+'abs(x + y)'
 """

@@ -42,6 +42,7 @@ CASES = {
     "mul_nego": (x * -y, -(x * y), True),
     "abs_mulo": (abs(x) * abs(y), abs(x * y), True),
     "abs_nego": (abs(-x), abs(x), True),
+    "abs_neg_sumo": (abs(-x + -y), abs(x + y), True),
     "div_consto": (2 * x / 2, x, False),
     "exp_mulo": (rg.exp(x) * rg.exp(y), rg.exp(x + y), True),
     "exp_divo": (rg.exp(x) / rg.exp(y), rg.exp(x + -y), True),
