@@ -573,7 +573,7 @@ register(specialize_db, SPECIALIZE, UNSAFE, position=6, tracks=(ops.pow,))(pow_h
 @needs_operand(ANY_CONSTANT)
 def mul_neg_oneo(in_lv, out_lv):
     """``-1 * x -> -x`` (in a product of any length), ``-x`` as ``canonicalize`` writes
-    it: ``-1 * (a + b) -> -a + -b`` (exactly)."""
+    it: ``-1 * (a + b) -> -(a + b)`` (``-a + -b`` for integers)."""
     args, rest, x = lvars(3)
     return pipeo(
         in_lv,

@@ -262,8 +262,8 @@ def sum_scaleo(in_lv, out_lv):
 
 
 def _scales_exactly(c: Any, t: Any) -> bool:
-    """``c >= 1``, or ``c <= -1`` in integers: a sum (and a dot product) is never -0.0,
-    ``-sum(x)`` is at ``x = 0``."""
+    """``c >= 1``, or ``c <= -1`` in integers: a float sum or dot product is never -0.0,
+    but ``-sum(x)`` is -0.0 where ``sum(x)`` is 0.0."""
     if not (is_number(c) and np.isfinite(c)):
         return False
     return bool(c >= 1 or (c <= -1 and not has_signed_zeros(as_term(t))))

@@ -65,7 +65,7 @@ def _signs_pulled(t: Any) -> Any:
     factors = _factors(t)
     if factors is not None and len(factors) == 2 and is_number(factors[0]) and factors[0] == -1:
         if has_head(factors[1], add):
-            return negated(factors[1])  # -1 * (a + b) is -a + -b, as -(a + b) is
+            return negated(factors[1])  # the form -(a + b) takes (-a + -b in integers)
     if factors is None or signs_stay_in_ints(t):
         return None
     minus_ones = sum(1 for a in factors if is_number(a) and a == -1)
@@ -98,7 +98,7 @@ def mul_nego(in_lv, out_lv):
     factor, where ``-i`` is 0 at ``i = 0`` and the product 0.0, not -0.0).
 
     An odd sign goes into the product's number, if it has one: ``2 * -x -> -2 * x``;
-    ``-1 * (a + b) -> -a + -b``, the form ``-(a + b)`` takes.
+    ``-1 * (a + b) -> -(a + b)`` (``-a + -b`` for integers), the form ``-(a + b)`` takes.
     Backward, ``-(x * y)`` comes from ``-x * y`` and ``x * -y``.
     """
     forward = computeo(_signs_pulled, [in_lv], out_lv)
