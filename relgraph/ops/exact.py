@@ -168,7 +168,7 @@ def _apply(op: Any, vals: list, params: tuple) -> Any:
     if not op.elementwise:  # a reduction: its reference takes a row
         p = op.param_values((None, *params))
         return _reduce(op.exact, vals[0], p["axis"], p["keepdims"])
-    fn = _guarded(op.exact, op.name)
+    fn = _selected(op.exact) if op.selects else _guarded(op.exact, op.name)
     if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
         step = np.frompyfunc(fn, 2, 1)
         out = vals[0]
@@ -198,6 +198,16 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
         return UNRESOLVED if _lost(name, args, out) else out
 
     return guarded
+
+
+def _selected(fn: Callable) -> Callable:
+    """``fn`` of an Op that selects (``where``): the branch it does not take may be NaN
+    or unresolved (``where(det_sign(A) < 0, nan, logabsdet(A))``)."""
+
+    def selected(condition: Any, *branches: Any) -> Any:
+        return UNRESOLVED if condition is UNRESOLVED else fn(condition, *branches)
+
+    return selected
 
 
 # A sum below 10 ** -NOISE of its largest operand cancelled more than half the

@@ -151,3 +151,16 @@ def test_an_op_without_an_exact_reference_is_refused_by_name():
     x = rg.vector("x")
     with pytest.raises(rg.UnsupportedError, match="cube has no exact reference"):
         exact_evaluate(cube(x), {x: np.ones(2)})
+
+
+def test_the_exact_value_of_where_ignores_the_branch_it_does_not_take():
+    """``where(c, a, b)`` is exactly ``a`` where ``c`` holds, whatever ``b`` is there
+    (NaN, log of a negative number); ``rg.check`` judged ``log_deto`` backward wrong
+    at an overflowing determinant for this."""
+    x, A = rg.vector("x"), rg.matrix("A")
+    v = np.array([-1.0, 2.0])
+    got = exact_evaluate(rg.where(x > 0, rg.log(x), 0.0), {x: v})
+    np.testing.assert_array_equal(got.astype(float), np.where(v > 0, np.log(np.abs(v)), 0.0))
+    big = np.diag([1e308, 10.0, 1.0])  # det overflows; its log does not
+    stable = rg.where(rg.less(rg.det_sign(A), 0), np.nan, rg.logabsdet(A))
+    assert float(exact_evaluate(stable, {A: big})) == pytest.approx(np.log(1e308) + np.log(10))
