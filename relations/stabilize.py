@@ -205,26 +205,56 @@ def logsumexpo(in_lv, out_lv):
 
     ``logsumexp`` shifts by the maximum (no overflow) and is exact at infinities:
     ``[-inf, -inf]`` gives -inf, any +inf gives +inf.  Also through a transpose:
-    ``log(sum(exp(x), axis=2).T) -> logsumexp(x, axis=2).T``.
+    ``log(sum(exp(x), axis=2).T) -> logsumexp(x, axis=2).T``.  Not where ``x`` is
+    shifted by its maximum along the axis already (``x - max(x, axis, keepdims=True)``,
+    scipy's own formula): ``exp`` cannot overflow there, and ``logsumexp`` would find
+    and subtract the maximum again.
     """
     x, params, axes = lvars(3)
     summed = cons(sum, cons(etuple(exp, x), params))
     stable = cons(logsumexp, cons(x, params))
-    return conde(
-        [eq(in_lv, etuple(log, summed)), eq(out_lv, stable)],
-        # log of the transposed sum: log commutes with the transpose
-        [
-            eq(in_lv, etuple(log, cons(transpose, cons(summed, axes)))),
-            eq(out_lv, cons(transpose, cons(stable, axes))),
-        ],
+    return lall(
+        conde(
+            [eq(in_lv, etuple(log, summed)), eq(out_lv, stable)],
+            # log of the transposed sum: log commutes with the transpose
+            [
+                eq(in_lv, etuple(log, cons(transpose, cons(summed, axes)))),
+                eq(out_lv, cons(transpose, cons(stable, axes))),
+            ],
+        ),
+        testo(_not_shifted, x, params),
     )
 
 
+def _not_shifted(x: Any, params: Any) -> bool:
+    """Whether ``x`` is not ``u - max(u, axis, True)`` along the summed axis: shifted
+    by its maximum, ``exp`` cannot overflow, and ``logsumexp`` would shift again."""
+    params = tuple(params)
+    return not params or _max_shift(as_term(x), (params[0], True)) is None
+
+
+def _lse_parts(t: Any) -> tuple | None:
+    """``(u, params)`` of ``logsumexp(u, *params)`` or ``log(sum(exp(u), *params))``."""
+    if has_head(t, logsumexp):
+        return t._tuple[1], t._tuple[2:]
+    if has_head(t, log) and has_head(t._tuple[1], sum) and has_head(t._tuple[1]._tuple[1], exp):
+        summed = t._tuple[1]
+        return summed._tuple[1]._tuple[1], summed._tuple[2:]
+    return None
+
+
 def _shift_of(t: Any) -> Any:
-    """``m`` if ``t`` is ``logsumexp(x - m, axis, True)`` with ``m = max(x, axis, True)``."""
-    if not has_head(t, logsumexp) or len(t._tuple) != 4 or t._tuple[3] is not True:
+    """``m`` if ``t`` is ``logsumexp(x - m, axis, True)`` (or its ``log(sum(exp(...)))``)
+    with ``m = max(x, axis, True)``."""
+    parts = _lse_parts(t)
+    if parts is None or len(parts[1]) != 2 or parts[1][1] is not True:
         return None
-    inner = t._tuple[1]
+    found = _max_shift(*parts)
+    return None if found is None else found[1]
+
+
+def _max_shift(inner: Any, params: tuple) -> tuple | None:
+    """``(x, m)`` if ``inner`` is ``x - m`` (or ``x + -m``) with ``m = max(x, *params)``."""
     if has_head(inner, sub):
         x, m = inner._tuple[1], inner._tuple[2]
     elif has_head(inner, add) and len(inner._tuple) == 3:  # x + -m, as canonicalize has it
@@ -237,7 +267,7 @@ def _shift_of(t: Any) -> Any:
             return None
     else:
         return None
-    return m if m == Term((max_, x, *t._tuple[2:])) else None
+    return (x, m) if m == Term((max_, x, *params)) else None
 
 
 def _unshifted(t: Any) -> Any:
@@ -268,7 +298,9 @@ def _unshifted(t: Any) -> Any:
 
 
 def _stable(shifted: Any) -> Term:
-    return Term((logsumexp, shifted._tuple[1]._tuple[1], *shifted._tuple[2:]))
+    inner, params = _lse_parts(shifted)  # type: ignore[misc]  # _shift_of found it
+    x, _ = _max_shift(inner, params)  # type: ignore[misc]
+    return Term((logsumexp, x, *params))
 
 
 @register(
