@@ -27,6 +27,7 @@ from relations import (  # noqa: F401
     explog,
     indexing,
     linalg,
+    logsumexp,
     products,
     reductions,
     stabilize,

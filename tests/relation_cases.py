@@ -8,7 +8,7 @@ import numpy as np
 
 import relgraph as rg
 from relations import canonicalize_db, linalg_db, specialize_db, stabilize_db
-from relations.stabilize import stable_log_softmax
+from relations.logsumexp import stable_log_softmax
 
 x, y, z = rg.vector("x"), rg.vector("y"), rg.vector("z")
 i, j = rg.vector("i", "int64"), rg.vector("j", "int64")
