@@ -234,9 +234,9 @@ cbrt = Elemwise("cbrt", np.cbrt, 1, exact=lambda a: mpmath.sign(a) * mpmath.cbrt
 abs = Elemwise("abs", np.absolute, 1, exact=builtins.abs)
 maximum = Elemwise("maximum", np.maximum, 2, exact=builtins.max)
 minimum = Elemwise("minimum", np.minimum, 2, exact=builtins.min)
-# fmax and fmin ignore a NaN operand (the exact references see NaN in, NaN out).
-fmax = Elemwise("fmax", np.fmax, 2, exact=builtins.max)
-fmin = Elemwise("fmin", np.fmin, 2, exact=builtins.min)
+# fmax and fmin ignore a NaN operand, and so do their exact references.
+fmax = Elemwise("fmax", np.fmax, 2, exact=lambda a, b: exact_ref.ignoring_nan(builtins.max, a, b))
+fmin = Elemwise("fmin", np.fmin, 2, exact=lambda a, b: exact_ref.ignoring_nan(builtins.min, a, b))
 heaviside = Elemwise(
     "heaviside", np.heaviside, 2, exact=lambda x, h: 0 if x < 0 else h if x == 0 else 1
 )

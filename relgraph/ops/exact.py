@@ -33,7 +33,7 @@ from relgraph.terms.traverse import subterms
 __all__ = [
     "exact_evaluate", "agrees", "zero_sign_flips", "div", "exp", "expm1", "power",
     "log_add_exp", "log1mexp", "log_ndtr", "atan2", "xlogy", "gammaln", "erfcx",
-    "floor_divide", "remainder", "fmod", "rint", "trunc",
+    "floor_divide", "remainder", "fmod", "rint", "trunc", "ignoring_nan",
 ]  # fmt: skip
 
 DIGITS = 1000
@@ -169,6 +169,8 @@ def _apply(op: Any, vals: list, params: tuple) -> Any:
         p = op.param_values((None, *params))
         return _reduce(op.exact, vals[0], p["axis"], p["keepdims"])
     fn = _selected(op.exact) if op.selects else _guarded(op.exact, op.name)
+    if op.name in SEES_NAN:
+        fn = _unless_unresolved(op.exact)
     if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
         step = np.frompyfunc(fn, 2, 1)
         out = vals[0]
@@ -198,6 +200,25 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
         return UNRESOLVED if _lost(name, args, out) else out
 
     return guarded
+
+
+#: Ops whose value at a NaN operand is a number, as numpy's: comparisons (False, and
+#: True for ``!=``), the tests of a value, ``fmax``/``fmin`` (the other operand).  Their
+#: references see NaN; every other Op gives NaN for a NaN operand.
+SEES_NAN = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
+                      "isnan", "isinf", "isfinite", "fmax", "fmin"})  # fmt: skip
+
+
+def ignoring_nan(pick: Callable, a: Any, b: Any) -> Any:
+    """``pick(a, b)``, or the operand that is not NaN (numpy's ``fmax``, ``fmin``)."""
+    return b if mpmath.isnan(a) else a if mpmath.isnan(b) else pick(a, b)
+
+
+def _unless_unresolved(fn: Callable) -> Callable:
+    def seeing_nan(*args: Any) -> Any:
+        return UNRESOLVED if any(a is UNRESOLVED for a in args) else fn(*args)
+
+    return seeing_nan
 
 
 def _selected(fn: Callable) -> Callable:

@@ -83,7 +83,8 @@ def test_elementwise_exact_references_agree_with_numpy(op):
     exact = exact_evaluate(term, values)
     assert not np.ma.getmaskarray(exact).all()
     # Where both are numbers they agree.  (The exact value of anything with a NaN
-    # operand is NaN, where IEEE gives pow(nan, 0) = 1 and nan > 0 = False.)
+    # operand is NaN, where IEEE gives pow(nan, 0) = 1, but for the comparisons, the
+    # tests of a value and fmax/fmin, which see NaN as numpy does.)
     data = np.ma.getdata(exact)
     finite = np.isfinite(numpy_values) & np.isfinite(data) & ~np.ma.getmaskarray(exact)
     if op in (rg.copysign, rg.signbit):  # mpmath has no -0.0: compared away from zeros

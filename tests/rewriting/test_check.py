@@ -59,6 +59,16 @@ def test_a_backward_run_must_keep_the_exact_value():
     assert result.ok and result.terms["backward"] > 0  # log1p -> log(1 + x) loses digits only
 
 
+def test_a_rewrite_that_turns_numpys_number_at_nan_into_nan_is_refused():
+    """``fmax(x, 1.0)`` is 1.0 at ``x = NaN`` and ``maximum(x, 1.0)`` NaN: the exact value
+    of ``fmax``, a comparison or ``isnan`` at a NaN operand is numpy's number, not NaN
+    (where NaN would excuse the rewrite as undefined)."""
+    v = rg.lvar("v", dtype="floating")
+    assert not rg.check(rg.rule(rg.fmax(v, 1.0), rg.maximum(v, 1.0)), examples=100).ok
+    assert not rg.check(rg.rule(rg.fmin(v, 1.0), rg.minimum(v, 1.0)), examples=100).ok
+    assert rg.check(rg.rule(rg.fmax(v, v), rg.fmin(v, v)), examples=100).ok
+
+
 def test_a_rewrite_must_keep_the_sign_of_a_zero():
     """``log1p(-0.0)`` is -0.0 where ``log(1 + -0.0)`` is 0.0, and ``1 / z`` tells
     them apart: a stabilisation may be closer to the exact value, but an exact zero is
