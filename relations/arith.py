@@ -391,7 +391,7 @@ def negated(x: Any) -> Any:
         return x._tuple[1]
     if has_head(x, add) and not has_signed_zeros(x):
         return Term((add, *sorted_args(add, [negated(a) for a in x._tuple[1:]])))
-    if has_head(x, mul) and is_number(x._tuple[1]) and not integer_zero(x._tuple[1]):
+    if has_head(x, mul) and _negates_exactly(x._tuple[1]):
         c, rest = -x._tuple[1], x._tuple[2:]
         if c == 1:
             return rest[0] if len(rest) == 1 else Term((mul, *rest))

@@ -32,7 +32,7 @@ from unification import var, vars as lvars
 from relations.arith import commo, nego
 from relations.databases import register, stabilize_db
 from relations.tags import FAST_RUN, STABILIZE, UNSAFE
-from relations.zeros import integer_zero, may_be_minus_zero, plus_zero
+from relations.zeros import plus_zero, without_plus_zero
 from relgraph import ops
 from relgraph.logic.goals import (
     computeo,
@@ -112,16 +112,8 @@ def _log_of(t: Any) -> Any:
     t = as_term(t)  # built by a goal when run backward
     if not has_head(t, log1p):
         return None
-    u = t._tuple[1]
-    x = _without_plus_zero(u)
-    return None if x is u and may_be_minus_zero(u) else Term((log, Term((add, 1, x))))
-
-
-def _without_plus_zero(t: Any) -> Any:
-    """``x`` for ``0 + x`` (the form :func:`plus_zero` gives); else ``t`` itself."""
-    if has_head(t, add) and len(t._tuple) == 3 and integer_zero(t._tuple[1]):
-        return t._tuple[2]
-    return t
+    x = without_plus_zero(t._tuple[1])
+    return None if x is None else Term((log, Term((add, 1, x))))
 
 
 def _is_all(value: int, c: Any) -> bool:
@@ -184,9 +176,8 @@ def _exp_minus_one(t: Any) -> list:
     t = as_term(t)
     if not has_head(t, expm1):
         return []
-    v = t._tuple[1]
-    u = _without_plus_zero(v)
-    if u is v and may_be_minus_zero(v):
+    u = without_plus_zero(t._tuple[1])
+    if u is None:
         return []
     return [Term((sub, Term((exp, u)), 1)), Term((add, Term((exp, u)), -1))]
 

@@ -36,7 +36,8 @@ from relgraph.terms.infer import typeof
 from relgraph.terms.term import Term
 
 __all__ = [
-    "may_be_minus_zero", "plus_zero", "has_signed_zeros", "integer_zero", "signs_stay_in_ints",
+    "may_be_minus_zero", "plus_zero", "without_plus_zero", "has_signed_zeros", "integer_zero",
+    "signs_stay_in_ints",
 ]  # fmt: skip
 
 
@@ -77,3 +78,12 @@ def may_be_minus_zero(t: Any) -> bool:
 def plus_zero(t: Any) -> Any:
     """``t + 0`` (numpy's 0.0 for -0.0, ``t`` elsewhere), or ``t`` where it cannot be -0.0."""
     return Term((ops.add, *sorted_args(ops.add, [t, 0]))) if may_be_minus_zero(t) else t
+
+
+def without_plus_zero(t: Any) -> Any:
+    """The ``x`` that :func:`plus_zero` made ``t`` of: ``x`` for ``0 + x``, ``t`` where it
+    is never -0.0; None where ``t`` may be -0.0 (no ``x`` gives it)."""
+    if type(t) is Term and t._tuple[0] is ops.add and len(t._tuple) == 3:
+        if integer_zero(t._tuple[1]):
+            return t._tuple[2]
+    return None if may_be_minus_zero(t) else t

@@ -68,6 +68,7 @@ class Elemwise(Op):
         cost: float = 1.0,
         compares: bool = False,
         selects: bool = False,
+        sees_nan: bool = False,
         scipy: str | None = None,
     ):
         self.name = name
@@ -78,6 +79,7 @@ class Elemwise(Op):
         self.cost = cost
         self.compares = compares
         self.selects = selects
+        self.sees_nan = sees_nan or compares  # nan < 1 is False, nan != 1 True
         self.scipy = scipy
 
     def layout(self, args: Sequence[Any]) -> list[Any]:
@@ -235,8 +237,10 @@ abs = Elemwise("abs", np.absolute, 1, exact=builtins.abs)
 maximum = Elemwise("maximum", np.maximum, 2, exact=builtins.max)
 minimum = Elemwise("minimum", np.minimum, 2, exact=builtins.min)
 # fmax and fmin ignore a NaN operand, and so do their exact references.
-fmax = Elemwise("fmax", np.fmax, 2, exact=lambda a, b: exact_ref.ignoring_nan(builtins.max, a, b))
-fmin = Elemwise("fmin", np.fmin, 2, exact=lambda a, b: exact_ref.ignoring_nan(builtins.min, a, b))
+fmax = Elemwise("fmax", np.fmax, 2, exact=functools.partial(exact_ref.ignoring_nan, builtins.max),
+                sees_nan=True)  # fmt: skip
+fmin = Elemwise("fmin", np.fmin, 2, exact=functools.partial(exact_ref.ignoring_nan, builtins.min),
+                sees_nan=True)  # fmt: skip
 heaviside = Elemwise(
     "heaviside", np.heaviside, 2, exact=lambda x, h: 0 if x < 0 else h if x == 0 else 1
 )
@@ -287,9 +291,9 @@ gammaln = Elemwise("gammaln", special.gammaln, 1, exact=exact_ref.gammaln, cost=
                    scipy="gammaln")  # fmt: skip
 erfc = Elemwise("erfc", special.erfc, 1, exact=mpmath.erfc, cost=4.0, scipy="erfc")
 erfcx = Elemwise("erfcx", special.erfcx, 1, exact=exact_ref.erfcx, cost=4.0, scipy="erfcx")
-isnan = Elemwise("isnan", np.isnan, 1, exact=mpmath.isnan)
-isinf = Elemwise("isinf", np.isinf, 1, exact=mpmath.isinf)
-isfinite = Elemwise("isfinite", np.isfinite, 1, exact=mpmath.isfinite)
+isnan = Elemwise("isnan", np.isnan, 1, exact=mpmath.isnan, sees_nan=True)
+isinf = Elemwise("isinf", np.isinf, 1, exact=mpmath.isinf, sees_nan=True)
+isfinite = Elemwise("isfinite", np.isfinite, 1, exact=mpmath.isfinite, sees_nan=True)
 ndtr = Elemwise("ndtr", special.ndtr, 1, exact=mpmath.ncdf, cost=4.0, scipy="ndtr")
 log_ndtr = Elemwise(
     "log_ndtr", special.log_ndtr, 1, exact=exact_ref.log_ndtr, cost=4.0, scipy="log_ndtr"

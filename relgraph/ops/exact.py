@@ -168,9 +168,12 @@ def _apply(op: Any, vals: list, params: tuple) -> Any:
     if not op.elementwise:  # a reduction: its reference takes a row
         p = op.param_values((None, *params))
         return _reduce(op.exact, vals[0], p["axis"], p["keepdims"])
-    fn = _selected(op.exact) if op.selects else _guarded(op.exact, op.name)
-    if op.name in SEES_NAN:
+    if op.selects:
+        fn = _selected(op.exact)
+    elif op.sees_nan:
         fn = _unless_unresolved(op.exact)
+    else:
+        fn = _guarded(op.exact, op.name)
     if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
         step = np.frompyfunc(fn, 2, 1)
         out = vals[0]
@@ -202,19 +205,15 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
     return guarded
 
 
-#: Ops whose value at a NaN operand is a number, as numpy's: comparisons (False, and
-#: True for ``!=``), the tests of a value, ``fmax``/``fmin`` (the other operand).  Their
-#: references see NaN; every other Op gives NaN for a NaN operand.
-SEES_NAN = frozenset({"less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-                      "isnan", "isinf", "isfinite", "fmax", "fmin"})  # fmt: skip
-
-
 def ignoring_nan(pick: Callable, a: Any, b: Any) -> Any:
     """``pick(a, b)``, or the operand that is not NaN (numpy's ``fmax``, ``fmin``)."""
     return b if mpmath.isnan(a) else a if mpmath.isnan(b) else pick(a, b)
 
 
 def _unless_unresolved(fn: Callable) -> Callable:
+    """``fn`` of an Op that sees NaN (``Op.sees_nan``): only an unresolved operand
+    leaves it unresolved."""
+
     def seeing_nan(*args: Any) -> Any:
         return UNRESOLVED if any(a is UNRESOLVED for a in args) else fn(*args)
 
