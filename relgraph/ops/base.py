@@ -78,7 +78,7 @@ class Op:
     #: Whether the first operand only selects between the others (``where``).
     selects: bool = False
     #: Whether its value at a NaN operand is a number, as numpy's (a comparison,
-    #: ``isnan``, ``fmax``): its exact reference sees the NaN.  For every other Op the
+    #: ``isnan``, ``fmax``, ``pow``): its exact reference sees the NaN.  For every other Op the
     #: exact value of a NaN operand is NaN.
     sees_nan: bool = False
     #: Its name in scipy.special, whose ufunc numpy code may call on terms.

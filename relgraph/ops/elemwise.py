@@ -24,6 +24,7 @@ from relgraph.ops import exact as exact_ref, special
 from relgraph.ops.base import PERFORM, Op, dtype_key, pullback, register_ops, result_dtype
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
+from relgraph.terms.lvars import is_lvar
 from relgraph.terms.term import Term, memoized
 from relgraph.terms.traverse import subterms
 from relgraph.terms.types import TensorType, broadcast_shapes
@@ -223,8 +224,10 @@ add = Elemwise("add", np.add, None, "+", exact=lambda a, b: a + b)
 sub = Elemwise("sub", np.subtract, 2, "-", exact=lambda a, b: a - b)
 mul = Elemwise("mul", np.multiply, None, "*", exact=lambda a, b: a * b)
 true_div = Elemwise("true_div", np.true_divide, 2, "/", exact=_ex.div, cost=2.0)
-pow = Elemwise("pow", np.power, 2, "**", exact=_ex.power, cost=4.0)
-float_power = Elemwise("float_power", np.float_power, 2, exact=_ex.power, cost=4.0)
+# 1 ** nan and nan ** 0 are 1: the exact reference sees NaN as numpy does
+pow = Elemwise("pow", np.power, 2, "**", exact=_ex.power, cost=4.0, sees_nan=True)
+float_power = Elemwise("float_power", np.float_power, 2, exact=_ex.power, cost=4.0,
+                       sees_nan=True)  # fmt: skip
 neg = Elemwise("neg", np.negative, 1, "-", exact=lambda a: -a)
 exp = Elemwise("exp", np.exp, 1, exact=_ex.exp, cost=4.0)
 log = Elemwise("log", np.log, 1, exact=mpmath.log, cost=4.0)
@@ -323,6 +326,11 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Any:
     >>> rg.pprint(rg.zeros_like(rg.vector("x"))), rg.ones_like(rg.vector("n", "int8"))
     ('expand_as(0.0, x)', Term(expand_as(1, n)))
     """
+    if is_lvar(x):  # numpy would hand it back here: no dtype to fill with
+        raise TypeError(
+            f"full_like, zeros_like and ones_like need a term or an array; {x} is a "
+            "pattern variable, whose dtype is known only once a rule matches it"
+        )
     symbolic = isinstance(x, (Term, Symbol, Constant))
     target = np.dtype(dtype or (typeof(x).dtype if symbolic else np.asarray(x).dtype))
     value = np.asarray(fill_value).astype(target)[()]

@@ -170,10 +170,8 @@ def _apply(op: Any, vals: list, params: tuple) -> Any:
         return _reduce(op.exact, vals[0], p["axis"], p["keepdims"])
     if op.selects:
         fn = _selected(op.exact)
-    elif op.sees_nan:
-        fn = _unless_unresolved(op.exact)
     else:
-        fn = _guarded(op.exact, op.name)
+        fn = _guarded(op.exact, op.name, op.sees_nan)
     if op.nin is None and len(vals) > 2:  # a variadic Op folds from the left
         step = np.frompyfunc(fn, 2, 1)
         out = vals[0]
@@ -183,14 +181,17 @@ def _apply(op: Any, vals: list, params: tuple) -> Any:
     return np.frompyfunc(fn, len(vals), 1)(*vals)
 
 
-def _guarded(fn: Callable, name: str = "") -> Callable:
-    """``fn`` with NaN in, NaN out, NaN for a complex or undefined result, and
-    UNRESOLVED in, or where the result lost its operands to the working precision."""
+def _guarded(fn: Callable, name: str = "", sees_nan: bool = False) -> Callable:
+    """``fn`` with NaN in, NaN out (unless the Op sees NaN as numpy does:
+    ``Op.sees_nan``), NaN for a complex or undefined result, and UNRESOLVED in, or
+    where the result lost its operands to the working precision."""
 
     def guarded(*args: Any) -> Any:
         if any(a is UNRESOLVED for a in args):
             return UNRESOLVED
-        if any(mpmath.isnan(a) for a in args if not isinstance(a, (bool, np.bool_))):
+        if not sees_nan and any(
+            mpmath.isnan(a) for a in args if not isinstance(a, (bool, np.bool_))
+        ):
             return mpmath.nan
         try:
             out = fn(*args)
@@ -208,16 +209,6 @@ def _guarded(fn: Callable, name: str = "") -> Callable:
 def ignoring_nan(pick: Callable, a: Any, b: Any) -> Any:
     """``pick(a, b)``, or the operand that is not NaN (numpy's ``fmax``, ``fmin``)."""
     return b if mpmath.isnan(a) else a if mpmath.isnan(b) else pick(a, b)
-
-
-def _unless_unresolved(fn: Callable) -> Callable:
-    """``fn`` of an Op that sees NaN (``Op.sees_nan``): only an unresolved operand
-    leaves it unresolved."""
-
-    def seeing_nan(*args: Any) -> Any:
-        return UNRESOLVED if any(a is UNRESOLVED for a in args) else fn(*args)
-
-    return seeing_nan
 
 
 def _selected(fn: Callable) -> Callable:
@@ -319,11 +310,23 @@ def exp(a: Any) -> Any:
 
 
 def power(a: Any, b: Any) -> Any:
-    if b == 0:
+    """``a ** b`` as C99's ``pow`` and numpy define it at the edges: ``x ** 0`` and
+    ``1 ** y`` are 1 even for a NaN, ``(-1) ** inf`` is 1, a negative base to an
+    infinite power or ``-inf`` to a fractional one is a limit, not NaN."""
+    if b == 0 or a == 1:
         return mpmath.mpf(1)
+    if mpmath.isnan(a) or mpmath.isnan(b):
+        return mpmath.nan
+    if mpmath.isinf(b):
+        size = abs(a)
+        if size == 1:
+            return mpmath.mpf(1)
+        return mpmath.inf if (size > 1) == (b > 0) else mpmath.mpf(0)
     if a == 0:
         return mpmath.inf if b < 0 else mpmath.mpf(0)
-    if a < 0 and not (mpmath.isfinite(b) and b == int(b)):
+    if a < 0 and b != int(b):
+        if mpmath.isinf(a):  # -inf ** 0.5 is inf, -inf ** -0.5 is 0
+            return mpmath.inf if b > 0 else mpmath.mpf(0)
         return mpmath.nan
     magnitude = exp(b * mpmath.log(abs(a)))
     return -magnitude if a < 0 and int(b) % 2 else magnitude

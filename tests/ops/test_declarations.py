@@ -2,6 +2,8 @@
 declarations are right: parametrised over ALL_OPS, so a new Op is checked here
 without editing this file."""
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -83,8 +85,8 @@ def test_elementwise_exact_references_agree_with_numpy(op):
     exact = exact_evaluate(term, values)
     assert not np.ma.getmaskarray(exact).all()
     # Where both are numbers they agree.  (The exact value of anything with a NaN
-    # operand is NaN, where IEEE gives pow(nan, 0) = 1, but for the comparisons, the
-    # tests of a value and fmax/fmin, which see NaN as numpy does.)
+    # operand is NaN, but for the Ops that see NaN as numpy does: the comparisons,
+    # the tests of a value, fmax/fmin and pow, whose pow(nan, 0) is 1.)
     data = np.ma.getdata(exact)
     finite = np.isfinite(numpy_values) & np.isfinite(data) & ~np.ma.getmaskarray(exact)
     if op in (rg.copysign, rg.signbit):  # mpmath has no -0.0: compared away from zeros
@@ -165,3 +167,27 @@ def test_the_exact_value_of_where_ignores_the_branch_it_does_not_take():
     big = np.diag([1e308, 10.0, 1.0])  # det overflows; its log does not
     stable = rg.where(rg.less(rg.det_sign(A), 0), np.nan, rg.logabsdet(A))
     assert float(exact_evaluate(stable, {A: big})) == pytest.approx(np.log(1e308) + np.log(10))
+
+
+@pytest.mark.parametrize("op", [rg.pow, rg.float_power], ids=lambda op: op.name)
+def test_the_exact_power_is_numpys_at_nan_infinities_and_negative_bases(op):
+    """C99's ``pow``, as numpy computes it: ``nan ** 0`` and ``1 ** nan`` are 1,
+    ``(-1) ** inf`` is 1, ``(-2) ** inf`` is inf, ``(-inf) ** 0.5`` is inf.  The exact
+    value was NaN at each, and ``rg.check`` took a rewrite that gives NaN there for
+    one that is undefined where the program is."""
+    specials = [np.nan, np.inf, -np.inf, 0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0]
+    a, b = (np.array(v) for v in zip(*itertools.product(specials, repeat=2)))
+    x, y = rg.vector("x"), rg.vector("y")
+    with np.errstate(all="ignore"):
+        expected = op.ufunc(a, b)
+    got = exact_evaluate(op(x, y), {x: a, y: b}).astype(float)
+    np.testing.assert_array_equal(np.abs(got), np.abs(expected))  # mpmath has no -0.0
+
+
+def test_a_rewrite_that_makes_nan_of_one_to_an_infinite_power_is_refused():
+    """``1 ** inf`` is 1 in numpy; ``exp(inf * 0)`` is NaN.  With NaN for the exact
+    value of ``1 ** inf``, rg.check took the NaN for as good as numpy's 1."""
+    y = rg.lvar("y")
+    report = rg.check(rg.rule(1.0**y, rg.exp(y * 0.0), name="one_to_the_yo"), seed=0)
+    assert not report.ok
+    assert report.counterexample.before == 1.0 and np.isnan(report.counterexample.after)

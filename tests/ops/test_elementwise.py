@@ -276,3 +276,11 @@ def test_gradients_of_float_power_and_logaddexp2_match_finite_differences(rng):
         for d, (dv, dw) in ((dx, (h, 0.0)), (dy, (0.0, h))):
             numeric = (op.ufunc(v + dv, w + dw) - op.ufunc(v - dv, w - dw)) / (2 * h)
             np.testing.assert_allclose(rg.evaluate(d, {x: v, y: w}), numeric, rtol=1e-6)
+
+
+@pytest.mark.parametrize("like", [rg.ones_like, rg.zeros_like, np.ones_like, np.zeros_like])
+def test_filling_like_a_pattern_variable_says_why_it_cannot(like):
+    """A pattern variable has no dtype to fill with: a TypeError that says so (numpy
+    handed the variable back to relgraph, which handed it to numpy: a RecursionError)."""
+    with pytest.raises(TypeError, match=r"\?y is a pattern variable"):
+        like(rg.lvar("y"))
