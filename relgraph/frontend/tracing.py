@@ -22,7 +22,7 @@ import numpy as np
 
 from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
-from relgraph.frontend import compositions, nanfunctions, numpy_api  # noqa: F401 (register)
+from relgraph.frontend import compositions, nanfunctions, numpy_api, order  # noqa: F401 (register)
 from relgraph.frontend.indexing import (
     MaskedSelection,
     array_index,

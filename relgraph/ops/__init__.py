@@ -121,6 +121,7 @@ from relgraph.ops.linalg import (
     solve_upper,
     trace,
 )
+from relgraph.ops.order import OrderStatistic, Sort, median, percentile, quantile, sort
 from relgraph.ops.products import Dot, Matmul, dot, einsum, matmul, product_op
 from relgraph.ops.reductions import (
     ArgReduce,
@@ -200,5 +201,6 @@ __all__ = [
     "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift", "gcd", "lcm", "rint",
     "trunc",
     "fmax", "fmin", "heaviside", "logical_xor", "deg2rad", "rad2deg", "cbrt", "copysign",
-    "signbit", "float_power", "logaddexp2",
+    "signbit", "float_power", "logaddexp2", "Sort", "OrderStatistic", "sort", "median",
+    "quantile", "percentile",
 ]  # fmt: skip

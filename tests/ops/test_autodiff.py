@@ -79,7 +79,17 @@ EXTRA = {
     rg.vector("u", shape=2): RNG.uniform(0.5, 2, 2),
     rg.vector("v", shape=3): RNG.uniform(0.5, 2, 3),
 }
-WITHOUT = {"prod", "cumprod", "cholesky", "gammaln", "solve_lower", "solve_upper"}  # refused
+WITHOUT = {
+    "prod",
+    "cumprod",
+    "cholesky",
+    "gammaln",
+    "solve_lower",
+    "solve_upper",
+    "sort",
+    "median",
+    "quantile",
+}  # refused
 I3 = rg.Constant(3 * np.eye(3))
 COLUMNS = rg.Constant(np.array([0, 2, -1]))
 PER_ROW = rg.Constant(np.array([[0], [2], [1], [-1]]))
@@ -213,6 +223,9 @@ def test_what_has_no_gradient_is_named():
         rg.grad(rg.sum(rg.solve_triangular(M, x, lower=True)), x)
     with pytest.raises(rg.GradientError, match="cumprod has no gradient yet"):
         rg.grad(rg.sum(rg.cumprod(x)), x)
+    for statistic in (rg.sort(x), rg.median(x), rg.quantile(x, 0.9)):
+        with pytest.raises(rg.GradientError, match=f"{statistic.op.name} has no gradient yet"):
+            rg.grad(rg.sum(statistic), x)
     with pytest.raises(rg.GradientError, match="concatenate.*sizes.*give the symbols shapes"):
         rg.grad(rg.sum(rg.concatenate([x, y])), x)
 

@@ -14,10 +14,12 @@ from typing import Any
 
 import numpy as np
 
+from relgraph.backends.numba.scalars import dtype_expr
 from relgraph.exceptions import LoweringError
 from relgraph.ops.base import Op
 from relgraph.ops.indexing import AddAt, Take, TakeAlong
 from relgraph.ops.linalg import Diag, LinalgOp
+from relgraph.ops.order import OrderStatistic, Sort
 from relgraph.ops.reductions import ArgReduce, Reduce, Scan, reduced_dims
 from relgraph.ops.shape import (
     BroadcastTo,
@@ -214,6 +216,55 @@ def _array_code_argreduce(op: ArgReduce, node: Any) -> str:
                             op.axes(p["axis"], x.ndim), True, one="1")  # fmt: skip
         return f"kernels.keep_dims({code}, ({''.join(f'{d}, ' for d in kept)}))"
     return code
+
+
+# --- order statistics: the axis moved last, each row sorted (kernels.sort_last) -------
+
+
+def _last(ndim: int, k: int) -> tuple[str, tuple[int, ...]]:
+    """Operand ``{0}`` as a C-contiguous array with axis ``k`` last, and the order of
+    its axes."""
+    if k == ndim - 1:
+        return "np.ascontiguousarray({0})", tuple(range(ndim))
+    order = tuple(j for j in range(ndim) if j != k) + (k,)
+    return f"np.ascontiguousarray(np.transpose({{0}}, {order!r}))", order
+
+
+@array_code.register
+def _array_code_sort(op: Sort, node: Any) -> str:
+    ndim, axis = typeof(node.args[0]).ndim, op.param_values(node.args)["axis"]
+    if axis is None:
+        return "kernels.sort_last(np.ascontiguousarray({0}).reshape(({0}.size,)))"
+    moved, order = _last(ndim, axis % ndim)
+    if order == tuple(range(ndim)):
+        return f"kernels.sort_last({moved})"
+    return f"np.transpose(kernels.sort_last({moved}), {tuple(np.argsort(order).tolist())!r})"
+
+
+@array_code.register
+def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
+    """Rows of the reduced axis (one row of everything for ``axis=None``), each row's
+    statistic, shaped as the result."""
+    x, p = typeof(node.args[0]), op.param_values(node.args)
+    wide = dtype_expr(x.dtype) if x.dtype.kind == "f" else "np.float64"
+    if p["axis"] is None:
+        matrix, kept = "np.ascontiguousarray({0}).reshape((1, {0}.size))", None
+    else:
+        k = p["axis"] % x.ndim
+        kept = [f"{{0}}.shape[{j}]" for j in range(x.ndim) if j != k]
+        rows = " * ".join(kept) or "1"
+        matrix = f"{_last(x.ndim, k)[0]}.reshape(({rows}, {{0}}.shape[{k}]))"
+    if op.name == "median":
+        code = f"kernels.median_rows({matrix}, {wide}, {{dtype}})"
+    else:
+        narrow = dtype_expr(x.dtype)
+        code = f"kernels.quantile_rows({matrix}, {p['q']!r}, {narrow}, {wide}, {{dtype}})"
+    if p["keepdims"]:
+        dims = [f"{{0}}.shape[{j}]" for j in range(x.ndim)]
+        kept = list(reduced_dims(dims, op.axes(p["axis"], x.ndim), True, one="1"))
+    elif not kept:  # every axis reduced: the one row's statistic
+        return f"{code}[0]"
+    return f"{code}.reshape({_dims(kept)})"
 
 
 # --- integer-array indexing: the indexed axis moved first (last for the "along" forms) --

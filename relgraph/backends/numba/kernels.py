@@ -24,6 +24,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from relgraph.backends.numba import vecmath
+from relgraph.backends.numba.order_kernels import median_rows, quantile_rows, sort_last
 from relgraph.backends.numba.reduce_kernels import (  # the generated code calls kernels.*
     argmax_all,
     argmax_axis,
@@ -53,7 +54,7 @@ __all__ = [
     "lane_min",
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
     "scalar_erfcx", "cbrt", "cumsum_last", "cumprod_last", "take_rows", "add_rows",
-    "take_along_rows", "add_along_rows",
+    "take_along_rows", "add_along_rows", "sort_last", "median_rows", "quantile_rows",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453

@@ -1,0 +1,110 @@
+"""Numba kernels of the order statistics (:mod:`relgraph.ops.order`), on C-contiguous
+arrays whose last axis is the one sorted or reduced: each row is sorted (Numba's
+``np.sort``, NaN last as numpy's) and the statistic read from it with numpy's formula.
+
+``median_rows`` and ``quantile_rows`` take the dtype the statistic is computed in
+(``wide``: float64 for integers, float32 for float16, else the array's) and the
+result's; ``quantile_rows`` takes the array's own dtype too (``narrow``), in which
+numpy takes ``b - a``: integers wrap around there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+__all__ = ["sort_last", "median_rows", "quantile_rows"]
+
+SHORT = 32  # rows up to this long are sorted by insertion: a call of sort() costs more
+
+
+@njit(inline="always")
+def _before(a, b):
+    """Whether ``a`` sorts before ``b``: NaN after everything (a NaN is never before)."""
+    return a < b or (b != b and a == a)
+
+
+@njit(nogil=True, error_model="numpy")
+def _sort_in_place(row):
+    """``row`` sorted in place, NaN last: by insertion where it is short (stable), by
+    Numba's sort otherwise."""
+    n = row.shape[0]
+    if n > SHORT:
+        row.sort()
+        return
+    for i in range(1, n):
+        v = row[i]
+        j = i - 1
+        while j >= 0 and _before(v, row[j]):
+            row[j + 1] = row[j]
+            j -= 1
+        row[j + 1] = v
+
+
+@njit(nogil=True, error_model="numpy")
+def sort_last(a):
+    """Each row along the last axis sorted, NaN last."""
+    out = np.empty(a.shape, a.dtype)
+    n = a.shape[-1]
+    if a.size == 0:
+        return out
+    rows, outs = a.reshape((a.size // n, n)), out.reshape((a.size // n, n))
+    for i in range(rows.shape[0]):
+        row = outs[i]
+        row[:] = rows[i]
+        _sort_in_place(row)  # np.sort made a copy per row
+    return out
+
+
+@njit(nogil=True, error_model="numpy")
+def median_rows(a, wide, dtype):
+    """The median of each row of the matrix ``a``: its middle value, or the mean of
+    the middle two; NaN for a row that holds a NaN, or is empty (numpy warns there)."""
+    rows, n = a.shape
+    out = np.empty(rows, dtype)
+    h = n // 2
+    s = np.empty(n, a.dtype)  # each row sorted in place here
+    for i in range(rows):
+        if n == 0:
+            out[i] = np.nan
+            continue
+        s[:] = a[i]
+        _sort_in_place(s)
+        if s[n - 1] != s[n - 1]:  # a NaN, sorted last
+            out[i] = np.nan
+        elif n % 2:
+            out[i] = dtype(wide(s[h]))
+        else:
+            out[i] = dtype((wide(s[h - 1]) + wide(s[h])) / wide(2))
+    return out
+
+
+@njit(nogil=True, error_model="numpy")
+def quantile_rows(a, q, narrow, wide, dtype):
+    """The ``q`` quantile of each row of the matrix ``a``, by numpy's linear method:
+    the index ``(n - 1) q``, its neighbours ``a <= b`` and its fraction ``t`` (the
+    index plus 1 past the last value, as numpy's), ``a + (b - a) t`` below 0.5, else
+    ``b - (b - a)(1 - t)``; NaN for a row that holds a NaN."""
+    rows, n = a.shape
+    if n == 0:
+        raise IndexError("quantile of an empty slice")
+    index = (n - 1) * q
+    if index >= n - 1:
+        low, high, t = n - 1, n - 1, index + 1.0
+    else:
+        low = int(np.floor(index))
+        high, t = low + 1, index - low
+    out = np.empty(rows, dtype)
+    s = np.empty(n, a.dtype)
+    for i in range(rows):
+        s[:] = a[i]
+        _sort_in_place(s)
+        if s[n - 1] != s[n - 1]:
+            out[i] = np.nan
+            continue
+        diff = wide(narrow(s[high] - s[low]))
+        if t >= 0.5:
+            out[i] = dtype(wide(s[high]) - diff * wide(1.0 - t))
+        else:
+            out[i] = dtype(wide(s[low]) + diff * wide(t))
+    return out

@@ -1,0 +1,234 @@
+"""Order statistics: numpy's ``sort``, ``median`` and ``quantile`` (``percentile`` is the
+quantile of ``q / 100``), along one axis or of the array flattened (``axis=None``).
+
+The values are numpy's, including where numpy's formulas show through:
+
+* ``sort`` puts NaN last (after ``inf``);
+* ``median`` is the middle value, or the mean of the middle two (``(a + b) / 2``, in
+  float64 for integers and bools, in float32 for float16, cast back), NaN where the
+  slice holds a NaN or is empty;
+* ``quantile`` is numpy's default method ("linear"): the sorted values ``a`` and ``b``
+  around the index ``(n - 1) q``, and ``a + (b - a) t`` where the index's fraction ``t``
+  is below 0.5, else ``b - (b - a)(1 - t)``.  ``b - a`` is taken in the array's dtype,
+  so integers wrap around (int8's ``[-100, 100]`` at 0.25 is -114.0, as numpy's) and
+  ``inf - inf`` is NaN (``[1, inf]`` at 1.0 is NaN).  ``q`` is one number in [0, 1]:
+  it stays a weak scalar, so float32 data gives float32.
+
+>>> import numpy as np, relgraph as rg
+>>> x = rg.matrix("x")
+>>> rg.typeof(rg.median(x, axis=1))
+TensorType(float64, shape=(?,))
+>>> rg.median(np.array([[3.0, 1.0, 2.0], [np.nan, 0.0, 1.0]]), axis=1)
+array([ 2., nan])
+>>> float(rg.quantile(np.array([1.0, 2.0, 3.0, 4.0]), 0.25))
+1.75
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import mpmath
+import numpy as np
+
+from relgraph.exceptions import GradientError, TypeCheckError
+from relgraph.ops.base import PERFORM, Op, pullback, register_ops, result_dtype
+from relgraph.ops.reductions import reduced_dims
+from relgraph.terms.types import TensorType
+
+__all__ = ["Sort", "OrderStatistic", "sort", "median", "quantile", "percentile"]
+
+
+def _axis(name: str, axis: Any) -> int | None:
+    if axis is None:
+        return None
+    try:
+        return operator.index(axis)
+    except TypeError:
+        raise TypeCheckError(f"{name}: axis must be an integer or None, got {axis!r}") from None
+
+
+def _checked(name: str, axis: int, ndim: int) -> int:
+    if not -ndim <= axis < ndim:
+        raise TypeCheckError(f"{name}: axis {axis} is invalid for ndim {ndim}")
+    return axis % ndim
+
+
+def _is_number(q: Any) -> bool:
+    return isinstance(q, (int, float, np.number)) and not isinstance(q, (bool, np.bool_))
+
+
+def _nan_last(values: Sequence[Any]) -> list:
+    """Exact values (mpmath numbers) in numpy's order: NaN after everything else."""
+    numbers = sorted(v for v in values if not mpmath.isnan(v))
+    return numbers + [v for v in values if mpmath.isnan(v)]
+
+
+def _along(fn: Any, x: np.ndarray, axis: int | None, keepdims: bool = False) -> Any:
+    """``fn`` of each slice along ``axis`` (of everything for None), an object array."""
+    if axis is None:
+        out = np.empty((), object)
+        out[()] = fn(list(x.reshape(-1)))
+        return out.reshape((1,) * x.ndim) if keepdims else out
+    moved = np.moveaxis(x, axis, -1)
+    out = np.empty(moved.shape[:-1], object)
+    for index in np.ndindex(out.shape):
+        out[index] = fn(list(moved[index]))
+    return np.expand_dims(out, axis) if keepdims else out
+
+
+class Sort(Op):
+    """``sort(x, axis=-1)``: numpy's sorted copy along an axis, or of the flattened
+    array for ``axis=None``; NaN last.
+
+    >>> import numpy as np, relgraph as rg
+    >>> rg.typeof(rg.sort(rg.matrix("M", shape=(2, 3)), axis=None))
+    TensorType(float64, shape=(6,))
+    >>> rg.sort(np.array([2.0, np.nan, -np.inf, 1.0]))
+    array([-inf,   1.,   2.,  nan])
+    """
+
+    name = "sort"
+    nin = 1
+    params = (("axis", -1),)
+    exact = PERFORM  # on exact values it sorts them, NaN last (see perform)
+    cost = 8.0  # n log n comparisons and a copy
+
+    def normalise(self, params: list) -> list:
+        return [_axis(self.name, params[0])]
+
+    def perform(self, x: Any, axis: Any = -1) -> Any:
+        x = np.asarray(x)
+        if x.dtype != object:
+            return np.sort(x, axis=axis)
+        if axis is None:  # exact values: mpmath numbers, whose NaN compares False
+            x, axis = x.reshape(-1), 0
+        moved = np.moveaxis(x, axis, -1)
+        out = np.empty(moved.shape, object)
+        for index in np.ndindex(moved.shape[:-1]):
+            out[index] = _nan_last(list(moved[index]))
+        return np.moveaxis(out, -1, axis)
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        t, axis = types[0], self.param_values(args)["axis"]
+        if axis is None:
+            return TensorType(t.dtype, 1, (t.size,))
+        if t.ndim == 0:
+            raise TypeCheckError("sort of a 0-d value: give it an axis with expand_dims")
+        _checked(self.name, axis, t.ndim)
+        return t
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        if self.param_values(node.args)["axis"] is None:
+            return shapes.from_type(node)
+        return args[0]
+
+
+class OrderStatistic(Op):
+    """``median(x, axis=None, keepdims=False)`` and ``quantile(x, q, axis=None,
+    keepdims=False)``: numpy's, along one axis or of every element (see the module
+    docs for the formulas)."""
+
+    nin = 1
+    exact = PERFORM  # on exact values: the same formula, exactly (see perform)
+
+    def __init__(self, name: str, params: tuple):
+        self.name, self.params = name, params
+        self.cost = 8.0  # a sort of each slice
+
+    def normalise(self, params: list) -> list:
+        *q, axis, keepdims = params
+        if q:
+            value = q[0]
+            if not _is_number(value):
+                raise TypeCheckError(f"quantile: q must be one number in [0, 1], got {value!r}")
+            if not 0.0 <= float(value) <= 1.0:
+                raise TypeCheckError(f"quantile: q must be in [0, 1], got {value!r}")
+            q = [float(value)]
+        return [*q, _axis(self.name, axis), bool(keepdims)]
+
+    def axes(self, axis: Any, ndim: int) -> set[int]:
+        """The reduced axes (all of them for None)."""
+        return set(range(ndim)) if axis is None else {_checked(self.name, axis, ndim)}
+
+    def perform(self, x: Any, *params: Any) -> Any:
+        p = self.param_values((x, *params))
+        x = np.asarray(x)
+        if x.dtype == object:
+            fn = _exact_median if self.name == "median" else _exact_quantile(p["q"])
+            return _along(fn, x, p["axis"], p["keepdims"])
+        if self.name == "median":
+            return np.median(x, axis=p["axis"], keepdims=p["keepdims"])
+        return np.quantile(x, p["q"], axis=p["axis"], keepdims=p["keepdims"])
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        t, p = types[0], self.param_values(args)
+        if self.name == "median":
+            dtype = result_dtype(np.median, (t.dtype,))
+        else:  # numpy's b - a: no quantile of bools
+            if t.dtype.kind == "b":
+                raise TypeCheckError("quantile of bools: numpy refuses it (b - a of bools)")
+            dtype = result_dtype(lambda a: np.quantile(a, 0.5), (t.dtype,))
+        shape = reduced_dims(t.shape, self.axes(p["axis"], t.ndim), p["keepdims"], one=1)
+        return TensorType(dtype, len(shape), shape)
+
+    def symbolic_shape(self, shapes: Any, node: Any, args: Sequence[tuple]) -> tuple:
+        p = self.param_values(node.args)
+        axes = self.axes(p["axis"], len(args[0]))
+        return reduced_dims(args[0], axes, p["keepdims"], one=("size", 1))
+
+
+def _exact_median(values: list) -> Any:
+    row = _nan_last(values)
+    n = len(row)
+    if not n or mpmath.isnan(row[-1]):
+        return mpmath.nan
+    h = n // 2
+    return row[h] if n % 2 else (row[h - 1] + row[h]) / 2
+
+
+def _exact_quantile(q: float) -> Any:
+    """The exact linear interpolation at numpy's index and fraction."""
+
+    def at(values: list) -> Any:
+        row = _nan_last(values)
+        if not row or mpmath.isnan(row[-1]):
+            return mpmath.nan
+        index = (len(row) - 1) * q
+        below = math.floor(index)
+        above = min(below + 1, len(row) - 1)
+        low, high = row[below], row[above]
+        if low == high:
+            return low
+        return low + (high - low) * mpmath.mpf(index - below)
+
+    return at
+
+
+sort = Sort()
+median = OrderStatistic("median", (("axis", None), ("keepdims", False)))
+quantile = OrderStatistic("quantile", (("q", 0.5), ("axis", None), ("keepdims", False)))
+register_ops(sort, median, quantile)
+
+
+def percentile(x: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """numpy's ``percentile``: the :data:`quantile` of ``q / 100`` (as numpy divides).
+
+    >>> import numpy as np, relgraph as rg
+    >>> float(rg.percentile(np.array([1.0, 2.0, 3.0, 4.0]), 25))
+    1.75
+    """
+    if _is_number(q):
+        q = float(np.true_divide(q, 100))
+    return quantile(x, q, axis, keepdims)
+
+
+@pullback(sort, median, quantile)
+def _order_pullback(g: Any, y: Any) -> tuple:
+    raise GradientError(
+        f"{y.op.name} has no gradient yet (in {y}): the cotangent would go to the elements "
+        "at the sorted positions, which needs argsort"
+    )

@@ -1,0 +1,167 @@
+"""sort, median, quantile and percentile: numpy's values, on the numpy tier and in the
+compiled kernel, for every dtype, axis and keepdims, with NaN, infinities, signed
+zeros, subnormals and integers at their limits; and what is refused, by name.
+
+Zeros are compared as numbers (``-0.0 == 0.0``): which of two equal zeros a sort puts
+first numpy leaves to its algorithm (its vector sorts differ by CPU), so the sign of
+a zero a median picks from ties is not numpy's to promise either."""
+
+import numpy as np
+import pytest
+
+import relgraph as rg
+from relgraph.exceptions import TypeCheckError, UnsupportedError
+from relgraph.ops.exact import exact_evaluate
+
+DTYPES = ["bool", "int8", "uint8", "int64", "float32", "float64"]
+FLOAT_SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, 1e308, -1e308, 1.0, -2.5]
+
+
+def _data(dtype: str, shape: tuple, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    n = int(np.prod(shape))
+    if dtype == "bool":
+        return (rng.random(n) < 0.5).reshape(shape)
+    if dtype[0] in "iu":
+        info = np.iinfo(dtype)
+        pool = np.array([info.min, info.max, 0, 1, -1, 7, -100, 100]).clip(info.min, info.max)
+        return rng.choice(pool, n).astype(dtype).reshape(shape)
+    values = np.where(rng.random(n) < 0.3, rng.choice(FLOAT_SPECIALS, n), rng.normal(size=n))
+    with np.errstate(over="ignore"):  # 1e308 is inf in float32
+        return values.astype(dtype).reshape(shape)
+
+
+def _programs(x):
+    yield "sort", lambda a, axis, keep: np.sort(a, axis=-1 if axis is None else axis)
+    yield "sort flat", lambda a, axis, keep: np.sort(a, axis=None)
+    yield "median", lambda a, axis, keep: np.median(a, axis=axis, keepdims=keep)
+    yield "quantile 0.3", lambda a, axis, keep: np.quantile(a, 0.3, axis=axis, keepdims=keep)
+    yield "percentile 100", lambda a, axis, keep: np.percentile(a, 100, axis=axis, keepdims=keep)
+    yield "quantile 0", lambda a, axis, keep: np.quantile(a, 0.0, axis=axis, keepdims=keep)
+
+
+PROGRAMS = list(_programs(None))
+
+
+def _same(got, expected):
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)  # NaN matches NaN, -0.0 matches 0.0
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name, program", PROGRAMS, ids=[p[0] for p in PROGRAMS])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), (-1, False)])
+def test_order_statistics_are_numpys_on_both_tiers(dtype, name, program, axis, keepdims):
+    value = _data(dtype, (7, 6))
+    x = rg.matrix("x", dtype)
+    with np.errstate(all="ignore"):
+        try:
+            expected = program(value, axis, keepdims)
+        except TypeError:  # numpy's quantile of bools: b - a of bools
+            with pytest.raises(TypeCheckError, match="quantile of bools"):
+                rg.trace(lambda a: program(a, axis, keepdims), x)
+            return
+        term = rg.trace(lambda a: program(a, axis, keepdims), x)
+        _same(rg.evaluate(term, {x: value}), expected)
+    kernel = rg.function([x], term, compile="eager")
+    _same(kernel(value), expected)
+    _same(kernel(np.asfortranarray(value)), expected)  # not C-contiguous
+
+
+@pytest.mark.parametrize(
+    "shape, axis", [((5, 1), 1), ((1, 4), 0), ((9,), 0), ((2, 3, 4), 1), ((3, 100), 1)]
+)  # rows of 100: longer than insertion sorts
+def test_size_one_axes_vectors_three_axes_and_long_rows(shape, axis):
+    value = _data("float64", shape, seed=3)
+    t = rg.tensor("t", ndim=len(shape))
+    with np.errstate(invalid="ignore"):  # inf - inf in numpy's quantile
+        cases = [
+            (rg.sort(t, axis), np.sort(value, axis)),
+            (rg.median(t, axis), np.median(value, axis)),
+            (rg.quantile(t, 0.75, axis, True), np.quantile(value, 0.75, axis, keepdims=True)),
+            (rg.median(t), np.median(value)),
+        ]
+    for term, expected in cases:
+        _same(rg.function([t], term, compile="eager")(value), expected)
+
+
+def test_an_empty_slice_has_a_nan_median_and_no_quantile():
+    x = rg.matrix("x")
+    value = np.empty((3, 0))
+    with pytest.warns(RuntimeWarning):
+        expected = np.median(value, axis=1)
+    _same(rg.function([x], rg.median(x, 1), compile="eager")(value), expected)
+    with pytest.raises(IndexError):
+        np.quantile(value, 0.5, axis=1)
+    with pytest.raises(IndexError):
+        rg.function([x], rg.quantile(x, 0.5, 1), compile="eager")(value)
+
+
+def test_numpys_own_quirks_come_through():
+    """numpy takes ``b - a`` in the array's dtype: int8 wraps around, and ``inf - inf``
+    makes the top quantile of ``[1, inf]`` NaN."""
+    v = rg.vector("v", "int8")
+    wraps = rg.function([v], rg.quantile(v, 0.25), compile="eager")
+    assert float(wraps(np.array([-100, 100], np.int8))) == -114.0
+    w = rg.vector("w")
+    top = rg.function([w], rg.quantile(w, 1.0), compile="eager")
+    assert np.isnan(top(np.array([1.0, np.inf])))
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(np.quantile([1.0, np.inf], 1.0))
+
+
+def test_numpy_code_with_order_statistics_compiles():
+    """Robust scaling (scikit-learn's RobustScaler): centred by the median, scaled by
+    the interquartile range, then clipped to the 1st and 99th percentiles."""
+
+    def robust(x):
+        q1, q3 = np.percentile(x, 25, axis=0), np.percentile(x, 75, axis=0)
+        z = (x - np.median(x, axis=0)) / (q3 - q1)
+        return np.clip(z, np.percentile(z, 1), np.percentile(z, 99))
+
+    x = np.random.default_rng(5).standard_t(3, size=(400, 6))
+    f = rg.jit(robust)
+    f(x)
+    f.wait()
+    _same(f(x), robust(x))
+    assert "median(x, axis=0)" in rg.pprint(f.last.rewritten)
+
+
+def test_exact_values_sort_nan_last_and_interpolate_exactly():
+    x = rg.vector("x")
+    value = np.array([3.0, np.nan, -1.0, 2.0, 0.5])
+    exact = exact_evaluate(rg.sort(x), {x: value}).astype(float)
+    np.testing.assert_array_equal(exact, np.sort(value))
+    finite = value[~np.isnan(value)]
+    for term, expected in [
+        (rg.median(x), np.median(finite)),
+        (rg.quantile(x, 0.3), np.quantile(finite, 0.3)),
+    ]:
+        assert float(exact_evaluate(term, {x: finite})) == pytest.approx(expected, rel=1e-15)
+    assert np.isnan(float(exact_evaluate(rg.median(x), {x: value})))
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda a: np.median(a, axis=(0, 1)), r"axis=\(0, 1\): one axis or None"),
+        (lambda a: np.quantile(a, [0.1, 0.9]), r"q=\[0.1, 0.9\]: one number"),
+        (lambda a: np.quantile(a, 0.5, method="nearest"), "method='nearest' is not supported"),
+        (lambda a: np.percentile(a, 50, weights=a), "weights="),
+        (lambda a: np.sort(a, order="f"), "order='f' is not supported"),
+        (lambda a: np.percentile(a, 150), r"q=150 must be in \[0, 100\]"),
+    ],
+)
+def test_what_is_refused_is_named(call, message):
+    with pytest.raises((UnsupportedError, ValueError), match=message):
+        rg.trace(call, rg.matrix("x"))
+
+
+def test_quantile_of_bools_and_sort_of_a_number_are_type_errors():
+    with pytest.raises(TypeCheckError, match="quantile of bools"):
+        rg.quantile(rg.vector("b", "bool"), 0.5)
+    with pytest.raises(TypeCheckError, match="sort of a 0-d value"):
+        rg.sort(rg.scalar("s"))
+    with pytest.raises(TypeCheckError, match=r"q must be in \[0, 1\]"):
+        rg.quantile(rg.vector("v"), 1.5)
