@@ -213,7 +213,8 @@ class _Builder:
         return self.build(node)
 
     def _parameter(self, node: ast.AST, what: str) -> Any:
-        """An axis, a shape, a dtype name, True/False or None: plain data."""
+        """An axis, a shape, a number (a quantile's q), a dtype name, True/False or None:
+        plain data."""
         if isinstance(node, ast.Tuple):
             return tuple(self._parameter(e, what) for e in node.elts)
         if isinstance(node, ast.Constant) and (
@@ -221,9 +222,9 @@ class _Builder:
         ):
             return node.value
         value = self.build(node) if not isinstance(node, ast.Name) else None
-        if not isinstance(value, int):
+        if not isinstance(value, (int, float)):
             raise ParseError(
-                f"{_where(node)}: {what} must be an integer, a tuple of integers, "
+                f"{_where(node)}: {what} must be a number, a tuple of integers, "
                 "True/False, None or a dtype name"
             )
         return value

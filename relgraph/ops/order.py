@@ -27,7 +27,6 @@ array([ 2., nan])
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,25 +35,10 @@ import numpy as np
 
 from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops, result_dtype
-from relgraph.ops.reductions import reduced_dims
+from relgraph.ops.reductions import _checked_axis as _checked, _int_axis as _axis, reduced_dims
 from relgraph.terms.types import TensorType
 
 __all__ = ["Sort", "OrderStatistic", "sort", "median", "quantile", "percentile"]
-
-
-def _axis(name: str, axis: Any) -> int | None:
-    if axis is None:
-        return None
-    try:
-        return operator.index(axis)
-    except TypeError:
-        raise TypeCheckError(f"{name}: axis must be an integer or None, got {axis!r}") from None
-
-
-def _checked(name: str, axis: int, ndim: int) -> int:
-    if not -ndim <= axis < ndim:
-        raise TypeCheckError(f"{name}: axis {axis} is invalid for ndim {ndim}")
-    return axis % ndim
 
 
 def _is_number(q: Any) -> bool:

@@ -165,3 +165,9 @@ def test_quantile_of_bools_and_sort_of_a_number_are_type_errors():
         rg.sort(rg.scalar("s"))
     with pytest.raises(TypeCheckError, match=r"q must be in \[0, 1\]"):
         rg.quantile(rg.vector("v"), 1.5)
+
+
+def test_order_statistics_print_and_parse_back():
+    x = rg.matrix("x")
+    for term in (rg.sort(x, 0), rg.quantile(x, 0.3, 1, True), rg.median(x), rg.sort(x, None)):
+        assert rg.parse(rg.pprint(term), x=x) == term
