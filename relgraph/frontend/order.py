@@ -1,8 +1,10 @@
-"""numpy's ``sort``, ``median``, ``quantile`` and ``percentile`` on terms: the order
-statistics of :mod:`relgraph.ops.order`, numpy's values bit for bit.
+"""numpy's ``sort``, ``median``, ``quantile`` and ``percentile`` (and ``nanmedian``,
+``nanquantile``, ``nanpercentile``) on terms: the order statistics of
+:mod:`relgraph.ops.order`, numpy's values bit for bit.
 
 Supported as numpy's defaults have them: one axis or ``axis=None``, ``keepdims``,
-``quantile``'s default method (``"linear"``) and one number ``q``.  Anything else (a
+``quantile``'s default method (``"linear"``) or ``"lower"`` and ``"higher"``, and one
+number ``q``.  Anything else (a
 tuple of axes, an array of ``q``, another method, ``weights``, ``out=``) is refused by
 name, and the array stays numpy's to compute.
 
@@ -26,6 +28,7 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import UnsupportedError
 from relgraph.frontend.numpy_api import FUNCTIONS, _check_defaults, term_of
+from relgraph.ops.order import METHODS
 
 __all__ = ["ORDER_FUNCTIONS"]
 
@@ -44,19 +47,27 @@ def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return ops.sort(term_of(a), _one_axis("numpy.sort", axis))
 
 
-def _median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    # overwrite_input only lets numpy scribble on its input: a term has none to spare
-    _check_defaults("numpy.median", {"out": out}, {"out": None})
-    return ops.median(term_of(a), _one_axis("numpy.median", axis), keepdims)
+def _median(op: Any) -> Callable[..., Any]:
+    """``np.median`` (``np.nanmedian``)."""
+    name = f"numpy.{op.name}"
+
+    def build(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+        # overwrite_input only lets numpy scribble on its input: a term has none to spare
+        _check_defaults(name, {"out": out}, {"out": None})
+        return op(term_of(a), _one_axis(name, axis), keepdims)
+
+    return build
 
 
-def _quantile(scale: float, name: str) -> Callable[..., Any]:
-    """``np.quantile`` (``scale`` 1) or ``np.percentile`` (100)."""
+def _quantile(op: Any, scale: float, name: str) -> Callable[..., Any]:
+    """``np.quantile`` (``scale`` 1) or ``np.percentile`` (100), or their nan-twins."""
 
     def build(a, q, axis=None, out=None, overwrite_input=False, method="linear",
               keepdims=False, *, weights=None, interpolation=None):  # fmt: skip
         given = {"out": out, "method": method, "weights": weights,
                  "interpolation": interpolation}  # fmt: skip
+        if method in METHODS:  # numpy's default, and the values around the index
+            given["method"] = "linear"
         _check_defaults(name, given, {"out": None, "method": "linear", "weights": None,
                                       "interpolation": None})  # fmt: skip
         if np.ndim(q) != 0 or isinstance(q, (bool, np.bool_)) or not np.isrealobj(q):
@@ -65,14 +76,16 @@ def _quantile(scale: float, name: str) -> Callable[..., Any]:
         if not 0.0 <= fraction <= 1.0:
             bounds = "[0, 100]" if scale == 100 else "[0, 1]"
             raise ValueError(f"{name}: q={q!r} must be in {bounds}")
-        return ops.quantile(term_of(a), fraction, _one_axis(name, axis), keepdims)
+        return op(term_of(a), fraction, _one_axis(name, axis), keepdims, method)
 
     return build
 
 
 ORDER_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
-    np.sort: _sort, np.median: _median,
-    np.quantile: _quantile(1.0, "numpy.quantile"),
-    np.percentile: _quantile(100.0, "numpy.percentile"),
+    np.sort: _sort, np.median: _median(ops.median), np.nanmedian: _median(ops.nanmedian),
+    np.quantile: _quantile(ops.quantile, 1.0, "numpy.quantile"),
+    np.percentile: _quantile(ops.quantile, 100.0, "numpy.percentile"),
+    np.nanquantile: _quantile(ops.nanquantile, 1.0, "numpy.nanquantile"),
+    np.nanpercentile: _quantile(ops.nanquantile, 100.0, "numpy.nanpercentile"),
 }  # fmt: skip
 FUNCTIONS.update(ORDER_FUNCTIONS)

@@ -194,7 +194,8 @@ class _Builder:
         for kw in node.keywords:
             if kw.arg not in op.keywords:
                 raise ParseError(f"{_where(kw.value)}: keyword {kw.arg!r} is not allowed here")
-            kwargs[kw.arg] = self._parameter(kw.value, f"the {kw.arg} of {name}")
+            default = dict(op.params)[kw.arg]
+            kwargs[kw.arg] = self._parameter(kw.value, f"the {kw.arg} of {name}", default)
         try:
             bound = op.bind(args, kwargs)
             op.check_arity(len(op.operands(bound)))
@@ -209,12 +210,13 @@ class _Builder:
             return [self.build(e) for e in node.elts]
         k = position - (op.nin or 0)
         if op.nin is not None and 0 <= k < len(op.params):
-            return self._parameter(node, f"the {op.params[k][0]} of {op.name}")
+            key, default = op.params[k]
+            return self._parameter(node, f"the {key} of {op.name}", default)
         return self.build(node)
 
-    def _parameter(self, node: ast.AST, what: str) -> Any:
-        """An axis, a shape, a number (a quantile's q), a dtype name, True/False or None:
-        plain data."""
+    def _parameter(self, node: ast.AST, what: str, default: Any = None) -> Any:
+        """An axis, a shape, a dtype name, True/False or None: plain data; a number
+        where the parameter's default is one (a quantile's q)."""
         if isinstance(node, ast.Tuple):
             return tuple(self._parameter(e, what) for e in node.elts)
         if isinstance(node, ast.Constant) and (
@@ -222,9 +224,11 @@ class _Builder:
         ):
             return node.value
         value = self.build(node) if not isinstance(node, ast.Name) else None
-        if not isinstance(value, (int, float)):
+        if type(default) is float and isinstance(value, (int, float)):
+            return value
+        if not isinstance(value, int):
             raise ParseError(
-                f"{_where(node)}: {what} must be a number, a tuple of integers, "
+                f"{_where(node)}: {what} must be an integer, a tuple of integers, "
                 "True/False, None or a dtype name"
             )
         return value

@@ -121,7 +121,17 @@ from relgraph.ops.linalg import (
     solve_upper,
     trace,
 )
-from relgraph.ops.order import OrderStatistic, Sort, median, percentile, quantile, sort
+from relgraph.ops.order import (
+    OrderStatistic,
+    Sort,
+    median,
+    nanmedian,
+    nanpercentile,
+    nanquantile,
+    percentile,
+    quantile,
+    sort,
+)
 from relgraph.ops.products import Dot, Matmul, dot, einsum, matmul, product_op
 from relgraph.ops.reductions import (
     ArgReduce,
@@ -202,5 +212,5 @@ __all__ = [
     "trunc",
     "fmax", "fmin", "heaviside", "logical_xor", "deg2rad", "rad2deg", "cbrt", "copysign",
     "signbit", "float_power", "logaddexp2", "Sort", "OrderStatistic", "sort", "median",
-    "quantile", "percentile",
+    "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
 ]  # fmt: skip

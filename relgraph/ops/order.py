@@ -1,5 +1,6 @@
 """Order statistics: numpy's ``sort``, ``median`` and ``quantile`` (``percentile`` is the
-quantile of ``q / 100``), along one axis or of the array flattened (``axis=None``).
+quantile of ``q / 100``) and the NaN-ignoring ``nanmedian`` and ``nanquantile``, along
+one axis or of the array flattened (``axis=None``).
 
 The values are numpy's, including where numpy's formulas show through:
 
@@ -12,7 +13,11 @@ The values are numpy's, including where numpy's formulas show through:
   is below 0.5, else ``b - (b - a)(1 - t)``.  ``b - a`` is taken in the array's dtype,
   so integers wrap around (int8's ``[-100, 100]`` at 0.25 is -114.0, as numpy's) and
   ``inf - inf`` is NaN (``[1, inf]`` at 1.0 is NaN).  ``q`` is one number in [0, 1]:
-  it stays a weak scalar, so float32 data gives float32.
+  it stays a weak scalar, so float32 data gives float32.  ``method="lower"`` and
+  ``"higher"`` give ``a`` and ``b`` themselves.
+
+A median's or quantile's gradient goes to the elements equal to ``a`` (``1 - t`` of
+it) and ``b`` (``t``), split evenly among equal elements; ``sort`` has none yet.
 
 >>> import numpy as np, relgraph as rg
 >>> x = rg.matrix("x")
@@ -35,10 +40,29 @@ import numpy as np
 
 from relgraph.exceptions import GradientError, TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops, result_dtype
-from relgraph.ops.reductions import _checked_axis as _checked, _int_axis as _axis, reduced_dims
+from relgraph.ops.elemwise import (
+    astype,
+    equal,
+    expand_as,
+    floor,
+    isnan,
+    logical_not,
+    where,
+)
+from relgraph.ops.reductions import (
+    _checked_axis as _checked,
+    _int_axis as _axis,
+    _kept,
+    reduced_dims,
+    sum,
+)
+from relgraph.terms.infer import typeof
 from relgraph.terms.types import TensorType
 
-__all__ = ["Sort", "OrderStatistic", "sort", "median", "quantile", "percentile"]
+__all__ = [
+    "Sort", "OrderStatistic", "sort", "median", "quantile", "percentile", "nanmedian",
+    "nanquantile", "nanpercentile",
+]  # fmt: skip
 
 
 def _is_number(q: Any) -> bool:
@@ -113,8 +137,11 @@ class Sort(Op):
 
 class OrderStatistic(Op):
     """``median(x, axis=None, keepdims=False)`` and ``quantile(x, q, axis=None,
-    keepdims=False)``: numpy's, along one axis or of every element (see the module
-    docs for the formulas)."""
+    keepdims=False, method="linear")``: numpy's, along one axis or of every element
+    (see the module docs for the formulas; ``method="lower"`` and ``"higher"`` take the
+    sorted value at or below, at or above, the index ``(n - 1) q``, in the array's own
+    dtype); ``nanmedian`` and ``nanquantile`` are the same of each slice's numbers,
+    its NaNs left out (NaN for a slice of NaNs, where numpy warns)."""
 
     nin = 1
     exact = PERFORM  # on exact values: the same formula, exactly (see perform)
@@ -122,17 +149,20 @@ class OrderStatistic(Op):
     def __init__(self, name: str, params: tuple):
         self.name, self.params = name, params
         self.cost = 8.0  # a sort of each slice
+        self.skips_nan = name.startswith("nan")
+        self.reference = getattr(np, name)
 
     def normalise(self, params: list) -> list:
-        *q, axis, keepdims = params
-        if q:
-            value = q[0]
-            if not _is_number(value):
-                raise TypeCheckError(f"quantile: q must be one number in [0, 1], got {value!r}")
-            if not 0.0 <= float(value) <= 1.0:
-                raise TypeCheckError(f"quantile: q must be in [0, 1], got {value!r}")
-            q = [float(value)]
-        return [*q, _axis(self.name, axis), bool(keepdims)]
+        if len(params) == 2:  # a median
+            return [_axis(self.name, params[0]), bool(params[1])]
+        q, axis, keepdims, method = params
+        if not _is_number(q):
+            raise TypeCheckError(f"{self.name}: q must be one number in [0, 1], got {q!r}")
+        if not 0.0 <= float(q) <= 1.0:
+            raise TypeCheckError(f"{self.name}: q must be in [0, 1], got {q!r}")
+        if method not in METHODS:
+            raise TypeCheckError(f"{self.name}: method must be one of {METHODS}, got {method!r}")
+        return [float(q), _axis(self.name, axis), bool(keepdims), method]
 
     def axes(self, axis: Any, ndim: int) -> set[int]:
         """The reduced axes (all of them for None)."""
@@ -141,21 +171,22 @@ class OrderStatistic(Op):
     def perform(self, x: Any, *params: Any) -> Any:
         p = self.param_values((x, *params))
         x = np.asarray(x)
+        q, how = ((p["q"],), {"method": p["method"]}) if "q" in p else ((), {})
         if x.dtype == object:
-            fn = _exact_median if self.name == "median" else _exact_quantile(p["q"])
-            return _along(fn, x, p["axis"], p["keepdims"])
-        if self.name == "median":
-            return np.median(x, axis=p["axis"], keepdims=p["keepdims"])
-        return np.quantile(x, p["q"], axis=p["axis"], keepdims=p["keepdims"])
+            fn = _exact_quantile(*q, p["method"]) if q else _exact_median
+            skips = self.skips_nan
+            return _along(lambda row: fn(_numbers(row) if skips else row), x, p["axis"],
+                          p["keepdims"])  # fmt: skip
+        return self.reference(x, *q, axis=p["axis"], keepdims=p["keepdims"], **how)
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         t, p = types[0], self.param_values(args)
-        if self.name == "median":
-            dtype = result_dtype(np.median, (t.dtype,))
-        else:  # numpy's b - a: no quantile of bools
-            if t.dtype.kind == "b":
-                raise TypeCheckError("quantile of bools: numpy refuses it (b - a of bools)")
-            dtype = result_dtype(lambda a: np.quantile(a, 0.5), (t.dtype,))
+        if "q" not in p:
+            dtype = result_dtype(self.reference, (t.dtype,))
+        else:  # numpy's b - a: no linear quantile of bools
+            if t.dtype.kind == "b" and p["method"] == "linear":
+                raise TypeCheckError(f"{self.name} of bools: numpy refuses it (b - a of bools)")
+            dtype = result_dtype(_weak_q(self.reference, p["method"]), (t.dtype,))
         shape = reduced_dims(t.shape, self.axes(p["axis"], t.ndim), p["keepdims"], one=1)
         return TensorType(dtype, len(shape), shape)
 
@@ -163,6 +194,19 @@ class OrderStatistic(Op):
         p = self.param_values(node.args)
         axes = self.axes(p["axis"], len(args[0]))
         return reduced_dims(args[0], axes, p["keepdims"], one=("size", 1))
+
+
+#: numpy's quantile methods relgraph computes: its default, and the sorted values
+#: around the index (a gradient reads those two).
+METHODS = ("linear", "lower", "higher")
+
+
+def _weak_q(reference: Any, method: str) -> Any:
+    return lambda a: reference(a, 0.5, method=method)
+
+
+def _numbers(values: list) -> list:
+    return [v for v in values if not mpmath.isnan(v)]
 
 
 def _exact_median(values: list) -> Any:
@@ -174,8 +218,9 @@ def _exact_median(values: list) -> Any:
     return row[h] if n % 2 else (row[h - 1] + row[h]) / 2
 
 
-def _exact_quantile(q: float) -> Any:
-    """The exact linear interpolation at numpy's index and fraction."""
+def _exact_quantile(q: float, method: str) -> Any:
+    """The exact linear interpolation at numpy's index and fraction, or the value at
+    or below (above) the index."""
 
     def at(values: list) -> Any:
         row = _nan_last(values)
@@ -183,8 +228,10 @@ def _exact_quantile(q: float) -> Any:
             return mpmath.nan
         index = (len(row) - 1) * q
         below = math.floor(index)
-        above = min(below + 1, len(row) - 1)
+        above = min(math.ceil(index), len(row) - 1)
         low, high = row[below], row[above]
+        if method != "linear":
+            return low if method == "lower" else high
         if low == high:
             return low
         return low + (high - low) * mpmath.mpf(index - below)
@@ -194,8 +241,12 @@ def _exact_quantile(q: float) -> Any:
 
 sort = Sort()
 median = OrderStatistic("median", (("axis", None), ("keepdims", False)))
-quantile = OrderStatistic("quantile", (("q", 0.5), ("axis", None), ("keepdims", False)))
-register_ops(sort, median, quantile)
+quantile = OrderStatistic(
+    "quantile", (("q", 0.5), ("axis", None), ("keepdims", False), ("method", "linear"))
+)
+nanmedian = OrderStatistic("nanmedian", median.params)
+nanquantile = OrderStatistic("nanquantile", quantile.params)
+register_ops(sort, median, quantile, nanmedian, nanquantile)
 
 
 def percentile(x: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -205,14 +256,59 @@ def percentile(x: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
     >>> float(rg.percentile(np.array([1.0, 2.0, 3.0, 4.0]), 25))
     1.75
     """
-    if _is_number(q):
-        q = float(np.true_divide(q, 100))
-    return quantile(x, q, axis, keepdims)
+    return quantile(x, _fraction(q), axis, keepdims)
 
 
-@pullback(sort, median, quantile)
-def _order_pullback(g: Any, y: Any) -> tuple:
+def nanpercentile(x: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """numpy's ``nanpercentile``: the :data:`nanquantile` of ``q / 100``.
+
+    >>> import numpy as np, relgraph as rg
+    >>> float(rg.nanpercentile(np.array([1.0, np.nan, 3.0]), 50))
+    2.0
+    """
+    return nanquantile(x, _fraction(q), axis, keepdims)
+
+
+def _fraction(q: Any) -> Any:
+    """A percentile's ``q / 100``, divided as numpy divides."""
+    return float(np.true_divide(q, 100)) if _is_number(q) else q
+
+
+@pullback(sort)
+def _sort_pullback(g: Any, y: Any) -> tuple:
     raise GradientError(
-        f"{y.op.name} has no gradient yet (in {y}): the cotangent would go to the elements "
+        f"sort has no gradient yet (in {y}): the cotangent would go to the elements "
         "at the sorted positions, which needs argsort"
     )
+
+
+@pullback(median, quantile, nanmedian, nanquantile)
+def _order_statistic_pullback(g: Any, y: Any) -> tuple:
+    """The statistic is ``(1 - t) a + t b`` of the sorted values ``a`` and ``b`` around
+    numpy's index (a median's: ``t = 1/2``, or ``a = b``): ``1 - t`` of the cotangent
+    goes to the elements equal to ``a``, ``t`` to those equal to ``b``, each split
+    evenly among ties (as ``max``'s), none to a NaN."""
+    op, x = y.op, y.args[0]
+    p = op.param_values(y.args)
+    g, _, axes = _kept(g, y)
+    kept, dtype = tuple(sorted(axes)), typeof(y).dtype
+    twin = nanquantile if op.skips_nan else quantile
+    q, method = p.get("q", 0.5), p.get("method", "linear")
+    if method != "linear":  # the value of the elements equal to it
+        return (g * _share(x, _kept(y, y)[0], kept, dtype),)
+    low = twin(x, q, p["axis"], True, "lower")
+    high = twin(x, q, p["axis"], True, "higher")
+    if "q" not in p:
+        t: Any = 0.5
+    else:  # numpy's fraction of (n - 1) q, n the slice's numbers
+        numbers = logical_not(isnan(x)) if op.skips_nan else expand_as(True, x)
+        index = (sum(astype(numbers, dtype.name), kept, True) - 1.0) * q
+        t = index - floor(index)
+    weights = _share(x, low, kept, dtype) * (1.0 - t) + _share(x, high, kept, dtype) * t
+    return (g * weights,)
+
+
+def _share(x: Any, value: Any, kept: tuple, dtype: Any) -> Any:
+    """1 over the elements of ``x`` equal to ``value`` (a slice's), 0 elsewhere."""
+    hit = equal(x, value)
+    return where(hit, 1.0 / sum(astype(hit, dtype.name), kept, True), 0.0)

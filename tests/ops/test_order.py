@@ -6,6 +6,8 @@ Zeros are compared as numbers (``-0.0 == 0.0``): which of two equal zeros a sort
 first numpy leaves to its algorithm (its vector sorts differ by CPU), so the sign of
 a zero a median picks from ties is not numpy's to promise either."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -38,6 +40,15 @@ def _programs(x):
     yield "quantile 0.3", lambda a, axis, keep: np.quantile(a, 0.3, axis=axis, keepdims=keep)
     yield "percentile 100", lambda a, axis, keep: np.percentile(a, 100, axis=axis, keepdims=keep)
     yield "quantile 0", lambda a, axis, keep: np.quantile(a, 0.0, axis=axis, keepdims=keep)
+    yield "quantile lower", lambda a, axis, keep: np.quantile(a, 0.6, axis, keepdims=keep,
+                                                              method="lower")  # fmt: skip
+    yield (
+        "nanpercentile higher",
+        lambda a, axis, keep: np.nanpercentile(a, 35, axis, keepdims=keep, method="higher"),
+    )
+    yield "nanmedian", lambda a, axis, keep: np.nanmedian(a, axis=axis, keepdims=keep)
+    yield "nanquantile 0.7", lambda a, axis, keep: np.nanquantile(a, 0.7, axis=axis, keepdims=keep)
+    yield "nanpercentile 5", lambda a, axis, keep: np.nanpercentile(a, 5, axis, keepdims=keep)
 
 
 PROGRAMS = list(_programs(None))
@@ -55,7 +66,8 @@ def _same(got, expected):
 def test_order_statistics_are_numpys_on_both_tiers(dtype, name, program, axis, keepdims):
     value = _data(dtype, (7, 6))
     x = rg.matrix("x", dtype)
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numpy's "All-NaN slice encountered"
         try:
             expected = program(value, axis, keepdims)
         except TypeError:  # numpy's quantile of bools: b - a of bools
@@ -171,3 +183,36 @@ def test_order_statistics_print_and_parse_back():
     x = rg.matrix("x")
     for term in (rg.sort(x, 0), rg.quantile(x, 0.3, 1, True), rg.median(x), rg.sort(x, None)):
         assert rg.parse(rg.pprint(term), x=x) == term
+
+
+def test_the_nan_twins_leave_nans_out_and_a_slice_of_nans_is_nan():
+    x = rg.matrix("x")
+    value = np.array([[np.nan, np.nan, np.nan], [1.0, np.nan, 4.0], [2.0, -1.0, 5.0]])
+    for term in (rg.nanmedian(x, 1), rg.nanquantile(x, 0.25, 1), rg.nanpercentile(x, 90, 1)):
+        with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+            expected = term.op.perform(value, *term.args[1:])
+        _same(rg.function([x], term, compile="eager")(value), expected)
+        assert np.isnan(expected[0]) and not np.isnan(expected[1:]).any()
+    long_rows = _data("float64", (4, 700), seed=7)  # numpy's nanmedian: another path at 600
+    _same(rg.function([x], rg.nanmedian(x, 1), compile="eager")(long_rows),
+          np.nanmedian(long_rows, 1))  # fmt: skip
+
+
+def test_the_gradient_goes_to_the_values_around_the_index_split_among_ties():
+    """A median's cotangent goes to its middle value, or half to each of the middle
+    two; a quantile's to the two sorted values around numpy's index, by the fraction;
+    equal values share (as ``max``'s do)."""
+    x = rg.vector("x")
+    value = np.array([3.0, 1.0, 2.0, 2.0, 5.0, 4.0])  # sorted: 1 2 2 3 4 5
+    grads = {
+        "median": rg.grad(rg.median(x), x),  # (2 + 3) / 2
+        "quantile": rg.grad(rg.quantile(x, 0.3), x),  # index 1.5: the two 2s
+        "lower": rg.grad(rg.quantile(x, 0.9, method="lower"), x),  # index 4.5: the 4
+        "nan": rg.grad(rg.nanmedian(x), x),
+    }
+    got = {name: rg.evaluate(g, {x: value}) for name, g in grads.items()}
+    np.testing.assert_allclose(got["median"], [0.5, 0, 0.25, 0.25, 0, 0])
+    np.testing.assert_allclose(got["quantile"], [0, 0, 0.5, 0.5, 0, 0])
+    np.testing.assert_allclose(got["lower"], [0, 0, 0, 0, 0, 1])
+    with_nan = np.array([np.nan, 1.0, 4.0, 2.0])
+    np.testing.assert_allclose(rg.evaluate(grads["nan"], {x: with_nan}), [0, 0, 0, 1])

@@ -19,7 +19,7 @@ from relgraph.exceptions import LoweringError
 from relgraph.ops.base import Op
 from relgraph.ops.indexing import AddAt, Take, TakeAlong
 from relgraph.ops.linalg import Diag, LinalgOp
-from relgraph.ops.order import OrderStatistic, Sort
+from relgraph.ops.order import METHODS, OrderStatistic, Sort
 from relgraph.ops.reductions import ArgReduce, Reduce, Scan, reduced_dims
 from relgraph.ops.shape import (
     BroadcastTo,
@@ -254,11 +254,13 @@ def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
         kept = [f"{{0}}.shape[{j}]" for j in range(x.ndim) if j != k]
         rows = " * ".join(kept) or "1"
         matrix = f"{_last(x.ndim, k)[0]}.reshape(({rows}, {{0}}.shape[{k}]))"
-    if op.name == "median":
-        code = f"kernels.median_rows({matrix}, {wide}, {{dtype}})"
+    skip = op.skips_nan
+    if "q" not in p:
+        code = f"kernels.median_rows({matrix}, {wide}, {{dtype}}, {skip})"
     else:
-        narrow = dtype_expr(x.dtype)
-        code = f"kernels.quantile_rows({matrix}, {p['q']!r}, {narrow}, {wide}, {{dtype}})"
+        narrow, method = dtype_expr(x.dtype), METHODS.index(p["method"])
+        code = (f"kernels.quantile_rows({matrix}, {p['q']!r}, {narrow}, {wide}, {{dtype}}, "
+                f"{skip}, {method})")  # fmt: skip
     if p["keepdims"]:
         dims = [f"{{0}}.shape[{j}]" for j in range(x.ndim)]
         kept = list(reduced_dims(dims, op.axes(p["axis"], x.ndim), True, one="1"))

@@ -56,23 +56,34 @@ def sort_last(a):
     return out
 
 
+@njit(inline="always")
+def _count(s, skip):
+    """How many values of the sorted row ``s`` count: all of them, or with ``skip``
+    its numbers (NaNs sort last); -1 where a NaN makes the statistic NaN."""
+    n = s.shape[0]
+    if not skip:
+        return -1 if n and s[n - 1] != s[n - 1] else n
+    while n and s[n - 1] != s[n - 1]:
+        n -= 1
+    return n
+
+
 @njit(nogil=True, error_model="numpy")
-def median_rows(a, wide, dtype):
+def median_rows(a, wide, dtype, skip):
     """The median of each row of the matrix ``a``: its middle value, or the mean of
-    the middle two; NaN for a row that holds a NaN, or is empty (numpy warns there)."""
+    the middle two; NaN for a row that holds a NaN (with ``skip``, of its numbers:
+    NaN for a row of NaNs), or is empty (numpy warns there)."""
     rows, n = a.shape
     out = np.empty(rows, dtype)
-    h = n // 2
     s = np.empty(n, a.dtype)  # each row sorted in place here
     for i in range(rows):
-        if n == 0:
-            out[i] = np.nan
-            continue
         s[:] = a[i]
         _sort_in_place(s)
-        if s[n - 1] != s[n - 1]:  # a NaN, sorted last
+        k = _count(s, skip)
+        h = k // 2
+        if k <= 0:
             out[i] = np.nan
-        elif n % 2:
+        elif k % 2:
             out[i] = dtype(wide(s[h]))
         else:
             out[i] = dtype((wide(s[h - 1]) + wide(s[h])) / wide(2))
@@ -80,28 +91,34 @@ def median_rows(a, wide, dtype):
 
 
 @njit(nogil=True, error_model="numpy")
-def quantile_rows(a, q, narrow, wide, dtype):
-    """The ``q`` quantile of each row of the matrix ``a``, by numpy's linear method:
-    the index ``(n - 1) q``, its neighbours ``a <= b`` and its fraction ``t`` (the
-    index plus 1 past the last value, as numpy's), ``a + (b - a) t`` below 0.5, else
-    ``b - (b - a)(1 - t)``; NaN for a row that holds a NaN."""
+def quantile_rows(a, q, narrow, wide, dtype, skip, method):
+    """The ``q`` quantile of each row of the matrix ``a``, by numpy's linear method
+    (``method`` 0): the index ``(n - 1) q``, its neighbours ``a <= b`` and its fraction
+    ``t`` (the index plus 1 past the last value, as numpy's), ``a + (b - a) t`` below
+    0.5, else ``b - (b - a)(1 - t)``; or ``a`` itself (1, "lower") or ``b`` (2,
+    "higher").  NaN for a row that holds a NaN (with ``skip``, ``n`` counts its
+    numbers: NaN for a row of NaNs)."""
     rows, n = a.shape
-    if n == 0:
+    if n == 0 and not skip:
         raise IndexError("quantile of an empty slice")
-    index = (n - 1) * q
-    if index >= n - 1:
-        low, high, t = n - 1, n - 1, index + 1.0
-    else:
-        low = int(np.floor(index))
-        high, t = low + 1, index - low
     out = np.empty(rows, dtype)
     s = np.empty(n, a.dtype)
     for i in range(rows):
         s[:] = a[i]
         _sort_in_place(s)
-        if s[n - 1] != s[n - 1]:
+        k = _count(s, skip)
+        if k <= 0:
             out[i] = np.nan
             continue
+        index = (k - 1) * q
+        if method:
+            out[i] = s[int(np.floor(index)) if method == 1 else int(np.ceil(index))]
+            continue
+        if index >= k - 1:
+            low, high, t = k - 1, k - 1, index + 1.0
+        else:
+            low = int(np.floor(index))
+            high, t = low + 1, index - low
         diff = wide(narrow(s[high] - s[low]))
         if t >= 0.5:
             out[i] = dtype(wide(s[high]) - diff * wide(1.0 - t))
