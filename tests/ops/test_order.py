@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import relgraph as rg
 from relgraph.exceptions import TypeCheckError, UnsupportedError
@@ -216,3 +217,38 @@ def test_the_gradient_goes_to_the_values_around_the_index_split_among_ties():
     np.testing.assert_allclose(got["lower"], [0, 0, 0, 0, 0, 1])
     with_nan = np.array([np.nan, 1.0, 4.0, 2.0])
     np.testing.assert_allclose(rg.evaluate(grads["nan"], {x: with_nan}), [0, 0, 0, 1])
+
+
+SPECIALS = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 1e308,
+                            -1e308, 1.0, -1.0, 0.5, 2.0])  # fmt: skip
+KERNELS: dict = {}  # one compiled function per (dtype, program, axis): examples reuse it
+
+
+@settings(max_examples=100)
+@given(
+    dtype=st.sampled_from(["float64", "float32", "int16", "uint8"]),
+    rows=st.integers(1, 5),
+    cols=st.integers(1, 40),
+    which=st.integers(0, len(PROGRAMS) - 1),
+    axis=st.sampled_from([None, 0, 1]),
+    data=st.data(),
+)
+def test_order_statistics_of_drawn_arrays_are_numpys(dtype, rows, cols, which, axis, data):
+    """Arrays drawn from NaN, infinities, signed zeros, subnormals, values near
+    overflow and small integers; both tiers against numpy."""
+    cells = st.one_of(SPECIALS, st.integers(-300, 300).map(float))
+    flat = data.draw(st.lists(cells, min_size=rows * cols, max_size=rows * cols))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = np.array(flat).reshape(rows, cols)
+        value = value.astype(dtype) if dtype[0] == "f" else np.nan_to_num(value).astype(dtype)
+        name, program = PROGRAMS[which]
+        expected = program(value, axis, False)
+        key = (dtype, name, axis)
+        if key not in KERNELS:
+            x = rg.matrix("x", dtype)
+            term = rg.trace(lambda a: program(a, axis, False), x)
+            KERNELS[key] = x, term, rg.function([x], term, compile="eager")
+        x, term, kernel = KERNELS[key]
+        _same(rg.evaluate(term, {x: value}), expected)
+    _same(kernel(value), expected)
