@@ -63,7 +63,7 @@ def _same(got, expected):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name, program", PROGRAMS, ids=[p[0] for p in PROGRAMS])
-@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, False), (1, True), (-1, False)])
+@pytest.mark.parametrize("axis, keepdims", [(None, False), (0, True), (-1, False)])
 def test_order_statistics_are_numpys_on_both_tiers(dtype, name, program, axis, keepdims):
     value = _data(dtype, (7, 6))
     x = rg.matrix("x", dtype)

@@ -269,6 +269,16 @@ def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
     return f"{code}.reshape({_dims(kept)})"
 
 
+@parallel_code.register(Sort)
+@parallel_code.register(OrderStatistic)
+def _parallel_order(op: Op, node: Any) -> str:
+    """The same, its blocks of rows on every core (``kernels.*_parallel``)."""
+    code = array_code(op, node)
+    for name in ("sort_last", "median_rows", "quantile_rows"):
+        code = code.replace(f"kernels.{name}(", f"kernels.{name}_parallel(")
+    return code
+
+
 # --- integer-array indexing: the indexed axis moved first (last for the "along" forms) --
 
 

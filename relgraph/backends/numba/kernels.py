@@ -24,7 +24,14 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from relgraph.backends.numba import vecmath
-from relgraph.backends.numba.order_kernels import median_rows, quantile_rows, sort_last
+from relgraph.backends.numba.order_kernels import (
+    median_rows,
+    median_rows_parallel,
+    quantile_rows,
+    quantile_rows_parallel,
+    sort_last,
+    sort_last_parallel,
+)
 from relgraph.backends.numba.reduce_kernels import (  # the generated code calls kernels.*
     argmax_all,
     argmax_axis,
@@ -55,6 +62,7 @@ __all__ = [
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
     "scalar_erfcx", "cbrt", "cumsum_last", "cumprod_last", "take_rows", "add_rows",
     "take_along_rows", "add_along_rows", "sort_last", "median_rows", "quantile_rows",
+    "sort_last_parallel", "median_rows_parallel", "quantile_rows_parallel",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453

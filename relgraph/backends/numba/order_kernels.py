@@ -1,19 +1,31 @@
 """Numba kernels of the order statistics (:mod:`relgraph.ops.order`), on C-contiguous
-arrays whose last axis is the one sorted or reduced: each row is sorted (Numba's
-``np.sort``, NaN last as numpy's) and the statistic read from it with numpy's formula.
+arrays whose last axis is the one sorted or reduced.  A sort sorts each row in place
+(by insertion where it is short), NaN last as numpy's; a median or quantile moves the
+row's numbers first and selects the values it needs (quickselect, as numpy's
+``partition``: no full sort), then applies numpy's formula.
 
 ``median_rows`` and ``quantile_rows`` take the dtype the statistic is computed in
 (``wide``: float64 for integers, float32 for float16, else the array's) and the
 result's; ``quantile_rows`` takes the array's own dtype too (``narrow``), in which
 numpy takes ``b - a``: integers wrap around there.
+
+Rows run in blocks of ``BLOCK``, each with its sort buffer; the ``_parallel`` twins
+(the same functions compiled with ``parallel=True``) run the blocks on every core, for
+the kernels whose loops are ``prange`` (a row's statistic does not depend on another
+row's).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-__all__ = ["sort_last", "median_rows", "quantile_rows"]
+__all__ = [
+    "sort_last", "median_rows", "quantile_rows", "sort_last_parallel", "median_rows_parallel",
+    "quantile_rows_parallel",
+]  # fmt: skip
+
+BLOCK = 64  # rows per block: one buffer each
 
 SHORT = 32  # rows up to this long are sorted by insertion: a call of sort() costs more
 
@@ -41,57 +53,95 @@ def _sort_in_place(row):
         row[j + 1] = v
 
 
-@njit(nogil=True, error_model="numpy")
-def sort_last(a):
+def _sort_last(a):
     """Each row along the last axis sorted, NaN last."""
     out = np.empty(a.shape, a.dtype)
     n = a.shape[-1]
     if a.size == 0:
         return out
     rows, outs = a.reshape((a.size // n, n)), out.reshape((a.size // n, n))
-    for i in range(rows.shape[0]):
-        row = outs[i]
-        row[:] = rows[i]
-        _sort_in_place(row)  # np.sort made a copy per row
+    count = rows.shape[0]
+    for b in prange((count + BLOCK - 1) // BLOCK):
+        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, count)):
+            row = outs[i]
+            row[:] = rows[i]
+            _sort_in_place(row)  # np.sort made a copy per row
     return out
 
 
 @njit(inline="always")
-def _count(s, skip):
-    """How many values of the sorted row ``s`` count: all of them, or with ``skip``
-    its numbers (NaNs sort last); -1 where a NaN makes the statistic NaN."""
-    n = s.shape[0]
-    if not skip:
-        return -1 if n and s[n - 1] != s[n - 1] else n
-    while n and s[n - 1] != s[n - 1]:
-        n -= 1
-    return n
+def _numbers_first(s, row, skip):
+    """``row`` copied into ``s``, its numbers first: how many there are, or -1 where a
+    NaN makes the statistic NaN (without ``skip``)."""
+    k = 0
+    last = row.shape[0]
+    for v in row:
+        if v == v:
+            s[k] = v
+            k += 1
+        elif not skip:
+            return -1
+        else:
+            last -= 1
+            s[last] = v
+    return k
 
 
 @njit(nogil=True, error_model="numpy")
-def median_rows(a, wide, dtype, skip):
+def _select(s, k, j):
+    """Reorder ``s[:k]`` (numbers) so that ``s[j]`` is the ``j``-th smallest, nothing
+    larger before it, nothing smaller after it (quickselect: numpy's ``partition``)."""
+    lo, hi = 0, k
+    while hi - lo > SHORT:
+        mid = (lo + hi - 1) // 2
+        if s[mid] < s[lo]:
+            s[mid], s[lo] = s[lo], s[mid]
+        if s[hi - 1] < s[lo]:
+            s[hi - 1], s[lo] = s[lo], s[hi - 1]
+        if s[hi - 1] < s[mid]:
+            s[hi - 1], s[mid] = s[mid], s[hi - 1]
+        pivot, i, m = s[mid], lo, hi - 1
+        while i <= m:
+            while s[i] < pivot:
+                i += 1
+            while pivot < s[m]:
+                m -= 1
+            if i <= m:
+                s[i], s[m] = s[m], s[i]
+                i += 1
+                m -= 1
+        if j <= m:
+            hi = m + 1
+        elif j >= i:
+            lo = i
+        else:
+            return  # between the two runs: equal to the pivot
+    _sort_in_place(s[lo:hi])
+
+
+def _median_rows(a, wide, dtype, skip):
     """The median of each row of the matrix ``a``: its middle value, or the mean of
     the middle two; NaN for a row that holds a NaN (with ``skip``, of its numbers:
     NaN for a row of NaNs), or is empty (numpy warns there)."""
     rows, n = a.shape
     out = np.empty(rows, dtype)
-    s = np.empty(n, a.dtype)  # each row sorted in place here
-    for i in range(rows):
-        s[:] = a[i]
-        _sort_in_place(s)
-        k = _count(s, skip)
-        h = k // 2
-        if k <= 0:
-            out[i] = np.nan
-        elif k % 2:
-            out[i] = dtype(wide(s[h]))
-        else:
-            out[i] = dtype((wide(s[h - 1]) + wide(s[h])) / wide(2))
+    for b in prange((rows + BLOCK - 1) // BLOCK):
+        s = np.empty(n, a.dtype)  # each row's numbers, partly ordered in place here
+        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, rows)):
+            k = _numbers_first(s, a[i], skip)
+            h = k // 2
+            if k <= 0:
+                out[i] = np.nan
+                continue
+            _select(s, k, h)
+            if k % 2:
+                out[i] = dtype(wide(s[h]))
+            else:  # the largest of the lower half is the other middle value
+                out[i] = dtype((wide(s[:h].max()) + wide(s[h])) / wide(2))
     return out
 
 
-@njit(nogil=True, error_model="numpy")
-def quantile_rows(a, q, narrow, wide, dtype, skip, method):
+def _quantile_rows(a, q, narrow, wide, dtype, skip, method):
     """The ``q`` quantile of each row of the matrix ``a``, by numpy's linear method
     (``method`` 0): the index ``(n - 1) q``, its neighbours ``a <= b`` and its fraction
     ``t`` (the index plus 1 past the last value, as numpy's), ``a + (b - a) t`` below
@@ -102,26 +152,43 @@ def quantile_rows(a, q, narrow, wide, dtype, skip, method):
     if n == 0 and not skip:
         raise IndexError("quantile of an empty slice")
     out = np.empty(rows, dtype)
-    s = np.empty(n, a.dtype)
-    for i in range(rows):
-        s[:] = a[i]
-        _sort_in_place(s)
-        k = _count(s, skip)
-        if k <= 0:
-            out[i] = np.nan
-            continue
-        index = (k - 1) * q
-        if method:
-            out[i] = s[int(np.floor(index)) if method == 1 else int(np.ceil(index))]
-            continue
-        if index >= k - 1:
-            low, high, t = k - 1, k - 1, index + 1.0
-        else:
-            low = int(np.floor(index))
-            high, t = low + 1, index - low
-        diff = wide(narrow(s[high] - s[low]))
-        if t >= 0.5:
-            out[i] = dtype(wide(s[high]) - diff * wide(1.0 - t))
-        else:
-            out[i] = dtype(wide(s[low]) + diff * wide(t))
+    for b in prange((rows + BLOCK - 1) // BLOCK):
+        s = np.empty(n, a.dtype)
+        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, rows)):
+            k = _numbers_first(s, a[i], skip)
+            out[i] = _quantile_of(s, k, q, narrow, wide, dtype, method)
     return out
+
+
+@njit(inline="always")
+def _quantile_of(s, k, q, narrow, wide, dtype, method):
+    """The quantile of the ``k`` numbers first in ``s`` (NaN for none)."""
+    if k <= 0:
+        return dtype(np.nan)
+    index = (k - 1) * q
+    if method:
+        at = int(np.floor(index)) if method == 1 else int(np.ceil(index))
+        _select(s, k, at)
+        return dtype(s[at])
+    if index >= k - 1:
+        low, high, t = k - 1, k - 1, index + 1.0
+    else:
+        low = int(np.floor(index))
+        high, t = low + 1, index - low
+    _select(s, k, low)
+    above = s[high] if high == low else s[low + 1 : k].min()
+    diff = wide(narrow(above - s[low]))
+    if t >= 0.5:
+        return dtype(wide(above) - diff * wide(1.0 - t))
+    return dtype(wide(s[low]) + diff * wide(t))
+
+
+def _twins(fn):
+    """``fn`` compiled serial, and with its ``prange`` loop on every core."""
+    serial = njit(nogil=True, error_model="numpy")(fn)
+    return serial, njit(nogil=True, error_model="numpy", parallel=True)(fn)
+
+
+sort_last, sort_last_parallel = _twins(_sort_last)
+median_rows, median_rows_parallel = _twins(_median_rows)
+quantile_rows, quantile_rows_parallel = _twins(_quantile_rows)
