@@ -194,16 +194,10 @@ def _array_code_scan(op: Scan, node: Any) -> str:
     """The scanned axis is moved last (a contiguous copy), scanned row by row, and
     moved back; ``axis=None`` scans the flattened array."""
     ndim, axis = typeof(node.args[0]).ndim, op.param_values(node.args)["axis"]
-    scan = f"kernels.{op.name}_last"
+    scan = f"kernels.{op.name}_last({{}}, {{{{dtype}}}})"
     if axis is None:
-        return f"{scan}(np.ascontiguousarray({{0}}).reshape(({{0}}.size,)), {{dtype}})"
-    k = axis % ndim
-    if k == ndim - 1:
-        return f"{scan}(np.ascontiguousarray({{0}}), {{dtype}})"
-    order = tuple(j for j in range(ndim) if j != k) + (k,)
-    back = tuple(int(j) for j in np.argsort(order))
-    moved = f"np.ascontiguousarray(np.transpose({{0}}, {order!r}))"
-    return f"np.transpose({scan}({moved}, {{dtype}}), {back!r})"
+        return scan.format("np.ascontiguousarray({0}).reshape(({0}.size,))")
+    return _along_last(scan, ndim, axis % ndim)
 
 
 @array_code.register
@@ -230,15 +224,21 @@ def _last(ndim: int, k: int) -> tuple[str, tuple[int, ...]]:
     return f"np.ascontiguousarray(np.transpose({{0}}, {order!r}))", order
 
 
+def _along_last(call: str, ndim: int, k: int) -> str:
+    """``call`` (a template of one array, ``{}``) of operand ``{0}`` with axis ``k``
+    moved last, its result's axes moved back."""
+    moved, order = _last(ndim, k)
+    if order == tuple(range(ndim)):
+        return call.format(moved)
+    return f"np.transpose({call.format(moved)}, {tuple(np.argsort(order).tolist())!r})"
+
+
 @array_code.register
 def _array_code_sort(op: Sort, node: Any) -> str:
     ndim, axis = typeof(node.args[0]).ndim, op.param_values(node.args)["axis"]
     if axis is None:
         return "kernels.sort_last(np.ascontiguousarray({0}).reshape(({0}.size,)))"
-    moved, order = _last(ndim, axis % ndim)
-    if order == tuple(range(ndim)):
-        return f"kernels.sort_last({moved})"
-    return f"np.transpose(kernels.sort_last({moved}), {tuple(np.argsort(order).tolist())!r})"
+    return _along_last("kernels.sort_last({})", ndim, axis % ndim)
 
 
 @array_code.register
