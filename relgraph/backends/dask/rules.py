@@ -12,6 +12,7 @@ from typing import Any
 
 from relgraph.exceptions import UnsupportedError
 from relgraph.ops.base import Op
+from relgraph.ops.order import OrderStatistic
 from relgraph.ops.products import Dot, Matmul
 from relgraph.ops.shape import GetItem, Join, ShapeOp, numpy_key
 
@@ -44,3 +45,16 @@ def _by_numpy(op: Op, *values: Any) -> Any:
 @lazy.register
 def _getitem(op: GetItem, x: Any, key: tuple = ()) -> Any:
     return x[numpy_key(key)]
+
+
+@lazy.register
+def _median(op: OrderStatistic, x: Any, *params: Any) -> Any:
+    """dask's median and nanmedian along one axis (the axis in one chunk, then numpy's
+    per block: numpy's values); no quantile, no median of everything."""
+    p = op.param_values((x, *params))
+    if op.name not in ("median", "nanmedian") or p["axis"] is None:
+        raise UnsupportedError(
+            f"{op.name} has no form on dask arrays (dask computes median and nanmedian "
+            "along one axis)"
+        )
+    return op.reference(x, axis=p["axis"], keepdims=p["keepdims"])

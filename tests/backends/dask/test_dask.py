@@ -276,3 +276,19 @@ def test_a_float16_program_runs_its_chunks_with_numpy_and_says_so():
     for g, w in zip(got, want):
         assert g.dtype == w.dtype == np.float16
         np.testing.assert_array_equal(g, w)
+
+
+def test_medians_along_an_axis_are_dasks_and_quantiles_say_why_not(rng):
+    x = rg.matrix("x")
+    value = rng.normal(size=(40, 6))
+    value[3, 2] = np.nan
+    chunked = da.from_array(value, chunks=(10, 3))
+    for term, expected in [
+        (rg.median(x, 1) + 1.0, np.median(value, 1) + 1.0),
+        (rg.nanmedian(x, 0, True) * 2.0, np.nanmedian(value, 0, keepdims=True) * 2.0),
+    ]:
+        out = rg.function([x], term, compile="eager")(chunked)
+        assert isinstance(out, da.Array)
+        np.testing.assert_array_equal(out.compute(), expected)
+    with pytest.raises(rg.UnsupportedError, match="quantile has no form on dask arrays"):
+        rg.function([x], rg.quantile(x, 0.3, 1), compile="eager")(chunked)
