@@ -48,6 +48,7 @@ import numpy as np
 from relgraph.backends.numba import buffers as pool
 from relgraph.ops import special
 from relgraph.ops.elemwise import neg
+from relgraph.ops.order import OrderStatistic, Sort
 from relgraph.ops.products import Dot, Matmul
 from relgraph.ops.reductions import Reduce
 from relgraph.ops.shape import ExpandDims, GetItem
@@ -162,8 +163,10 @@ def _operands(node: Any, kind: str) -> list[tuple[Any, str]] | None:
     if isinstance(op, (Dot, Matmul)):
         return [(args[0], ROWS), (args[1], WHOLE)] if _nd(args[0]) == 2 >= _nd(args[1]) else None
     p = op.param_values(node.args)
-    if isinstance(op, Reduce):
+    if isinstance(op, (Reduce, OrderStatistic)):
         keeps_rows = 0 not in op.axes(p["axis"], _nd(args[0]))
+    elif isinstance(op, Sort):  # each row's own values, sorted
+        keeps_rows = p["axis"] is not None and p["axis"] % _nd(args[0]) != 0
     elif isinstance(op, GetItem):
         keeps_rows = not p["key"] or p["key"][0] == _FULL
     elif isinstance(op, ExpandDims):

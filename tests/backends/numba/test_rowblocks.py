@@ -66,6 +66,14 @@ GRAPHS = {
     "mean feeds arithmetic": ([w], [w - rg.mean(w)], None),
     "transpose": ([X], [X.T + 1.0], None),
     "full reduction reused": ([w], [rg.sum(w), rg.sum(w) * 2.0], None),
+    # each row's own statistic; along the rows' axis, a statistic of every row
+    "row statistics": (
+        [X],
+        [rg.median(X, 1), rg.sort(X, -1) * 2.0, rg.nanquantile(X, 0.3, 1, True) - X],
+        (None, None, None),
+    ),
+    "column median": ([X], [rg.median(X, 0)], None),
+    "sort of everything": ([X], [rg.sort(X, None)], None),
 }
 
 
