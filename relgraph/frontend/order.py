@@ -1,5 +1,5 @@
-"""numpy's ``sort``, ``median``, ``quantile`` and ``percentile`` (and ``nanmedian``,
-``nanquantile``, ``nanpercentile``) on terms: the order statistics of
+"""numpy's ``sort``, ``argsort``, ``median``, ``quantile`` and ``percentile`` (and
+``nanmedian``, ``nanquantile``, ``nanpercentile``) on terms: the order statistics of
 :mod:`relgraph.ops.order`, numpy's values bit for bit.
 
 Supported as numpy's defaults have them: one axis or ``axis=None``, ``keepdims``,
@@ -47,6 +47,13 @@ def _sort(a, axis=-1, kind=None, order=None, *, stable=None):
     return ops.sort(term_of(a), _one_axis("numpy.sort", axis))
 
 
+def _argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    # numpy's default sort leaves equal values in its algorithm's order; these keep
+    # theirs (kind="stable"), one of the orders numpy's contract allows
+    _check_defaults("numpy.argsort", {"order": order}, {"order": None})
+    return ops.argsort(term_of(a), _one_axis("numpy.argsort", axis))
+
+
 def _median(op: Any) -> Callable[..., Any]:
     """``np.median`` (``np.nanmedian``)."""
     name = f"numpy.{op.name}"
@@ -82,7 +89,8 @@ def _quantile(op: Any, scale: float, name: str) -> Callable[..., Any]:
 
 
 ORDER_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
-    np.sort: _sort, np.median: _median(ops.median), np.nanmedian: _median(ops.nanmedian),
+    np.sort: _sort, np.argsort: _argsort,
+    np.median: _median(ops.median), np.nanmedian: _median(ops.nanmedian),
     np.quantile: _quantile(ops.quantile, 1.0, "numpy.quantile"),
     np.percentile: _quantile(ops.quantile, 100.0, "numpy.percentile"),
     np.nanquantile: _quantile(ops.nanquantile, 1.0, "numpy.nanquantile"),

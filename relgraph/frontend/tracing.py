@@ -22,7 +22,12 @@ import numpy as np
 
 from relgraph import ops
 from relgraph.exceptions import TraceError, UnsupportedError
-from relgraph.frontend import compositions, nanfunctions, numpy_api, order  # noqa: F401 (register)
+from relgraph.frontend import (  # noqa: F401 (register)
+    compositions,
+    nanfunctions,
+    numpy_api,
+    order as _order,  # noqa: F401 (registers numpy's sort and kin)
+)
 from relgraph.frontend.indexing import (
     MaskedSelection,
     array_index,
@@ -513,6 +518,9 @@ class Traced:
 
     def cumprod(self, axis=None, dtype=None, out=None):
         return np.cumprod(self, axis=axis, dtype=dtype, out=out)
+
+    def argsort(self, axis=-1, kind=None, order=None, *, stable=None):
+        return np.argsort(self, axis=axis, kind=kind, order=order, stable=stable)
 
     def argmax(self, axis=None, out=None, *, keepdims=False):
         return np.argmax(self, axis=axis, out=out, keepdims=keepdims)

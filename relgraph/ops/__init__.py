@@ -122,8 +122,10 @@ from relgraph.ops.linalg import (
     trace,
 )
 from relgraph.ops.order import (
+    ArgSort,
     OrderStatistic,
     Sort,
+    argsort,
     median,
     nanmedian,
     nanpercentile,
@@ -213,4 +215,5 @@ __all__ = [
     "fmax", "fmin", "heaviside", "logical_xor", "deg2rad", "rad2deg", "cbrt", "copysign",
     "signbit", "float_power", "logaddexp2", "Sort", "OrderStatistic", "sort", "median",
     "quantile", "percentile", "nanmedian", "nanquantile", "nanpercentile",
+    "ArgSort", "argsort",
 ]  # fmt: skip

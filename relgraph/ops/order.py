@@ -16,8 +16,10 @@ The values are numpy's, including where numpy's formulas show through:
   it stays a weak scalar, so float32 data gives float32.  ``method="lower"`` and
   ``"higher"`` give ``a`` and ``b`` themselves.
 
-A median's or quantile's gradient goes to the elements equal to ``a`` (``1 - t`` of
-it) and ``b`` (``t``), split evenly among equal elements; ``sort`` has none yet.
+``argsort`` gives the indices that sort, equal values in their order (numpy's
+``kind="stable"``).  A median's or quantile's gradient goes to the elements equal to
+``a`` (``1 - t`` of it) and ``b`` (``t``), split evenly among equal elements; a sort's
+to each element from the place it was sorted to.
 
 >>> import numpy as np, relgraph as rg
 >>> x = rg.matrix("x")
@@ -38,7 +40,7 @@ from typing import Any
 import mpmath
 import numpy as np
 
-from relgraph.exceptions import GradientError, TypeCheckError
+from relgraph.exceptions import TypeCheckError
 from relgraph.ops.base import PERFORM, Op, pullback, register_ops, result_dtype
 from relgraph.ops.elemwise import (
     astype,
@@ -49,6 +51,7 @@ from relgraph.ops.elemwise import (
     logical_not,
     where,
 )
+from relgraph.ops.indexing import add_along_axis
 from relgraph.ops.reductions import (
     _checked_axis as _checked,
     _int_axis as _axis,
@@ -56,17 +59,24 @@ from relgraph.ops.reductions import (
     reduced_dims,
     sum,
 )
+from relgraph.ops.shape import reshape, reshape_as
 from relgraph.terms.infer import typeof
 from relgraph.terms.types import TensorType
 
 __all__ = [
-    "Sort", "OrderStatistic", "sort", "median", "quantile", "percentile", "nanmedian",
-    "nanquantile", "nanpercentile",
+    "Sort", "ArgSort", "OrderStatistic", "sort", "argsort", "median", "quantile",
+    "percentile", "nanmedian", "nanquantile", "nanpercentile",
 ]  # fmt: skip
 
 
 def _is_number(q: Any) -> bool:
     return isinstance(q, (int, float, np.number)) and not isinstance(q, (bool, np.bool_))
+
+
+def _rank_key(v: Any) -> tuple:
+    """A sort key of an exact value: numbers in order, NaN after them."""
+    nan = bool(mpmath.isnan(v))
+    return (nan, 0 if nan else v)
 
 
 def _nan_last(values: Sequence[Any]) -> list:
@@ -133,6 +143,37 @@ class Sort(Op):
         if self.param_values(node.args)["axis"] is None:
             return shapes.from_type(node)
         return args[0]
+
+
+class ArgSort(Sort):
+    """``argsort(x, axis=-1)``: the indices that sort ``x`` along an axis (of the
+    flattened array for ``axis=None``), NaN last, equal values in their order
+    (numpy's ``kind="stable"``; its default sort leaves the order of equal values to
+    its algorithm); int64.
+
+    >>> import numpy as np, relgraph as rg
+    >>> rg.argsort(np.array([2.0, np.nan, 1.0, 2.0])).tolist()
+    [2, 0, 3, 1]
+    """
+
+    name = "argsort"
+
+    def perform(self, x: Any, axis: Any = -1) -> Any:
+        x = np.asarray(x)
+        if x.dtype != object:
+            return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
+        if axis is None:  # exact values: NaN last, ties in order (a stable sort)
+            x, axis = x.reshape(-1), 0
+        moved = np.moveaxis(x, axis, -1)
+        out = np.empty(moved.shape, np.int64)
+        for index in np.ndindex(moved.shape[:-1]):
+            row = list(moved[index])
+            out[index] = sorted(range(len(row)), key=lambda i: _rank_key(row[i]))
+        return np.moveaxis(out, -1, axis)
+
+    def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
+        t = super().infer_type(types, args)
+        return TensorType(np.dtype(np.int64), t.ndim, t.shape)
 
 
 class OrderStatistic(Op):
@@ -240,13 +281,14 @@ def _exact_quantile(q: float, method: str) -> Any:
 
 
 sort = Sort()
+argsort = ArgSort()
 median = OrderStatistic("median", (("axis", None), ("keepdims", False)))
 quantile = OrderStatistic(
     "quantile", (("q", 0.5), ("axis", None), ("keepdims", False), ("method", "linear"))
 )
 nanmedian = OrderStatistic("nanmedian", median.params)
 nanquantile = OrderStatistic("nanquantile", quantile.params)
-register_ops(sort, median, quantile, nanmedian, nanquantile)
+register_ops(sort, argsort, median, quantile, nanmedian, nanquantile)
 
 
 def percentile(x: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
@@ -276,10 +318,18 @@ def _fraction(q: Any) -> Any:
 
 @pullback(sort)
 def _sort_pullback(g: Any, y: Any) -> tuple:
-    raise GradientError(
-        f"sort has no gradient yet (in {y}): the cotangent would go to the elements "
-        "at the sorted positions, which needs argsort"
-    )
+    """Each element gets the cotangent of the place it was sorted to: ``sort(x)`` is
+    ``take_along_axis(x, argsort(x))``, whose pullback adds back along the indices."""
+    x, axis = y.args[0], y.op.param_values(y.args)["axis"]
+    if axis is not None:
+        return (add_along_axis(g, x, argsort(x, axis), axis),)
+    flat = reshape(x, (-1,))
+    return (reshape_as(add_along_axis(g, flat, argsort(x, None), 0), x),)
+
+
+@pullback(argsort)
+def _argsort_pullback(g: Any, y: Any) -> tuple:
+    return (None,)  # indices: piecewise constant
 
 
 @pullback(median, quantile, nanmedian, nanquantile)

@@ -37,6 +37,9 @@ def _data(dtype: str, shape: tuple, seed: int = 0) -> np.ndarray:
 def _programs(x):
     yield "sort", lambda a, axis, keep: np.sort(a, axis=-1 if axis is None else axis)
     yield "sort flat", lambda a, axis, keep: np.sort(a, axis=None)
+    # equal values in their order: numpy's stable sort (its default leaves them to it)
+    yield "argsort", lambda a, axis, keep: np.argsort(a, -1 if axis is None else axis,
+                                                      kind="stable")  # fmt: skip
     yield "median", lambda a, axis, keep: np.median(a, axis=axis, keepdims=keep)
     yield "quantile 0.3", lambda a, axis, keep: np.quantile(a, 0.3, axis=axis, keepdims=keep)
     yield "percentile 100", lambda a, axis, keep: np.percentile(a, 100, axis=axis, keepdims=keep)
@@ -202,7 +205,7 @@ def test_the_nan_twins_leave_nans_out_and_a_slice_of_nans_is_nan():
 def test_the_gradient_goes_to_the_values_around_the_index_split_among_ties():
     """A median's cotangent goes to its middle value, or half to each of the middle
     two; a quantile's to the two sorted values around numpy's index, by the fraction;
-    equal values share (as ``max``'s do)."""
+    equal values share (as ``max``'s do); a sort's to each element from its place."""
     x = rg.vector("x")
     value = np.array([3.0, 1.0, 2.0, 2.0, 5.0, 4.0])  # sorted: 1 2 2 3 4 5
     grads = {
@@ -217,6 +220,9 @@ def test_the_gradient_goes_to_the_values_around_the_index_split_among_ties():
     np.testing.assert_allclose(got["lower"], [0, 0, 0, 0, 0, 1])
     with_nan = np.array([np.nan, 1.0, 4.0, 2.0])
     np.testing.assert_allclose(rg.evaluate(grads["nan"], {x: with_nan}), [0, 0, 0, 1])
+    places = np.array([1.0, 10.0, 100.0, 1000.0, 1e4, 1e5])
+    by_place = rg.grad(rg.sum(rg.sort(x) * places), x)  # 3 1 2 2 5 4: places 3 0 1 2 5 4
+    np.testing.assert_allclose(rg.evaluate(by_place, {x: value}), places[[3, 0, 1, 2, 5, 4]])
 
 
 SPECIALS = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 1e308,

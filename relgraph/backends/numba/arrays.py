@@ -235,10 +235,12 @@ def _along_last(call: str, ndim: int, k: int) -> str:
 
 @array_code.register
 def _array_code_sort(op: Sort, node: Any) -> str:
+    """``sort`` and ``argsort`` (a Sort too): ``kernels.sort_last``, ``argsort_last``."""
     ndim, axis = typeof(node.args[0]).ndim, op.param_values(node.args)["axis"]
+    call = f"kernels.{op.name}_last({{}})"
     if axis is None:
-        return "kernels.sort_last(np.ascontiguousarray({0}).reshape(({0}.size,)))"
-    return _along_last("kernels.sort_last({})", ndim, axis % ndim)
+        return call.format("np.ascontiguousarray({0}).reshape(({0}.size,))")
+    return _along_last(call, ndim, axis % ndim)
 
 
 @array_code.register
@@ -274,7 +276,7 @@ def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
 def _parallel_order(op: Op, node: Any) -> str:
     """The same, its blocks of rows on every core (``kernels.*_parallel``)."""
     code = array_code(op, node)
-    for name in ("sort_last", "median_rows", "quantile_rows"):
+    for name in ("sort_last", "argsort_last", "median_rows", "quantile_rows"):
         code = code.replace(f"kernels.{name}(", f"kernels.{name}_parallel(")
     return code
 

@@ -25,6 +25,8 @@ from numba.extending import intrinsic, overload
 
 from relgraph.backends.numba import vecmath
 from relgraph.backends.numba.order_kernels import (
+    argsort_last,
+    argsort_last_parallel,
     median_rows,
     median_rows_parallel,
     quantile_rows,
@@ -62,7 +64,8 @@ __all__ = [
     "scalar_sigmoid", "scalar_softplus", "scalar_log1mexp", "scalar_ndtr", "scalar_log_ndtr",
     "scalar_erfcx", "cbrt", "cumsum_last", "cumprod_last", "take_rows", "add_rows",
     "take_along_rows", "add_along_rows", "sort_last", "median_rows", "quantile_rows",
-    "sort_last_parallel", "median_rows_parallel", "quantile_rows_parallel",
+    "sort_last_parallel", "median_rows_parallel", "quantile_rows_parallel", "argsort_last",
+    "argsort_last_parallel",
 ]  # fmt: skip
 
 _LN2 = 0.6931471805599453

@@ -22,7 +22,7 @@ from numba import njit, prange
 
 __all__ = [
     "sort_last", "median_rows", "quantile_rows", "sort_last_parallel", "median_rows_parallel",
-    "quantile_rows_parallel",
+    "quantile_rows_parallel", "argsort_last", "argsort_last_parallel",
 ]  # fmt: skip
 
 BLOCK = 64  # rows per block: one buffer each
@@ -67,6 +67,55 @@ def _sort_last(a):
             row[:] = rows[i]
             _sort_in_place(row)  # np.sort made a copy per row
     return out
+
+
+def _argsort_last(a):
+    """For each row along the last axis, the indices that sort it: NaN last, equal
+    values in their order (a stable merge sort; insertion for short runs)."""
+    out = np.empty(a.shape, np.int64)
+    n = a.shape[-1]
+    if a.size == 0:
+        return out
+    rows, outs = a.reshape((a.size // n, n)), out.reshape((a.size // n, n))
+    count = rows.shape[0]
+    for b in prange((count + BLOCK - 1) // BLOCK):
+        spare = np.empty(n, np.int64)
+        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, count)):
+            _stable_order(rows[i], outs[i], spare)
+    return out
+
+
+@njit(nogil=True, error_model="numpy")
+def _stable_order(row, idx, spare):
+    """``idx`` set to the indices that sort ``row`` stably (``spare``: a buffer)."""
+    n = row.shape[0]
+    for i in range(n):
+        idx[i] = i
+    for lo in range(0, n, SHORT):  # runs of SHORT by insertion
+        hi = min(lo + SHORT, n)
+        for i in range(lo + 1, hi):
+            v = idx[i]
+            j = i - 1
+            while j >= lo and _before(row[v], row[idx[j]]):
+                idx[j + 1] = idx[j]
+                j -= 1
+            idx[j + 1] = v
+    width, src, dst = SHORT, idx, spare
+    while width < n:  # merge runs pairwise: the left one first among equals
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j = lo, mid
+            for k in range(lo, hi):
+                if j < hi and (i >= mid or _before(row[src[j]], row[src[i]])):
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+        src, dst = dst, src
+        width *= 2
+    if src is not idx:
+        idx[:] = src
 
 
 @njit(inline="always")
@@ -190,5 +239,6 @@ def _twins(fn):
 
 
 sort_last, sort_last_parallel = _twins(_sort_last)
+argsort_last, argsort_last_parallel = _twins(_argsort_last)
 median_rows, median_rows_parallel = _twins(_median_rows)
 quantile_rows, quantile_rows_parallel = _twins(_quantile_rows)
