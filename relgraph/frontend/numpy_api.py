@@ -18,10 +18,10 @@ Examples
 '(exp(x) + sum(M, axis=1))'
 >>> rg.pprint(np.logaddexp.reduce(M, axis=1)), rg.pprint(np.maximum(x, 0.0))
 ('logsumexp(M, axis=1)', 'maximum(x, 0.0)')
->>> np.median(x)
+>>> np.partition(x, 1)
 Traceback (most recent call last):
 ...
-relgraph.exceptions.UnsupportedError: numpy.median is not supported on relgraph terms; ...
+relgraph.exceptions.UnsupportedError: numpy.partition is not supported on relgraph terms; ...
 """
 
 from __future__ import annotations
