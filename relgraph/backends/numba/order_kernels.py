@@ -1,13 +1,14 @@
 """Numba kernels of the order statistics (:mod:`relgraph.ops.order`), on C-contiguous
 arrays whose last axis is the one sorted or reduced.  A sort sorts each row in place
-(by insertion where it is short), NaN last as numpy's; a median or quantile moves the
-row's numbers first and selects the values it needs (quickselect, as numpy's
-``partition``: no full sort), then applies numpy's formula.
+(by insertion where it is short), NaN last as numpy's; an argsort orders each row's
+indices by a stable merge sort; a median or quantile moves the row's numbers first and
+selects the values it needs (quickselect, as numpy's ``partition``: no full sort),
+then applies numpy's formula.
 
 ``median_rows`` and ``quantile_rows`` take the dtype the statistic is computed in
-(``wide``: float64 for integers, float32 for float16, else the array's) and the
-result's; ``quantile_rows`` takes the array's own dtype too (``narrow``), in which
-numpy takes ``b - a``: integers wrap around there.
+(``wide``: float64 for integers and bools, else the array's own) and the result's;
+``quantile_rows`` takes the array's own dtype too (``narrow``), in which numpy takes
+``b - a``: integers wrap around there.
 
 Rows run in blocks of ``BLOCK``, each with its sort buffer; the ``_parallel`` twins
 (the same functions compiled with ``parallel=True``) run the blocks on every core, for
