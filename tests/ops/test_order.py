@@ -258,3 +258,27 @@ def test_order_statistics_of_drawn_arrays_are_numpys(dtype, rows, cols, which, a
         x, term, kernel = KERNELS[key]
         _same(rg.evaluate(term, {x: value}), expected)
     _same(kernel(value), expected)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64"])
+def test_long_rows_sort_as_numpy_sorts(dtype):
+    """float64 rows from 4096 long sort by radix over the floats' bits (NaN last as
+    they came, subnormals and infinities in place); other dtypes by Numba's sort."""
+    value = _data(dtype, (2, 10_000), seed=11)
+    if dtype == "float64":
+        value[0, :50] = [
+            np.nan,
+            -0.0,
+            0.0,
+            5e-324,
+            -5e-324,
+            np.inf,
+            -np.inf,
+            1e308,
+            -1e308,
+            1.0,
+        ] * 5
+    x = rg.matrix("x", dtype)
+    for term, expected in [(rg.sort(x), np.sort(value)), (rg.sort(x, None), np.sort(value, None)),
+                           (rg.argsort(x), np.argsort(value, kind="stable"))]:  # fmt: skip
+        _same(rg.function([x], term, compile="eager")(value), expected)

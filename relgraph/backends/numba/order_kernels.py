@@ -19,7 +19,8 @@ row's).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.extending import overload
 
 __all__ = [
     "sort_last", "median_rows", "quantile_rows", "sort_last_parallel", "median_rows_parallel",
@@ -29,6 +30,7 @@ __all__ = [
 BLOCK = 64  # rows per block: one buffer each
 
 SHORT = 32  # rows up to this long are sorted by insertion: a call of sort() costs more
+RADIX = 4096  # float64 rows from this long are sorted by radix (below, its passes cost more)
 
 
 @njit(inline="always")
@@ -39,11 +41,11 @@ def _before(a, b):
 
 @njit(nogil=True, error_model="numpy")
 def _sort_in_place(row):
-    """``row`` sorted in place, NaN last: by insertion where it is short (stable), by
-    Numba's sort otherwise."""
+    """``row`` sorted in place, NaN last: by insertion where it is short (stable), a
+    long float64 row by radix (:func:`_radix`), others by Numba's sort."""
     n = row.shape[0]
     if n > SHORT:
-        row.sort()
+        _long_sort(row)
         return
     for i in range(1, n):
         v = row[i]
@@ -52,6 +54,72 @@ def _sort_in_place(row):
             row[j + 1] = row[j]
             j -= 1
         row[j + 1] = v
+
+
+def _long_sort(row):
+    """A long row sorted in place (dispatched on its dtype, see the overload)."""
+    row.sort()
+
+
+@overload(_long_sort, jit_options={"nogil": True})
+def _long_sort_by_dtype(row):
+    if row.dtype == types.float64:
+
+        def radix_when_long(row):
+            if row.shape[0] >= RADIX:
+                _radix(row)
+            else:
+                row.sort()
+
+        return radix_when_long
+    return lambda row: row.sort()
+
+
+SIGN, ALL = np.uint64(1 << 63), np.uint64((1 << 64) - 1)
+DIGIT, DIGITS = 11, 6  # bits per pass, passes (6 x 11 >= 64)
+
+
+@njit(nogil=True, error_model="numpy")
+def _radix(row):
+    """A float64 row sorted in place by LSD radix over order-preserving keys (a
+    float's bits, all flipped where negative, else its sign bit set): six passes of
+    11 bits, a pass skipped where every key shares its digit; NaNs (no key) after
+    the numbers, as they came.  -0.0 sorts before 0.0.  Twice numpy's sort of 10^6
+    doubles here, where Numba's quicksort was half as fast as numpy's."""
+    n, bits = row.shape[0], row.view(np.uint64)
+    keys = np.empty(n, np.uint64)
+    nans = np.empty(n, np.float64)
+    counts = np.zeros((DIGITS, 1 << DIGIT), np.int64)
+    m = k_nan = 0
+    for i in range(n):  # the keys of the numbers, and every pass's histogram
+        if row[i] != row[i]:
+            nans[k_nan] = row[i]
+            k_nan += 1
+            continue
+        b = bits[i]
+        key = b ^ ALL if b >> np.uint64(63) else b | SIGN
+        keys[m] = key
+        m += 1
+        for p in range(DIGITS):
+            counts[p, (key >> np.uint64(DIGIT * p)) & np.uint64((1 << DIGIT) - 1)] += 1
+    src, dst = keys[:m], np.empty(m, np.uint64)
+    for p in range(DIGITS):
+        c = counts[p]
+        if c.max() == m:
+            continue  # every key has this digit: nothing moves
+        total = 0
+        for d in range(1 << DIGIT):
+            c[d], total = total, total + c[d]
+        shift = np.uint64(DIGIT * p)
+        for i in range(m):
+            d = (src[i] >> shift) & np.uint64((1 << DIGIT) - 1)
+            dst[c[d]] = src[i]
+            c[d] += 1
+        src, dst = dst, src
+    for i in range(m):  # back to the floats' bits
+        key = src[i]
+        bits[i] = key ^ SIGN if key >> np.uint64(63) else key ^ ALL
+    row[m:] = nans[:k_nan]
 
 
 def _sort_last(a):
