@@ -282,3 +282,18 @@ def test_long_rows_sort_as_numpy_sorts(dtype):
     for term, expected in [(rg.sort(x), np.sort(value)), (rg.sort(x, None), np.sort(value, None)),
                            (rg.argsort(x), np.argsort(value, kind="stable"))]:  # fmt: skip
         _same(rg.function([x], term, compile="eager")(value), expected)
+
+
+def test_a_number_and_an_empty_vector():
+    s, e = rg.scalar("s"), rg.vector("e")
+    three = np.float64(3.0)
+    for term, expected in [
+        (rg.median(s), np.median(three)),
+        (rg.quantile(s, 0.3), np.quantile(three, 0.3)),
+        (rg.nanmedian(s, None, True), np.nanmedian(three, keepdims=True)),
+        (rg.sort(s, None), np.sort(three, axis=None)),
+        (rg.argsort(s, None), np.argsort(three, axis=None)),
+    ]:
+        _same(rg.function([s], term, compile="eager")(three), expected)
+    for term, expected in [(rg.sort(e), np.sort(np.empty(0))), (rg.argsort(e), np.empty(0, int))]:
+        _same(rg.function([e], term, compile="eager")(np.empty(0)), expected)

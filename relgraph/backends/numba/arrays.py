@@ -224,6 +224,13 @@ def _last(ndim: int, k: int) -> tuple[str, tuple[int, ...]]:
     return f"np.ascontiguousarray(np.transpose({{0}}, {order!r}))", order
 
 
+def _flat(shape: str, ndim: int) -> str:
+    """Operand ``{0}`` reshaped to ``shape`` (a 0-d operand is a number in the kernel:
+    made an array first)."""
+    array = "np.asarray({0})" if ndim == 0 else "np.ascontiguousarray({0})"
+    return f"{array}.reshape({shape})".replace("{0}.size", "1" if ndim == 0 else "{0}.size")
+
+
 def _along_last(call: str, ndim: int, k: int) -> str:
     """``call`` (a template of one array, ``{}``) of operand ``{0}`` with axis ``k``
     moved last, its result's axes moved back."""
@@ -239,7 +246,7 @@ def _array_code_sort(op: Sort, node: Any) -> str:
     ndim, axis = typeof(node.args[0]).ndim, op.param_values(node.args)["axis"]
     call = f"kernels.{op.name}_last({{}})"
     if axis is None:
-        return call.format("np.ascontiguousarray({0}).reshape(({0}.size,))")
+        return call.format(_flat("({0}.size,)", ndim))
     return _along_last(call, ndim, axis % ndim)
 
 
@@ -250,7 +257,7 @@ def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
     x, p = typeof(node.args[0]), op.param_values(node.args)
     wide = dtype_expr(x.dtype) if x.dtype.kind == "f" else "np.float64"
     if p["axis"] is None:
-        matrix, kept = "np.ascontiguousarray({0}).reshape((1, {0}.size))", None
+        matrix, kept = _flat("(1, {0}.size)", x.ndim), None
     else:
         k = p["axis"] % x.ndim
         kept = [f"{{0}}.shape[{j}]" for j in range(x.ndim) if j != k]
@@ -266,7 +273,7 @@ def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
     if p["keepdims"]:
         dims = [f"{{0}}.shape[{j}]" for j in range(x.ndim)]
         kept = list(reduced_dims(dims, op.axes(p["axis"], x.ndim), True, one="1"))
-    elif not kept:  # every axis reduced: the one row's statistic
+    if not kept:  # a number: the one row's statistic
         return f"{code}[0]"
     return f"{code}.reshape({_dims(kept)})"
 
