@@ -575,8 +575,9 @@ class Traced:
         # (an AttributeError too, so hasattr() stays false).
         if name.startswith("_") or not hasattr(np.ndarray, name):
             raise AttributeError(f"'Traced' object has no attribute {name!r}")
+        instead = "it sorts in place: np.sort returns the sorted copy; " if name == "sort" else ""
         raise UnsupportedAttribute(
-            f"{self._text()}.{name}: ndarray.{name} is not traced; "
+            f"{self._text()}.{name}: ndarray.{name} is not traced; {instead}"
             "relgraph.frontend.numpy_api.supported_names() lists the numpy functions that are"
         )
 

@@ -289,6 +289,7 @@ def test_closed_over_arrays_are_constants_up_to_a_limit(rng):
         (lambda x: np.spacing(x), "numpy.spacing is not supported"),
         (lambda x: "text", "returned a str"),
         (lambda x: x.searchsorted(1.0), "x.searchsorted: ndarray.searchsorted is not traced"),
+        (lambda x: x.sort(), "x.sort: ndarray.sort is not traced; it sorts in place: np.sort"),
         (lambda x: x.sum().item(), "sum(x).item(): a traced value has no values yet"),
         (lambda x: x * hasattr(x, "flat") + x.flat[0], "x.flat: ndarray.flat is not traced"),
     ],
