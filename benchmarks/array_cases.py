@@ -1,7 +1,8 @@
 """The array workloads of ``bench_function.py``: softmax, logsumexp, leaky relu, a dense
-layer, layer norm, a shifted product and an RBF kernel matrix (a product with 8
-features read by one elementwise region), each in relgraph, numpy, numexpr (where it
-can express it), JAX (``jax.jit`` on CPU, float64) and PyTensor's NUMBA mode.
+layer, layer norm, a shifted product, an RBF kernel matrix (a product with 8
+features read by one elementwise region), the median of each row, each row sorted and a
+sort of 10^6 values, each in relgraph, numpy, numexpr (where it can express it), JAX
+(``jax.jit`` on CPU, float64) and PyTensor's NUMBA mode.
 
 Each case gives the relgraph term over its symbols, the numpy reference, builders
 for the peers, the inputs and the bytes a kernel must at least move.
@@ -118,7 +119,28 @@ def cases() -> list[Case]:
         lambda jnp: functools.partial(_rbf, jnp), lambda pt: _pt2(pt, _rbf), [P, Q],
         bytes_moved=8 * 10000 * 100,
     ))  # fmt: skip
-    return out
+    return out + _order_cases(rng)
+
+
+def _order_cases(rng: Any) -> list[Case]:
+    """Order statistics: the median of each row (a selection per row), each row sorted,
+    and one long sort (radix over the floats' bits in relgraph's kernel)."""
+    R, V = rng.standard_normal((20000, 100)), rng.standard_normal(10**6)
+    r, v = rg.matrix("x"), rg.vector("x")
+    return [
+        Case("median(x, axis=1) 20000x100", [r], rg.median(r, axis=1),
+             lambda: np.median(R, axis=1), lambda jnp: lambda a: jnp.median(a, axis=1),
+             lambda pt: _pt1(pt, lambda lib, a: pt.median(a, axis=1)), [R],
+             bytes_moved=R.nbytes, reads_only=True),
+        Case("sort(x, axis=1) 20000x100", [r], rg.sort(r, axis=1),
+             lambda: np.sort(R, axis=1), lambda jnp: lambda a: jnp.sort(a, axis=1),
+             lambda pt: _pt1(pt, lambda lib, a: pt.sort(a, axis=1)), [R],
+             bytes_moved=2 * R.nbytes),
+        Case("sort(x) 1e6", [v], rg.sort(v), lambda: np.sort(V),
+             lambda jnp: lambda a: jnp.sort(a),
+             lambda pt: _pt1(pt, lambda lib, a: pt.sort(a), ndim=1), [V],
+             bytes_moved=2 * V.nbytes),
+    ]  # fmt: skip
 
 
 def _jax_logsumexp(a):
