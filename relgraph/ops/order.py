@@ -85,6 +85,23 @@ def _nan_last(values: Sequence[Any]) -> list:
     return numbers + [v for v in values if mpmath.isnan(v)]
 
 
+def _stable_order(values: list) -> list:
+    """The indices that sort exact values, NaN last, ties in order."""
+    return sorted(range(len(values)), key=lambda i: _rank_key(values[i]))
+
+
+def _rows(fn: Any, x: np.ndarray, axis: int | None, dtype: Any) -> np.ndarray:
+    """``fn`` of each slice along ``axis`` (of the flattened array for None), a list
+    the length of the slice, in place of it."""
+    if axis is None:
+        x, axis = x.reshape(-1), 0
+    moved = np.moveaxis(x, axis, -1)
+    out = np.empty(moved.shape, dtype)
+    for index in np.ndindex(moved.shape[:-1]):
+        out[index] = fn(list(moved[index]))
+    return np.moveaxis(out, -1, axis)
+
+
 def _along(fn: Any, x: np.ndarray, axis: int | None, keepdims: bool = False) -> Any:
     """``fn`` of each slice along ``axis`` (of everything for None), an object array."""
     if axis is None:
@@ -122,13 +139,7 @@ class Sort(Op):
         x = np.asarray(x)
         if x.dtype != object:
             return np.sort(x, axis=axis)
-        if axis is None:  # exact values: mpmath numbers, whose NaN compares False
-            x, axis = x.reshape(-1), 0
-        moved = np.moveaxis(x, axis, -1)
-        out = np.empty(moved.shape, object)
-        for index in np.ndindex(moved.shape[:-1]):
-            out[index] = _nan_last(list(moved[index]))
-        return np.moveaxis(out, -1, axis)
+        return _rows(_nan_last, x, axis, object)  # exact values: NaN compares False
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         t, axis = types[0], self.param_values(args)["axis"]
@@ -162,14 +173,7 @@ class ArgSort(Sort):
         x = np.asarray(x)
         if x.dtype != object:
             return np.argsort(x, axis=axis, kind="stable").astype(np.int64)
-        if axis is None:  # exact values: NaN last, ties in order (a stable sort)
-            x, axis = x.reshape(-1), 0
-        moved = np.moveaxis(x, axis, -1)
-        out = np.empty(moved.shape, np.int64)
-        for index in np.ndindex(moved.shape[:-1]):
-            row = list(moved[index])
-            out[index] = sorted(range(len(row)), key=lambda i: _rank_key(row[i]))
-        return np.moveaxis(out, -1, axis)
+        return _rows(_stable_order, x, axis, np.int64)  # exact values: NaN last
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
         t = super().infer_type(types, args)
@@ -291,24 +295,28 @@ nanquantile = OrderStatistic("nanquantile", quantile.params)
 register_ops(sort, argsort, median, quantile, nanmedian, nanquantile)
 
 
-def percentile(x: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def percentile(
+    x: Any, q: Any, axis: Any = None, keepdims: bool = False, method: str = "linear"
+) -> Any:
     """numpy's ``percentile``: the :data:`quantile` of ``q / 100`` (as numpy divides).
 
     >>> import numpy as np, relgraph as rg
     >>> float(rg.percentile(np.array([1.0, 2.0, 3.0, 4.0]), 25))
     1.75
     """
-    return quantile(x, _fraction(q), axis, keepdims)
+    return quantile(x, _fraction(q), axis, keepdims, method)
 
 
-def nanpercentile(x: Any, q: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def nanpercentile(
+    x: Any, q: Any, axis: Any = None, keepdims: bool = False, method: str = "linear"
+) -> Any:
     """numpy's ``nanpercentile``: the :data:`nanquantile` of ``q / 100``.
 
     >>> import numpy as np, relgraph as rg
-    >>> float(rg.nanpercentile(np.array([1.0, np.nan, 3.0]), 50))
-    2.0
+    >>> float(rg.nanpercentile(np.array([1.0, np.nan, 3.0]), 50, method="higher"))
+    3.0
     """
-    return nanquantile(x, _fraction(q), axis, keepdims)
+    return nanquantile(x, _fraction(q), axis, keepdims, method)
 
 
 def _fraction(q: Any) -> Any:

@@ -122,14 +122,21 @@ def _radix(row):
     row[m:] = nans[:k_nan]
 
 
+@njit(inline="always")
+def _matrices(a, out):
+    """``a`` and ``out`` (non-empty) as matrices of their rows along the last axis, and
+    how many rows."""
+    n = a.shape[-1]
+    rows = a.size // n
+    return a.reshape((rows, n)), out.reshape((rows, n)), rows
+
+
 def _sort_last(a):
     """Each row along the last axis sorted, NaN last."""
     out = np.empty(a.shape, a.dtype)
-    n = a.shape[-1]
     if a.size == 0:
         return out
-    rows, outs = a.reshape((a.size // n, n)), out.reshape((a.size // n, n))
-    count = rows.shape[0]
+    rows, outs, count = _matrices(a, out)
     for b in prange((count + BLOCK - 1) // BLOCK):
         for i in range(b * BLOCK, min(b * BLOCK + BLOCK, count)):
             row = outs[i]
@@ -142,13 +149,11 @@ def _argsort_last(a):
     """For each row along the last axis, the indices that sort it: NaN last, equal
     values in their order (a stable merge sort; insertion for short runs)."""
     out = np.empty(a.shape, np.int64)
-    n = a.shape[-1]
     if a.size == 0:
         return out
-    rows, outs = a.reshape((a.size // n, n)), out.reshape((a.size // n, n))
-    count = rows.shape[0]
+    rows, outs, count = _matrices(a, out)
     for b in prange((count + BLOCK - 1) // BLOCK):
-        spare = np.empty(n, np.int64)
+        spare = np.empty(a.shape[-1], np.int64)
         for i in range(b * BLOCK, min(b * BLOCK + BLOCK, count)):
             _stable_order(rows[i], outs[i], spare)
     return out
