@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 import relgraph as rg
 from relgraph.exceptions import TypeCheckError, UnsupportedError
@@ -238,7 +238,7 @@ KERNELS: dict = {}  # one compiled function per (dtype, program, axis): examples
 
 @settings(max_examples=100)
 @given(
-    dtype=st.sampled_from(["float64", "float32", "int16", "uint8"]),
+    dtype=st.sampled_from(["float64", "float32", "int64", "int16", "int8", "uint8", "bool"]),
     rows=st.integers(1, 5),
     cols=st.integers(1, 40),
     which=st.integers(0, len(PROGRAMS) - 1),
@@ -247,7 +247,8 @@ KERNELS: dict = {}  # one compiled function per (dtype, program, axis): examples
 )
 def test_order_statistics_of_drawn_arrays_are_numpys(dtype, rows, cols, which, axis, data):
     """Arrays drawn from NaN, infinities, signed zeros, subnormals, values near
-    overflow and small integers; both tiers against numpy."""
+    overflow and small integers (wrapping around in the small integer dtypes), in
+    every dtype; both tiers against numpy."""
     cells = st.one_of(SPECIALS, st.integers(-300, 300).map(float))
     flat = data.draw(st.lists(cells, min_size=rows * cols, max_size=rows * cols))
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -255,7 +256,10 @@ def test_order_statistics_of_drawn_arrays_are_numpys(dtype, rows, cols, which, a
         value = np.array(flat).reshape(rows, cols)
         value = value.astype(dtype) if dtype[0] == "f" else np.nan_to_num(value).astype(dtype)
         name, program = PROGRAMS[which]
-        expected = program(value, axis, False)
+        try:
+            expected = program(value, axis, False)
+        except TypeError:  # numpy's quantile of bools (tested above)
+            assume(False)
         key = (dtype, name, axis)
         if key not in KERNELS:
             x = rg.matrix("x", dtype)
