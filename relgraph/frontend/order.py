@@ -28,7 +28,7 @@ import numpy as np
 from relgraph import ops
 from relgraph.exceptions import UnsupportedError
 from relgraph.frontend.numpy_api import FUNCTIONS, _check_defaults, term_of
-from relgraph.ops.order import METHODS
+from relgraph.ops.order import METHODS, weak
 
 __all__ = ["ORDER_FUNCTIONS"]
 
@@ -79,11 +79,17 @@ def _quantile(op: Any, scale: float, name: str) -> Callable[..., Any]:
                                       "interpolation": None})  # fmt: skip
         if np.ndim(q) != 0 or isinstance(q, (bool, np.bool_)) or not np.isrealobj(q):
             raise UnsupportedError(f"{name}: q={q!r:.40}: one number is supported")
-        fraction = float(np.true_divide(q, scale))  # as numpy divides a percentile
+        divided = np.true_divide(q, scale)  # as numpy divides a percentile
+        if not weak(q) and np.asarray(divided).dtype != np.float64:
+            raise UnsupportedError(
+                f"{name}: q={q!r} of dtype {np.asarray(divided).dtype}: numpy interpolates in "
+                "it; give q as a Python number or a float64"
+            )
+        fraction = float(divided)
         if not 0.0 <= fraction <= 1.0:
             bounds = "[0, 100]" if scale == 100 else "[0, 1]"
             raise ValueError(f"{name}: q={q!r} must be in {bounds}")
-        return op(term_of(a), fraction, _one_axis(name, axis), keepdims, method)
+        return op(term_of(a), fraction, _one_axis(name, axis), keepdims, method, weak(q))
 
     return build
 

@@ -13,7 +13,8 @@ The values are numpy's, including where numpy's formulas show through:
   is below 0.5, else ``b - (b - a)(1 - t)``.  ``b - a`` is taken in the array's dtype,
   so integers wrap around (int8's ``[-100, 100]`` at 0.25 is -114.0, as numpy's) and
   ``inf - inf`` is NaN (``[1, inf]`` at 1.0 is NaN).  ``q`` is one number in [0, 1]:
-  it stays a weak scalar, so float32 data gives float32.  ``method="lower"`` and
+  a Python number is a weak scalar, so float32 data gives float32; a numpy scalar
+  (``weak=False``) makes numpy interpolate in float64, and so does the Op.  ``method="lower"`` and
   ``"higher"`` give ``a`` and ``b`` themselves.
 
 ``argsort`` gives the indices that sort, equal values in their order (numpy's
@@ -200,14 +201,14 @@ class OrderStatistic(Op):
     def normalise(self, params: list) -> list:
         if len(params) == 2:  # a median
             return [_axis(self.name, params[0]), bool(params[1])]
-        q, axis, keepdims, method = params
+        q, axis, keepdims, method, weak = params
         if not _is_number(q):
             raise TypeCheckError(f"{self.name}: q must be one number in [0, 1], got {q!r}")
         if not 0.0 <= float(q) <= 1.0:
             raise TypeCheckError(f"{self.name}: q must be in [0, 1], got {q!r}")
         if method not in METHODS:
             raise TypeCheckError(f"{self.name}: method must be one of {METHODS}, got {method!r}")
-        return [float(q), _axis(self.name, axis), bool(keepdims), method]
+        return [float(q), _axis(self.name, axis), bool(keepdims), method, bool(weak)]
 
     def axes(self, axis: Any, ndim: int) -> set[int]:
         """The reduced axes (all of them for None)."""
@@ -216,9 +217,9 @@ class OrderStatistic(Op):
     def perform(self, x: Any, *params: Any) -> Any:
         p = self.param_values((x, *params))
         x = np.asarray(x)
-        q, how = ((p["q"],), {"method": p["method"]}) if "q" in p else ((), {})
+        q, how = ((_q(p),), {"method": p["method"]}) if "q" in p else ((), {})
         if x.dtype == object:
-            fn = _exact_quantile(*q, p["method"]) if q else _exact_median
+            fn = _exact_quantile(p["q"], p["method"]) if q else _exact_median
             skips = self.skips_nan
             return _along(lambda row: fn(_numbers(row) if skips else row), x, p["axis"],
                           p["keepdims"])  # fmt: skip
@@ -231,7 +232,7 @@ class OrderStatistic(Op):
         else:  # numpy's b - a: no linear quantile of bools
             if t.dtype.kind == "b" and p["method"] == "linear":
                 raise TypeCheckError(f"{self.name} of bools: numpy refuses it (b - a of bools)")
-            dtype = result_dtype(_weak_q(self.reference, p["method"]), (t.dtype,))
+            dtype = result_dtype(_sample_q(self.reference, p["method"], p["weak"]), (t.dtype,))
         shape = reduced_dims(t.shape, self.axes(p["axis"], t.ndim), p["keepdims"], one=1)
         return TensorType(dtype, len(shape), shape)
 
@@ -246,8 +247,20 @@ class OrderStatistic(Op):
 METHODS = ("linear", "lower", "higher")
 
 
-def _weak_q(reference: Any, method: str) -> Any:
-    return lambda a: reference(a, 0.5, method=method)
+def _sample_q(reference: Any, method: str, weak: bool) -> Any:
+    q = 0.5 if weak else np.float64(0.5)
+    return lambda a: reference(a, q, method=method)
+
+
+def _q(p: dict) -> Any:
+    """``q`` as numpy was given it: a Python float, or a numpy scalar, which numpy does
+    not treat as weak (float32 data then gives float64)."""
+    return p["q"] if p["weak"] else np.float64(p["q"])
+
+
+def weak(q: Any) -> bool:
+    """Whether numpy treats ``q`` as a weak scalar (a Python int or float)."""
+    return type(q) in (int, float)
 
 
 def _numbers(values: list) -> list:
@@ -288,7 +301,8 @@ sort = Sort()
 argsort = ArgSort()
 median = OrderStatistic("median", (("axis", None), ("keepdims", False)))
 quantile = OrderStatistic(
-    "quantile", (("q", 0.5), ("axis", None), ("keepdims", False), ("method", "linear"))
+    "quantile",
+    (("q", 0.5), ("axis", None), ("keepdims", False), ("method", "linear"), ("weak", True)),
 )
 nanmedian = OrderStatistic("nanmedian", median.params)
 nanquantile = OrderStatistic("nanquantile", quantile.params)
@@ -304,7 +318,7 @@ def percentile(
     >>> float(rg.percentile(np.array([1.0, 2.0, 3.0, 4.0]), 25))
     1.75
     """
-    return quantile(x, _fraction(q), axis, keepdims, method)
+    return quantile(x, _fraction(q), axis, keepdims, method, weak(q))
 
 
 def nanpercentile(
@@ -316,7 +330,7 @@ def nanpercentile(
     >>> float(rg.nanpercentile(np.array([1.0, np.nan, 3.0]), 50, method="higher"))
     3.0
     """
-    return nanquantile(x, _fraction(q), axis, keepdims, method)
+    return nanquantile(x, _fraction(q), axis, keepdims, method, weak(q))
 
 
 def _fraction(q: Any) -> Any:

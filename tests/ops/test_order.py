@@ -173,11 +173,32 @@ def test_exact_values_sort_nan_last_and_interpolate_exactly():
         (lambda a: np.percentile(a, 50, weights=a), "weights="),
         (lambda a: np.sort(a, order="f"), "order='f' is not supported"),
         (lambda a: np.percentile(a, 150), r"q=150 must be in \[0, 100\]"),
+        (lambda a: np.quantile(a, np.float32(0.5)), "of dtype float32: numpy interpolates"),
     ],
 )
 def test_what_is_refused_is_named(call, message):
     with pytest.raises((UnsupportedError, ValueError), match=message):
         rg.trace(call, rg.matrix("x"))
+
+
+@pytest.mark.parametrize(
+    "q", [0.3, np.float64(0.3), 30, np.int64(30)], ids=["float", "float64", "int", "int64"]
+)
+def test_a_numpy_q_is_not_weak_as_in_numpy(q):
+    """numpy treats a Python q as a weak scalar (float32 data gives float32) and a
+    numpy scalar not (float64, interpolated in float64)."""
+    value = _data("float32", (5, 7), seed=5)
+    x = rg.matrix("x", "float32")
+    for program in (
+        lambda a: np.percentile(a, q, axis=1),
+        lambda a: np.nanquantile(a, q / 100, axis=0),
+    ):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            expected = program(value)
+            term = rg.trace(program, x)
+            _same(rg.evaluate(term, {x: value}), expected)
+        _same(rg.function([x], term, compile="eager")(value), expected)
 
 
 def test_quantile_of_bools_and_sort_of_a_number_are_type_errors():

@@ -255,7 +255,10 @@ def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
     """Rows of the reduced axis (one row of everything for ``axis=None``), each row's
     statistic, shaped as the result."""
     x, p = typeof(node.args[0]), op.param_values(node.args)
-    wide = dtype_expr(x.dtype) if x.dtype.kind == "f" else "np.float64"
+    # numpy interpolates in the data's float dtype, or in float64 (integers, or a q
+    # that is not a weak scalar: np.float64(0.3))
+    own = x.dtype.kind == "f" and p.get("weak", True)
+    wide = dtype_expr(x.dtype) if own else "np.float64"
     if p["axis"] is None:
         matrix, kept = _flat("(1, {0}.size)", x.ndim), None
     else:
