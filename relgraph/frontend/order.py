@@ -4,9 +4,8 @@
 
 Supported as numpy's defaults have them: one axis or ``axis=None``, ``keepdims``,
 ``quantile``'s default method (``"linear"``) or ``"lower"`` and ``"higher"``, and one
-number ``q``.  Anything else (a
-tuple of axes, an array of ``q``, another method, ``weights``, ``out=``) is refused by
-name, and the array stays numpy's to compute.
+number ``q`` (a Python number, or a float64 one).  Anything else (a tuple of axes, an
+array of ``q``, another method, ``weights``, ``out=``) is refused by name.
 
 >>> import numpy as np, relgraph as rg
 >>> x = rg.matrix("x")
