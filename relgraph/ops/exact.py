@@ -33,7 +33,7 @@ from relgraph.terms.traverse import subterms
 __all__ = [
     "exact_evaluate", "agrees", "zero_sign_flips", "div", "exp", "expm1", "power",
     "log_add_exp", "log1mexp", "log_ndtr", "atan2", "xlogy", "gammaln", "erfcx",
-    "floor_divide", "remainder", "fmod", "rint", "trunc", "ignoring_nan",
+    "floor_divide", "remainder", "fmod", "rint", "trunc", "ignoring_nan", "reduce_rows",
 ]  # fmt: skip
 
 DIGITS = 1000
@@ -167,7 +167,7 @@ def _apply(op: Any, vals: list, params: tuple) -> Any:
         return op.perform(*vals, *params)
     if not op.elementwise:  # a reduction: its reference takes a row
         p = op.param_values((None, *params))
-        return _reduce(op.exact, vals[0], p["axis"], p["keepdims"])
+        return reduce_rows(op.exact, vals[0], p["axis"], p["keepdims"])
     if op.selects:
         fn = _selected(op.exact)
     else:
@@ -349,13 +349,18 @@ def log1mexp(a: Any) -> Any:
     return mpmath.log(1 - exp(a)) if abs(a) > 1 else mpmath.log(-mpmath.expm1(a))
 
 
-def _reduce(fn: Callable, x: np.ndarray, axis: Any, keepdims: bool) -> Any:
+def reduce_rows(
+    fn: Callable, x: np.ndarray, axis: Any, keepdims: bool, sees_nan: bool = False
+) -> Any:
+    """``fn`` of each slice of exact values ``x`` along ``axis`` (an int, a tuple, or
+    None for every axis), as a list; NaN for a slice holding a NaN unless the reduction
+    sees NaN (``nanmedian``), unresolved for one holding an unresolved value."""
     x = np.asarray(x, dtype=object)
     axes = tuple(range(x.ndim)) if axis is None else np.atleast_1d(axis).tolist()
     axes = tuple(a % x.ndim for a in axes)
     kept = [d for d in range(x.ndim) if d not in axes]
     rows = np.transpose(x, kept + list(axes)).reshape([x.shape[d] for d in kept] + [-1])
-    reduce_row = _guarded(lambda *row: fn(list(row)))
+    reduce_row = _guarded(lambda *row: fn(list(row)), sees_nan=sees_nan)
     out = np.empty(rows.shape[:-1], dtype=object)
     for index in np.ndindex(out.shape):
         out[index] = reduce_row(*rows[index])

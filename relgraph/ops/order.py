@@ -52,6 +52,7 @@ from relgraph.ops.elemwise import (
     logical_not,
     where,
 )
+from relgraph.ops.exact import reduce_rows
 from relgraph.ops.indexing import add_along_axis
 from relgraph.ops.reductions import (
     _checked_axis as _checked,
@@ -82,8 +83,7 @@ def _rank_key(v: Any) -> tuple:
 
 def _nan_last(values: Sequence[Any]) -> list:
     """Exact values (mpmath numbers) in numpy's order: NaN after everything else."""
-    numbers = sorted(v for v in values if not mpmath.isnan(v))
-    return numbers + [v for v in values if mpmath.isnan(v)]
+    return sorted(values, key=_rank_key)
 
 
 def _stable_order(values: list) -> list:
@@ -101,19 +101,6 @@ def _rows(fn: Any, x: np.ndarray, axis: int | None, dtype: Any) -> np.ndarray:
     for index in np.ndindex(moved.shape[:-1]):
         out[index] = fn(list(moved[index]))
     return np.moveaxis(out, -1, axis)
-
-
-def _along(fn: Any, x: np.ndarray, axis: int | None, keepdims: bool = False) -> Any:
-    """``fn`` of each slice along ``axis`` (of everything for None), an object array."""
-    if axis is None:
-        out = np.empty((), object)
-        out[()] = fn(list(x.reshape(-1)))
-        return out.reshape((1,) * x.ndim) if keepdims else out
-    moved = np.moveaxis(x, axis, -1)
-    out = np.empty(moved.shape[:-1], object)
-    for index in np.ndindex(out.shape):
-        out[index] = fn(list(moved[index]))
-    return np.expand_dims(out, axis) if keepdims else out
 
 
 class Sort(Op):
@@ -218,11 +205,10 @@ class OrderStatistic(Op):
         p = self.param_values((x, *params))
         x = np.asarray(x)
         q, how = ((_q(p),), {"method": p["method"]}) if "q" in p else ((), {})
-        if x.dtype == object:
-            fn = _exact_quantile(p["q"], p["method"]) if q else _exact_median
-            skips = self.skips_nan
-            return _along(lambda row: fn(_numbers(row) if skips else row), x, p["axis"],
-                          p["keepdims"])  # fmt: skip
+        if x.dtype == object:  # exact values: a NaN makes NaN, unless it is skipped
+            at = _exact_quantile(p.get("q", 0.5), p.get("method", "linear"))
+            fn = (lambda row: at(_numbers(row))) if self.skips_nan else at
+            return reduce_rows(fn, x, p["axis"], p["keepdims"], sees_nan=self.skips_nan)
         return self.reference(x, *q, axis=p["axis"], keepdims=p["keepdims"], **how)
 
     def infer_type(self, types: Sequence[TensorType], args: Sequence[Any]) -> TensorType:
@@ -267,22 +253,14 @@ def _numbers(values: list) -> list:
     return [v for v in values if not mpmath.isnan(v)]
 
 
-def _exact_median(values: list) -> Any:
-    row = _nan_last(values)
-    n = len(row)
-    if not n or mpmath.isnan(row[-1]):
-        return mpmath.nan
-    h = n // 2
-    return row[h] if n % 2 else (row[h - 1] + row[h]) / 2
-
-
 def _exact_quantile(q: float, method: str) -> Any:
     """The exact linear interpolation at numpy's index and fraction, or the value at
-    or below (above) the index."""
+    or below (above) the index, of numbers (a median: at 0.5, the middle value or the
+    mean of the middle two)."""
 
     def at(values: list) -> Any:
-        row = _nan_last(values)
-        if not row or mpmath.isnan(row[-1]):
+        row = sorted(values)
+        if not row:
             return mpmath.nan
         index = (len(row) - 1) * q
         below = math.floor(index)
