@@ -52,6 +52,7 @@ _HELPERS = hashlib.sha256(
             "relgraph.backends.numba.kernels",
             "relgraph.backends.numba.linalg_kernels",
             "relgraph.backends.numba.order_kernels",
+            "relgraph.backends.numba.sort_network",
             "relgraph.backends.numba.reduce_kernels",
             "relgraph.backends.numba.llvmfloat",
             "relgraph.backends.numba.vecmath",

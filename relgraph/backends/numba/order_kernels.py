@@ -22,6 +22,16 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
+from relgraph.backends.numba.sort_network import (
+    FEWEST,
+    LANES,
+    LONGEST,
+    has_keys,
+    key_buffer,
+    network,
+    sort_block,
+)
+
 __all__ = [
     "sort_last", "median_rows", "quantile_rows", "sort_last_parallel", "median_rows_parallel",
     "quantile_rows_parallel", "argsort_last", "argsort_last_parallel",
@@ -132,17 +142,52 @@ def _matrices(a, out):
 
 
 def _sort_last(a):
-    """Each row along the last axis sorted, NaN last."""
+    """Each row along the last axis sorted, NaN last: many short rows by a sorting
+    network across rows (:mod:`~relgraph.backends.numba.sort_network`), others one by
+    one."""
     out = np.empty(a.shape, a.dtype)
     if a.size == 0:
         return out
     rows, outs, count = _matrices(a, out)
+    n = a.shape[-1]
+    pairs = network(n if n <= LONGEST and count >= FEWEST else 1)  # none: row by row
     for b in prange((count + BLOCK - 1) // BLOCK):
-        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, count)):
-            row = outs[i]
-            row[:] = rows[i]
-            _sort_in_place(row)  # np.sort made a copy per row
+        _sort_rows(rows, outs, b * BLOCK, min(b * BLOCK + BLOCK, count), pairs)
     return out
+
+
+@njit(nogil=True, error_model="numpy")
+def _row_by_row(rows, outs, lo, hi):
+    for i in range(lo, hi):
+        row = outs[i]
+        row[:] = rows[i]
+        _sort_in_place(row)  # np.sort made a copy per row
+
+
+def _sort_rows(rows, outs, lo, hi, pairs):
+    """Rows ``lo .. hi`` of ``rows`` sorted into ``outs``: by the network ``pairs`` in
+    blocks of LANES rows where there is one and the dtype has keys (see the
+    overload), else row by row."""
+
+
+@overload(_sort_rows, jit_options={"nogil": True})
+def _sort_rows_by_dtype(rows, outs, lo, hi, pairs):
+    if not has_keys(rows.dtype):
+        return lambda rows, outs, lo, hi, pairs: _row_by_row(rows, outs, lo, hi)
+
+    def by_network(rows, outs, lo, hi, pairs):
+        if pairs.shape[0] == 0:
+            _row_by_row(rows, outs, lo, hi)
+            return
+        buf = key_buffer(rows)
+        for first in range(lo, hi, LANES):
+            count = min(LANES, hi - first)
+            if count < FEWEST:
+                _row_by_row(rows, outs, first, hi)
+            else:
+                sort_block(rows, first, count, pairs, buf, outs, first)
+
+    return by_network
 
 
 def _argsort_last(a):
@@ -248,19 +293,17 @@ def _median_rows(a, wide, dtype, skip):
     NaN for a row of NaNs), or is empty (numpy warns there)."""
     rows, n = a.shape
     out = np.empty(rows, dtype)
+    pairs = _pairs(rows, n)
     for b in prange((rows + BLOCK - 1) // BLOCK):
-        s = np.empty(n, a.dtype)  # each row's numbers, partly ordered in place here
-        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, rows)):
-            k = _numbers_first(s, a[i], skip)
-            h = k // 2
-            if k <= 0:
-                out[i] = np.nan
-                continue
-            _select(s, k, h)
-            if k % 2:
-                out[i] = dtype(wide(s[h]))
-            else:  # the largest of the lower half is the other middle value
-                out[i] = dtype((wide(s[:h].max()) + wide(s[h])) / wide(2))
+        lo, hi = b * BLOCK, min(b * BLOCK + BLOCK, rows)
+        s, ordered = np.empty(n, a.dtype), _sorted_block(a, lo, hi, pairs)
+        for i in range(lo, hi):
+            if ordered.shape[0]:
+                k = _numbers_of_sorted(ordered[i - lo], skip)
+                out[i] = _median_of(ordered[i - lo], k, wide, dtype, False)
+            else:
+                k = _numbers_first(s, a[i], skip)
+                out[i] = _median_of(s, k, wide, dtype, True)
     return out
 
 
@@ -275,35 +318,119 @@ def _quantile_rows(a, q, narrow, wide, dtype, skip, method):
     if n == 0 and not skip:
         raise IndexError("quantile of an empty slice")
     out = np.empty(rows, dtype)
+    pairs = _pairs(rows, n)
     for b in prange((rows + BLOCK - 1) // BLOCK):
-        s = np.empty(n, a.dtype)
-        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, rows)):
-            k = _numbers_first(s, a[i], skip)
-            out[i] = _quantile_of(s, k, q, narrow, wide, dtype, method)
+        lo, hi = b * BLOCK, min(b * BLOCK + BLOCK, rows)
+        s, ordered = np.empty(n, a.dtype), _sorted_block(a, lo, hi, pairs)
+        for i in range(lo, hi):
+            if ordered.shape[0]:
+                k = _numbers_of_sorted(ordered[i - lo], skip)
+                out[i] = _quantile_of(ordered[i - lo], k, q, narrow, wide, dtype, method, False)
+            else:
+                k = _numbers_first(s, a[i], skip)
+                out[i] = _quantile_of(s, k, q, narrow, wide, dtype, method, True)
     return out
 
 
 @njit(inline="always")
-def _quantile_of(s, k, q, narrow, wide, dtype, method):
-    """The quantile of the ``k`` numbers first in ``s`` (NaN for none)."""
+def _pairs(rows, n):
+    """The sorting network for rows of ``n`` where many rows are sorted by it, else
+    none (a row's values are selected: no full sort)."""
+    return network(n if 1 < n <= LONGEST and rows >= FEWEST else 1)
+
+
+def _sorted_block(a, lo, hi, pairs):
+    """Rows ``lo .. hi`` of ``a`` sorted by the network ``pairs`` (NaN last), or no rows
+    where there is none or the dtype has no keys (see the overload)."""
+
+
+@overload(_sorted_block, jit_options={"nogil": True})
+def _sorted_block_by_dtype(a, lo, hi, pairs):
+    if not has_keys(a.dtype):
+        return lambda a, lo, hi, pairs: np.empty((0, a.shape[1]), a.dtype)
+
+    def by_network(a, lo, hi, pairs):
+        if pairs.shape[0] == 0:
+            return np.empty((0, a.shape[1]), a.dtype)
+        out, buf = np.empty((hi - lo, a.shape[1]), a.dtype), key_buffer(a)
+        for first in range(lo, hi, LANES):
+            sort_block(a, first, min(LANES, hi - first), pairs, buf, out, first - lo)
+        return out
+
+    return by_network
+
+
+@njit(inline="always")
+def _numbers_of_sorted(s, skip):
+    """How many numbers the sorted row ``s`` (NaN last) starts with, or -1 where a NaN
+    makes the statistic NaN (without ``skip``)."""
+    k = s.shape[0]
+    while k and s[k - 1] != s[k - 1]:
+        if not skip:
+            return -1
+        k -= 1
+    return k
+
+
+@njit(inline="always")
+def _median_of(s, k, wide, dtype, select):
+    """The median of the ``k`` numbers first in ``s`` (NaN for none); ``select``: they
+    are in any order (else sorted)."""
+    h = k // 2
+    if k <= 0:
+        return dtype(np.nan)
+    if select:
+        _select(s, k, h)
+    if k % 2:
+        return dtype(wide(s[h]))
+    # the largest of the lower half is the other middle value
+    other = _largest(s, h) if select else s[h - 1]
+    return dtype((wide(other) + wide(s[h])) / wide(2))
+
+
+@njit(inline="always")
+def _quantile_of(s, k, q, narrow, wide, dtype, method, select):
+    """The quantile of the ``k`` numbers first in ``s`` (NaN for none); ``select``:
+    they are in any order (else sorted)."""
     if k <= 0:
         return dtype(np.nan)
     index = (k - 1) * q
     if method:
         at = int(np.floor(index)) if method == 1 else int(np.ceil(index))
-        _select(s, k, at)
+        if select:
+            _select(s, k, at)
         return dtype(s[at])
     if index >= k - 1:
         low, high, t = k - 1, k - 1, index + 1.0
     else:
         low = int(np.floor(index))
         high, t = low + 1, index - low
-    _select(s, k, low)
-    above = s[high] if high == low else s[low + 1 : k].min()
+    if select:
+        _select(s, k, low)
+    above = s[high] if high == low or not select else _smallest(s, low + 1, k)
     diff = wide(narrow(above - s[low]))
     if t >= 0.5:
         return dtype(wide(above) - diff * wide(1.0 - t))
     return dtype(wide(s[low]) + diff * wide(t))
+
+
+@njit(inline="always")
+def _largest(s, h):
+    """The largest of ``s[:h]`` (h > 0), by a loop (not a reduction a parallel kernel
+    would split)."""
+    top = s[0]
+    for i in range(1, h):
+        top = max(top, s[i])
+    return top
+
+
+@njit(inline="always")
+def _smallest(s, lo, hi):
+    """The smallest of ``s[lo:hi]`` (hi > lo)."""
+    low = s[lo]
+    for i in range(lo + 1, hi):
+        low = min(low, s[i])
+    return low
 
 
 def _twins(fn):
