@@ -13,7 +13,7 @@ A value is compared by its key, an integer in the same order: an integer's own v
 a bool's byte, a float's bits with every bit but the sign flipped where it is
 negative, so that ``-0.0`` sorts before ``0.0`` and NaN, given the largest key, after
 everything, as numpy sorts it.  Keys turn back into the values they came from, bit
-for bit, but for NaN: every NaN comes back as the one positive NaN of the largest key.
+for bit; the NaNs, one key for all, are copied from the row as they came.
 
 ``sort_block`` sorts ``LANES`` rows (fewer at the end: the other lanes are sorted and
 thrown away), a row's length up to ``LONGEST`` (beyond, the buffer leaves the cache,
@@ -106,6 +106,23 @@ def sort_block(rows, first, count, pairs, buf, outs, to):
     for lane in range(count):
         for i in range(n):
             out_bits[to + lane, i] = _value_bits(buf[i, lane], rows[0, 0])
+        _nans_as_they_came(rows[first + lane], outs[to + lane])
+
+
+@njit(inline="always")
+def _nans_as_they_came(row, out):
+    """The NaNs at the end of the sorted ``out`` replaced by ``row``'s own, in their
+    order: a NaN's sign and payload are kept, as numpy's sort keeps them."""
+    n = row.shape[0]
+    if n == 0 or out[n - 1] == out[n - 1]:
+        return  # no NaN (always, for integers)
+    k = n - 1
+    while k > 0 and out[k - 1] != out[k - 1]:
+        k -= 1
+    for v in row:
+        if v != v:
+            out[k] = v
+            k += 1
 
 
 def key_buffer(rows):

@@ -81,6 +81,23 @@ def test_a_row_keeps_its_nan_and_extremes_with_the_other_rows_of_its_block():
     np.testing.assert_array_equal(got[3], [-np.inf, -1e308, -0.0, 5e-324, np.inf, np.nan])
     assert np.isnan(got[4]).all() and (got[[0, 1, 2, 5]] == 0).all()
     assert np.signbit(got[3, 2])  # bit for bit: -0.0 stays -0.0
+    assert np.signbit(got[3, 5])  # and the NaN keeps its sign bit, as numpy's sort keeps it
+
+
+def test_nans_keep_their_bits_in_sorted_rows():
+    rng = np.random.default_rng(3)
+    for dtype, kind in ((np.float64, np.uint64), (np.float32, np.uint32)):
+        x = rng.standard_normal((LANES, 40)).astype(dtype)
+        payloads = rng.integers(1, 1 << 20, x.shape).astype(kind)
+        nan_bits = np.float64(np.nan).astype(dtype).view(kind) | payloads
+        nan_bits[::2] |= kind(1) << kind(8 * x.itemsize - 1)  # and some with the sign bit
+        nans = rng.random(x.shape) < 0.3
+        x[nans] = nan_bits.view(dtype)[nans]
+        got = ok.sort_last(x)
+        np.testing.assert_array_equal(got, np.sort(x, axis=1))
+        for out, row in zip(got, x):
+            kept, given = out[np.isnan(out)].view(kind), row[np.isnan(row)].view(kind)
+            assert sorted(kept) == sorted(given)
 
 
 @pytest.mark.parametrize(
