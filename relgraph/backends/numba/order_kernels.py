@@ -26,6 +26,7 @@ from relgraph.backends.numba.sort_network import (
     FEWEST,
     LANES,
     LONGEST,
+    argsort_block,
     has_keys,
     key_buffer,
     network,
@@ -192,16 +193,49 @@ def _sort_rows_by_dtype(rows, outs, lo, hi, pairs):
 
 def _argsort_last(a):
     """For each row along the last axis, the indices that sort it: NaN last, equal
-    values in their order (a stable merge sort; insertion for short runs)."""
+    values in their order (many short rows by the sorting network on pairs of key and
+    index, others by a stable merge sort, insertion for short runs)."""
     out = np.empty(a.shape, np.int64)
     if a.size == 0:
         return out
     rows, outs, count = _matrices(a, out)
+    n = a.shape[-1]
+    pairs = network(n if n <= LONGEST and count >= FEWEST else 1)  # none: row by row
     for b in prange((count + BLOCK - 1) // BLOCK):
-        spare = np.empty(a.shape[-1], np.int64)
-        for i in range(b * BLOCK, min(b * BLOCK + BLOCK, count)):
-            _stable_order(rows[i], outs[i], spare)
+        _argsort_rows(rows, outs, b * BLOCK, min(b * BLOCK + BLOCK, count), pairs)
     return out
+
+
+@njit(nogil=True, error_model="numpy")
+def _orders_row_by_row(rows, outs, lo, hi):
+    spare = np.empty(rows.shape[1], np.int64)
+    for i in range(lo, hi):
+        _stable_order(rows[i], outs[i], spare)
+
+
+def _argsort_rows(rows, outs, lo, hi, pairs):
+    """:func:`_sort_rows` for the indices that sort the rows."""
+
+
+@overload(_argsort_rows, jit_options={"nogil": True})
+def _argsort_rows_by_dtype(rows, outs, lo, hi, pairs):
+    if not has_keys(rows.dtype):
+        return lambda rows, outs, lo, hi, pairs: _orders_row_by_row(rows, outs, lo, hi)
+
+    def by_network(rows, outs, lo, hi, pairs):
+        if pairs.shape[0] == 0:
+            _orders_row_by_row(rows, outs, lo, hi)
+            return
+        buf = key_buffer(rows)
+        order = np.empty(buf.shape, np.int64)
+        for first in range(lo, hi, LANES):
+            count = min(LANES, hi - first)
+            if count < FEWEST:
+                _orders_row_by_row(rows, outs, first, hi)
+            else:
+                argsort_block(rows, first, count, pairs, buf, order, outs)
+
+    return by_network
 
 
 @njit(nogil=True, error_model="numpy")

@@ -27,7 +27,10 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["LANES", "LONGEST", "FEWEST", "network", "sort_block", "key_buffer", "has_keys"]
+__all__ = [
+    "LANES", "LONGEST", "FEWEST", "network", "sort_block", "argsort_block", "key_buffer",
+    "has_keys",
+]  # fmt: skip
 
 #: Rows per block.  32 makes the lane loop long enough for LLVM to vectorize it.
 LANES = 32
@@ -107,6 +110,37 @@ def sort_block(rows, first, count, pairs, buf, outs, to):
         for i in range(n):
             out_bits[to + lane, i] = _value_bits(buf[i, lane], rows[0, 0])
         _nans_as_they_came(rows[first + lane], outs[to + lane])
+
+
+@njit(nogil=True, error_model="numpy")
+def argsort_block(rows, first, count, pairs, buf, order, outs):
+    """For rows ``first .. first + count`` of the matrix ``rows``, the indices that sort
+    them stably (NaN last), into the same rows of ``outs``: the network ``pairs`` on
+    ``(key, index)`` pairs, equal keys ordered by index.  ``buf`` as for
+    :func:`sort_block`, ``order`` an int64 buffer of its shape.  Both zeros have one
+    key here: numpy's stable argsort keeps ``0.0`` and ``-0.0`` in their order."""
+    n = rows.shape[1]
+    bits = _bits(rows)
+    for lane in range(count):
+        for i in range(n):
+            value = rows[first + lane, i]
+            buf[i, lane] = 0 if value == 0 else _key(bits[first + lane, i], value)
+    for lane in range(count, LANES):
+        for i in range(n):
+            buf[i, lane] = 0
+    for i in range(n):
+        for lane in range(LANES):
+            order[i, lane] = i
+    for q in range(pairs.shape[0]):
+        i, j = pairs[q, 0], pairs[q, 1]
+        for lane in range(LANES):
+            x, y, a, b = buf[i, lane], buf[j, lane], order[i, lane], order[j, lane]
+            swap = y < x or (y == x and b < a)
+            buf[i, lane], buf[j, lane] = (y, x) if swap else (x, y)
+            order[i, lane], order[j, lane] = (b, a) if swap else (a, b)
+    for lane in range(count):
+        for i in range(n):
+            outs[first + lane, i] = order[i, lane]
 
 
 @njit(inline="always")

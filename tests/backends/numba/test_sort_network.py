@@ -124,3 +124,24 @@ def test_medians_and_quantiles_of_networked_rows_are_numpys(dtype, parallel):
                 expected = np.quantile(x, q, axis=1, method=method)
                 got = quantile(x, q, x.dtype.type, wide, out, False, code)
                 np.testing.assert_array_equal(got, expected, err_msg=f"{shape} {q} {method}")
+
+
+@pytest.mark.parametrize(("dtype", "parallel"), SERIAL_AND_PARALLEL)
+def test_argsorted_rows_are_numpys_stable_argsort_on_every_dtype(dtype, parallel):
+    argsort = ok.argsort_last_parallel if parallel else ok.argsort_last
+    rng = np.random.default_rng(4)
+    for shape in [(FEWEST - 1, 5), (LANES + 1, 33), (2 * LANES + FEWEST, 100), (9, 1)]:
+        x = _data(rng, dtype, shape)
+        ties = rng.random(shape) < 0.5  # many equal values, which keep their order
+        x[ties] = rng.integers(0, 3, ties.sum()).astype(dtype)
+        np.testing.assert_array_equal(
+            argsort(x), np.argsort(x, axis=-1, kind="stable"), err_msg=str(shape)
+        )
+
+
+def test_argsort_keeps_both_zeros_and_every_nan_in_their_order():
+    x = np.zeros((LANES, 6))
+    x[5] = [0.0, np.nan, -0.0, -np.nan, 0.0, -1.0]
+    expected = np.argsort(x, axis=1, kind="stable")
+    np.testing.assert_array_equal(ok.argsort_last(x), expected)
+    assert list(expected[5]) == [5, 0, 2, 4, 1, 3]
