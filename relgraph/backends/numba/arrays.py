@@ -221,7 +221,7 @@ def _last(ndim: int, k: int) -> tuple[str, tuple[int, ...]]:
     if k == ndim - 1:
         return "np.ascontiguousarray({0})", tuple(range(ndim))
     order = tuple(j for j in range(ndim) if j != k) + (k,)
-    return f"np.ascontiguousarray(np.transpose({{0}}, {order!r}))", order
+    return f"kernels.moved({{0}}, {order!r})", order
 
 
 def _flat(shape: str, ndim: int) -> str:
@@ -301,7 +301,7 @@ def _tuple(items: list[str]) -> str:
 def _moved(array: str, perm: tuple[int, ...]) -> str:
     if perm == tuple(range(len(perm))):
         return f"np.ascontiguousarray({array})"
-    return f"np.ascontiguousarray(np.transpose({array}, {perm!r}))"
+    return f"kernels.moved({array}, {perm!r})"
 
 
 def _product(dims: list[str]) -> str:

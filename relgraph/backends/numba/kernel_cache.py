@@ -53,6 +53,7 @@ _HELPERS = hashlib.sha256(
             "relgraph.backends.numba.linalg_kernels",
             "relgraph.backends.numba.order_kernels",
             "relgraph.backends.numba.sort_network",
+            "relgraph.backends.numba.hugepages",
             "relgraph.backends.numba.reduce_kernels",
             "relgraph.backends.numba.llvmfloat",
             "relgraph.backends.numba.vecmath",

@@ -24,6 +24,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from relgraph.backends.numba import vecmath
+from relgraph.backends.numba.hugepages import fresh, moved
 from relgraph.backends.numba.order_kernels import (
     argsort_last,
     argsort_last_parallel,
@@ -56,7 +57,7 @@ from relgraph.backends.numba.reduce_kernels import (  # the generated code calls
 )
 
 __all__ = [
-    "dot", "matvec", "product_row", "row_copy", "sum_all", "sum_axis", "max_all",
+    "fresh", "moved", "dot", "matvec", "product_row", "row_copy", "sum_all", "sum_axis", "max_all",
     "max_axis", "min_all", "min_axis", "prod_all", "prod_axis", "mean_all", "mean_axis",
     "logsumexp_all", "logsumexp_axis", "argmax_all", "argmax_axis", "argmin_all", "argmin_axis",
     "keep_dims", "index", "matmul", "disjoint", "broadcast_dim", "ipow", "lane_sum", "lane_max",

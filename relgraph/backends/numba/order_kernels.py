@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
+from relgraph.backends.numba.hugepages import fresh
 from relgraph.backends.numba.sort_network import (
     FEWEST,
     LANES,
@@ -146,7 +147,7 @@ def _sort_last(a):
     """Each row along the last axis sorted, NaN last: many short rows by a sorting
     network across rows (:mod:`~relgraph.backends.numba.sort_network`), others one by
     one."""
-    out = np.empty(a.shape, a.dtype)
+    out = fresh(a.shape, a.dtype)
     if a.size == 0:
         return out
     rows, outs, count = _matrices(a, out)
@@ -195,7 +196,7 @@ def _argsort_last(a):
     """For each row along the last axis, the indices that sort it: NaN last, equal
     values in their order (many short rows by the sorting network on pairs of key and
     index, others by a stable merge sort, insertion for short runs)."""
-    out = np.empty(a.shape, np.int64)
+    out = fresh(a.shape, np.int64)
     if a.size == 0:
         return out
     rows, outs, count = _matrices(a, out)
@@ -326,7 +327,7 @@ def _median_rows(a, wide, dtype, skip):
     the middle two; NaN for a row that holds a NaN (with ``skip``, of its numbers:
     NaN for a row of NaNs), or is empty (numpy warns there)."""
     rows, n = a.shape
-    out = np.empty(rows, dtype)
+    out = fresh((rows,), dtype)
     pairs = _pairs(rows, n)
     for b in prange((rows + BLOCK - 1) // BLOCK):
         lo, hi = b * BLOCK, min(b * BLOCK + BLOCK, rows)
@@ -351,7 +352,7 @@ def _quantile_rows(a, q, narrow, wide, dtype, skip, method):
     rows, n = a.shape
     if n == 0 and not skip:
         raise IndexError("quantile of an empty slice")
-    out = np.empty(rows, dtype)
+    out = fresh((rows,), dtype)
     pairs = _pairs(rows, n)
     for b in prange((rows + BLOCK - 1) // BLOCK):
         lo, hi = b * BLOCK, min(b * BLOCK + BLOCK, rows)

@@ -115,9 +115,9 @@ def _allocate(g: Any, root: Term, out: str, dims: list[str], dtype: str) -> None
     buffer = _buffer_of(g, root)
     if buffer is not None:  # an output's, or the product's it alone reads
         g.lines += [f"if {buffer}.shape == {shape}:", f"    {out} = {buffer}", "else:"]
-        g.lines.append(f"    {out} = np.empty({shape}, {dtype})")
+        g.lines.append(f"    {out} = kernels.fresh({shape}, {dtype})")
     else:
-        g.lines.append(f"{out} = np.empty({shape}, {dtype})")
+        g.lines.append(f"{out} = kernels.fresh({shape}, {dtype})")
 
 
 def _emit_flat(g: Any, root: Term, region: list, leaves: list, out: str, same: str) -> bool:
