@@ -172,24 +172,36 @@ def _sort_rows(rows, outs, lo, hi, pairs):
     overload), else row by row."""
 
 
+@njit(inline="always")
+def _sort_block(rows, first, count, pairs, buf, outs):
+    sort_block(rows, first, count, pairs, buf, outs, first)
+
+
+def _in_blocks(row_by_row, buffers, block):
+    """The implementation of ``_sort_rows`` or ``_argsort_rows`` for a dtype with keys:
+    ``block`` (with the ``buffers`` of the rows) on each block of LANES rows, or
+    ``row_by_row`` where there is no network or too few rows."""
+
+    def by_network(rows, outs, lo, hi, pairs):
+        if pairs.shape[0] == 0:
+            row_by_row(rows, outs, lo, hi)
+            return
+        buf = buffers(rows)
+        for first in range(lo, hi, LANES):
+            count = min(LANES, hi - first)
+            if count < FEWEST:
+                row_by_row(rows, outs, first, hi)
+            else:
+                block(rows, first, count, pairs, buf, outs)
+
+    return by_network
+
+
 @overload(_sort_rows, jit_options={"nogil": True})
 def _sort_rows_by_dtype(rows, outs, lo, hi, pairs):
     if not has_keys(rows.dtype):
         return lambda rows, outs, lo, hi, pairs: _row_by_row(rows, outs, lo, hi)
-
-    def by_network(rows, outs, lo, hi, pairs):
-        if pairs.shape[0] == 0:
-            _row_by_row(rows, outs, lo, hi)
-            return
-        buf = key_buffer(rows)
-        for first in range(lo, hi, LANES):
-            count = min(LANES, hi - first)
-            if count < FEWEST:
-                _row_by_row(rows, outs, first, hi)
-            else:
-                sort_block(rows, first, count, pairs, buf, outs, first)
-
-    return by_network
+    return _in_blocks(_row_by_row, key_buffer, _sort_block)
 
 
 def _argsort_last(a):
@@ -218,25 +230,17 @@ def _argsort_rows(rows, outs, lo, hi, pairs):
     """:func:`_sort_rows` for the indices that sort the rows."""
 
 
+@njit(inline="always")
+def _argsort_buffers(rows):
+    keys = key_buffer(rows)
+    return keys, np.empty(keys.shape, np.int64)
+
+
 @overload(_argsort_rows, jit_options={"nogil": True})
 def _argsort_rows_by_dtype(rows, outs, lo, hi, pairs):
     if not has_keys(rows.dtype):
         return lambda rows, outs, lo, hi, pairs: _orders_row_by_row(rows, outs, lo, hi)
-
-    def by_network(rows, outs, lo, hi, pairs):
-        if pairs.shape[0] == 0:
-            _orders_row_by_row(rows, outs, lo, hi)
-            return
-        buf = key_buffer(rows)
-        order = np.empty(buf.shape, np.int64)
-        for first in range(lo, hi, LANES):
-            count = min(LANES, hi - first)
-            if count < FEWEST:
-                _orders_row_by_row(rows, outs, first, hi)
-            else:
-                argsort_block(rows, first, count, pairs, buf, order, outs)
-
-    return by_network
+    return _in_blocks(_orders_row_by_row, _argsort_buffers, argsort_block)
 
 
 @njit(nogil=True, error_model="numpy")

@@ -113,12 +113,13 @@ def sort_block(rows, first, count, pairs, buf, outs, to):
 
 
 @njit(nogil=True, error_model="numpy")
-def argsort_block(rows, first, count, pairs, buf, order, outs):
+def argsort_block(rows, first, count, pairs, buffers, outs):
     """For rows ``first .. first + count`` of the matrix ``rows``, the indices that sort
     them stably (NaN last), into the same rows of ``outs``: the network ``pairs`` on
-    ``(key, index)`` pairs, equal keys ordered by index.  ``buf`` as for
-    :func:`sort_block`, ``order`` an int64 buffer of its shape.  Both zeros have one
-    key here: numpy's stable argsort keeps ``0.0`` and ``-0.0`` in their order."""
+    ``(key, index)`` pairs, equal keys ordered by index.  ``buffers``: ``buf`` as for
+    :func:`sort_block` and an int64 one of its shape.  Both zeros have one key here:
+    numpy's stable argsort keeps ``0.0`` and ``-0.0`` in their order."""
+    buf, order = buffers
     n = rows.shape[1]
     bits = _bits(rows)
     for lane in range(count):
