@@ -17,8 +17,9 @@ for bit; the NaNs, one key for all, are copied from the row as they came.
 
 ``sort_block`` sorts ``LANES`` rows (fewer at the end: the other lanes are sorted and
 thrown away), a row's length up to ``LONGEST`` (beyond, the buffer leaves the cache,
-and sorts of one long row are not helped).  ``has_keys`` says which dtypes
-have keys.
+and sorts of one long row are not helped); ``argsort_block`` gives the indices that
+sort them stably, by the network on pairs of key and index.  ``has_keys`` says which
+dtypes have keys.
 """
 
 from __future__ import annotations
