@@ -51,15 +51,29 @@ def _madvise(typingctx, address, length):
 
 
 @njit(nogil=True)
+def _advise_huge_pages(a):
+    """Advise the whole huge pages inside array ``a``'s memory."""
+    base = a.ctypes.data
+    start = (base + _HUGE - 1) // _HUGE * _HUGE
+    end = (base + a.nbytes) // _HUGE * _HUGE
+    if end > start:
+        _madvise(start, end - start)
+
+
+@njit(nogil=True)
+def _no_advice(a):
+    """Elsewhere than on Linux: no call of ``madvise`` is compiled at all."""
+
+
+_advise = _advise_huge_pages if _LINUX else _no_advice
+
+
+@njit(nogil=True)
 def fresh(shape, dtype):
     """``np.empty(shape, dtype)``, on huge pages where it is large (see the module)."""
     a = np.empty(shape, dtype)
-    if _LINUX and a.nbytes >= ADVISED_BYTES:
-        base = a.ctypes.data
-        start = (base + _HUGE - 1) // _HUGE * _HUGE
-        end = (base + a.nbytes) // _HUGE * _HUGE
-        if end > start:
-            _madvise(start, end - start)
+    if a.nbytes >= ADVISED_BYTES:
+        _advise(a)
     return a
 
 
