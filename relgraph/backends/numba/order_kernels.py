@@ -151,8 +151,7 @@ def _sort_last(a):
     if a.size == 0:
         return out
     rows, outs, count = _matrices(a, out)
-    n = a.shape[-1]
-    pairs = network(n if n <= LONGEST and count >= FEWEST else 1)  # none: row by row
+    pairs = _pairs(count, a.shape[-1])
     for b in prange((count + BLOCK - 1) // BLOCK):
         _sort_rows(rows, outs, b * BLOCK, min(b * BLOCK + BLOCK, count), pairs)
     return out
@@ -212,8 +211,7 @@ def _argsort_last(a):
     if a.size == 0:
         return out
     rows, outs, count = _matrices(a, out)
-    n = a.shape[-1]
-    pairs = network(n if n <= LONGEST and count >= FEWEST else 1)  # none: row by row
+    pairs = _pairs(count, a.shape[-1])
     for b in prange((count + BLOCK - 1) // BLOCK):
         _argsort_rows(rows, outs, b * BLOCK, min(b * BLOCK + BLOCK, count), pairs)
     return out
@@ -373,8 +371,8 @@ def _quantile_rows(a, q, narrow, wide, dtype, skip, method):
 
 @njit(inline="always")
 def _pairs(rows, n):
-    """The sorting network for rows of ``n`` where many rows are sorted by it, else
-    none (a row's values are selected: no full sort)."""
+    """The sorting network for ``rows`` rows of ``n`` where there are enough rows for
+    it, else none (the rows are sorted, or their values selected, one by one)."""
     return network(n if 1 < n <= LONGEST and rows >= FEWEST else 1)
 
 
