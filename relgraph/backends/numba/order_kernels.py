@@ -275,20 +275,23 @@ def _stable_order(row, idx, spare):
 
 
 @njit(inline="always")
-def _numbers_first(s, row, skip):
-    """``row`` copied into ``s``, its numbers first: how many there are, or -1 where a
-    NaN makes the statistic NaN (without ``skip``)."""
+def _numbers_first(s, a, i, skip):
+    """Row ``i`` of ``a`` copied into row 0 of ``s``, its numbers first: how many there
+    are, or -1 where a NaN makes the statistic NaN (without ``skip``).  Rows are read
+    by index, not as views: a view costs two atomic reference counts, more than a
+    short row's statistic."""
     k = 0
-    last = row.shape[0]
-    for v in row:
+    last = a.shape[1]
+    for j in range(a.shape[1]):
+        v = a[i, j]
         if v == v:
-            s[k] = v
+            s[0, k] = v
             k += 1
         elif not skip:
             return -1
         else:
             last -= 1
-            s[last] = v
+            s[0, last] = v
     return k
 
 
@@ -333,14 +336,14 @@ def _median_rows(a, wide, dtype, skip):
     pairs = _pairs(rows, n)
     for b in prange((rows + BLOCK - 1) // BLOCK):
         lo, hi = b * BLOCK, min(b * BLOCK + BLOCK, rows)
-        s, ordered = np.empty(n, a.dtype), _sorted_block(a, lo, hi, pairs)
+        s, ordered = np.empty((1, n), a.dtype), _sorted_block(a, lo, hi, pairs)
         for i in range(lo, hi):
             if ordered.shape[0]:
-                k = _numbers_of_sorted(ordered[i - lo], skip)
-                out[i] = _median_of(ordered[i - lo], k, wide, dtype, False)
+                k = _numbers_of_sorted(ordered, i - lo, skip)
+                out[i] = _median_of(ordered, i - lo, k, wide, dtype, False)
             else:
-                k = _numbers_first(s, a[i], skip)
-                out[i] = _median_of(s, k, wide, dtype, True)
+                k = _numbers_first(s, a, i, skip)
+                out[i] = _median_of(s, 0, k, wide, dtype, True)
     return out
 
 
@@ -358,14 +361,14 @@ def _quantile_rows(a, q, narrow, wide, dtype, skip, method):
     pairs = _pairs(rows, n)
     for b in prange((rows + BLOCK - 1) // BLOCK):
         lo, hi = b * BLOCK, min(b * BLOCK + BLOCK, rows)
-        s, ordered = np.empty(n, a.dtype), _sorted_block(a, lo, hi, pairs)
+        s, ordered = np.empty((1, n), a.dtype), _sorted_block(a, lo, hi, pairs)
         for i in range(lo, hi):
             if ordered.shape[0]:
-                k = _numbers_of_sorted(ordered[i - lo], skip)
-                out[i] = _quantile_of(ordered[i - lo], k, q, narrow, wide, dtype, method, False)
+                k = _numbers_of_sorted(ordered, i - lo, skip)
+                out[i] = _quantile_of(ordered, i - lo, k, q, narrow, wide, dtype, method, False)
             else:
-                k = _numbers_first(s, a[i], skip)
-                out[i] = _quantile_of(s, k, q, narrow, wide, dtype, method, True)
+                k = _numbers_first(s, a, i, skip)
+                out[i] = _quantile_of(s, 0, k, q, narrow, wide, dtype, method, True)
     return out
 
 
@@ -398,11 +401,11 @@ def _sorted_block_by_dtype(a, lo, hi, pairs):
 
 
 @njit(inline="always")
-def _numbers_of_sorted(s, skip):
-    """How many numbers the sorted row ``s`` (NaN last) starts with, or -1 where a NaN
-    makes the statistic NaN (without ``skip``)."""
-    k = s.shape[0]
-    while k and s[k - 1] != s[k - 1]:
+def _numbers_of_sorted(s, r, skip):
+    """How many numbers the sorted row ``r`` of ``s`` (NaN last) starts with, or -1
+    where a NaN makes the statistic NaN (without ``skip``)."""
+    k = s.shape[1]
+    while k and s[r, k - 1] != s[r, k - 1]:
         if not skip:
             return -1
         k -= 1
@@ -410,63 +413,63 @@ def _numbers_of_sorted(s, skip):
 
 
 @njit(inline="always")
-def _median_of(s, k, wide, dtype, select):
-    """The median of the ``k`` numbers first in ``s`` (NaN for none); ``select``: they
-    are in any order (else sorted)."""
+def _median_of(s, r, k, wide, dtype, select):
+    """The median of the ``k`` numbers first in row ``r`` of ``s`` (NaN for none);
+    ``select``: they are in any order (else sorted)."""
     h = k // 2
     if k <= 0:
         return dtype(np.nan)
-    if select:
-        _select(s, k, h)
+    if select and k > 1:
+        _select(s[r], k, h)
     if k % 2:
-        return dtype(wide(s[h]))
+        return dtype(wide(s[r, h]))
     # the largest of the lower half is the other middle value
-    other = _largest(s, h) if select else s[h - 1]
-    return dtype((wide(other) + wide(s[h])) / wide(2))
+    other = _largest(s, r, h) if select else s[r, h - 1]
+    return dtype((wide(other) + wide(s[r, h])) / wide(2))
 
 
 @njit(inline="always")
-def _quantile_of(s, k, q, narrow, wide, dtype, method, select):
-    """The quantile of the ``k`` numbers first in ``s`` (NaN for none); ``select``:
-    they are in any order (else sorted)."""
+def _quantile_of(s, r, k, q, narrow, wide, dtype, method, select):
+    """The quantile of the ``k`` numbers first in row ``r`` of ``s`` (NaN for none);
+    ``select``: they are in any order (else sorted)."""
     if k <= 0:
         return dtype(np.nan)
     index = (k - 1) * q
     if method:
         at = int(np.floor(index)) if method == 1 else int(np.ceil(index))
-        if select:
-            _select(s, k, at)
-        return dtype(s[at])
+        if select and k > 1:
+            _select(s[r], k, at)
+        return dtype(s[r, at])
     if index >= k - 1:
         low, high, t = k - 1, k - 1, index + 1.0
     else:
         low = int(np.floor(index))
         high, t = low + 1, index - low
-    if select:
-        _select(s, k, low)
-    above = s[high] if high == low or not select else _smallest(s, low + 1, k)
-    diff = wide(narrow(above - s[low]))
+    if select and k > 1:
+        _select(s[r], k, low)
+    above = s[r, high] if high == low or not select else _smallest(s, r, low + 1, k)
+    diff = wide(narrow(above - s[r, low]))
     if t >= 0.5:
         return dtype(wide(above) - diff * wide(1.0 - t))
-    return dtype(wide(s[low]) + diff * wide(t))
+    return dtype(wide(s[r, low]) + diff * wide(t))
 
 
 @njit(inline="always")
-def _largest(s, h):
-    """The largest of ``s[:h]`` (h > 0), by a loop (not a reduction a parallel kernel
-    would split)."""
-    top = s[0]
+def _largest(s, r, h):
+    """The largest of ``s[r, :h]`` (h > 0), by a loop (not a reduction a parallel
+    kernel would split)."""
+    top = s[r, 0]
     for i in range(1, h):
-        top = max(top, s[i])
+        top = max(top, s[r, i])
     return top
 
 
 @njit(inline="always")
-def _smallest(s, lo, hi):
-    """The smallest of ``s[lo:hi]`` (hi > lo)."""
-    low = s[lo]
+def _smallest(s, r, lo, hi):
+    """The smallest of ``s[r, lo:hi]`` (hi > lo)."""
+    low = s[r, lo]
     for i in range(lo + 1, hi):
-        low = min(low, s[i])
+        low = min(low, s[r, i])
     return low
 
 

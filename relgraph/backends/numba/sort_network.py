@@ -110,7 +110,9 @@ def sort_block(rows, first, count, pairs, buf, outs, to):
     for lane in range(count):
         for i in range(n):
             out_bits[to + lane, i] = _value_bits(buf[i, lane], rows[0, 0])
-        _nans_as_they_came(rows[first + lane], outs[to + lane])
+        last = outs[to + lane, n - 1]
+        if last != last:  # NaN sorts last: a row without one needs no view of it
+            _nans_as_they_came(rows[first + lane], outs[to + lane])
 
 
 @njit(nogil=True, error_model="numpy")
@@ -147,12 +149,10 @@ def argsort_block(rows, first, count, pairs, buffers, outs):
 
 @njit(inline="always")
 def _nans_as_they_came(row, out):
-    """The NaNs at the end of the sorted ``out`` replaced by ``row``'s own, in their
-    order: a NaN's sign and payload are kept, as numpy's sort keeps them."""
-    n = row.shape[0]
-    if n == 0 or out[n - 1] == out[n - 1]:
-        return  # no NaN (always, for integers)
-    k = n - 1
+    """The NaNs at the end of the sorted ``out`` (which ends with one) replaced by
+    ``row``'s own, in their order: a NaN's sign and payload are kept, as numpy's sort
+    keeps them."""
+    k = row.shape[0] - 1
     while k > 0 and out[k - 1] != out[k - 1]:
         k -= 1
     for v in row:
