@@ -507,9 +507,23 @@ def _array_code_scatter_as(op: ScatterAs, node: Any) -> str:
 
 @array_code.register
 def _array_code_join(op: Join, node: Any) -> str:
-    dtype = typeof(node).dtype
-    parts = [
-        f"{{{i}}}" if typeof(a).dtype == dtype else f"{{{i}}}.astype({{dtype}})"
-        for i, a in enumerate(node.args[:-1])
-    ]
-    return f"np.{op.name}(({', '.join(parts)},), axis={node.args[-1]})"
+    """Each part written into its place of one :func:`~relgraph.backends.numba.kernels.fresh`
+    array (converted to the result's dtype as it is written), as numpy's
+    ``concatenate`` and ``stack`` do; the call checked the parts' shapes."""
+    parts = node.args[:-1]
+    ndim = typeof(parts[0]).ndim
+    if ndim == 0:  # a stack of numbers
+        return f"np.array(({', '.join(f'{{{i}}}' for i in range(len(parts)))},), {{dtype}})"
+    axis = node.args[-1] % (ndim + op.new_axis)
+    dims = [f"{{0}}.shape[{k}]" for k in range(ndim)]
+    lead = ":, " * axis
+    if op.new_axis:
+        dims.insert(axis, str(len(parts)))
+        lines = [f"{{out}}[{lead}{i}] = {{{i}}}" for i in range(len(parts))]
+    else:
+        dims[axis] = " + ".join(f"{{{i}}}.shape[{axis}]" for i in range(len(parts)))
+        lines = ["{out}_at = 0"]
+        for i in range(len(parts)):
+            end = f"{{out}}_at + {{{i}}}.shape[{axis}]"
+            lines += [f"{{out}}[{lead}{{out}}_at:{end}] = {{{i}}}", f"{{out}}_at = {end}"]
+    return "\n".join([f"kernels.fresh(({', '.join(dims)},), {{dtype}})", *lines])

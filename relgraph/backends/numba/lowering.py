@@ -38,6 +38,7 @@ from relgraph.backends.numba.scalars import (
     strong_scalar_source,
 )
 from relgraph.exceptions import LoweringError
+from relgraph.ops.shape import Join
 from relgraph.terms.infer import typeof
 from relgraph.terms.leaves import Constant, Symbol
 from relgraph.terms.printing import brief
@@ -270,10 +271,11 @@ class _Generator:
             elif not node.op.elementwise and node not in self.names:  # (a kept twin is)
                 self._emit_array_op(node)
         # An output that only moves values (a transpose, a slice) may be a view of an
-        # input or a constant: it is returned as an array of its own.
+        # input or a constant: it is returned as an array of its own.  A join is one.
         results = ", ".join(
             f"{self._value(o)}.copy()"
-            if typeof(o).ndim > 0 and (isinstance(o, (Symbol, Constant)) or o.op.moves_only)
+            if typeof(o).ndim > 0
+            and (isinstance(o, (Symbol, Constant)) or o.op.moves_only and type(o.op) is not Join)
             else self._value(o)
             for o in self.outputs
         )

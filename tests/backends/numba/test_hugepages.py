@@ -1,5 +1,6 @@
-"""Arrays kernels make on huge pages: the same arrays as numpy's, and kernels that
-make them load from Numba's cache in a new process (``madvise`` is bound by name)."""
+"""Arrays kernels make on huge pages: the same arrays as numpy's (joins too), and
+kernels that make them load from Numba's cache in a new process (``madvise`` is bound
+by name)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 from numba import njit
 
+import relgraph as rg
 from relgraph.backends.numba.hugepages import ADVISED_BYTES, fresh, moved
 
 
@@ -76,3 +78,55 @@ def test_fresh_is_callable_from_other_kernels():
 
     x = np.arange(ADVISED_BYTES // 8 + 3, dtype=np.float64)
     np.testing.assert_array_equal(doubled(x), 2 * x)
+
+
+def _values(rng, dtype, shape):
+    """Values of ``dtype`` with its extremes: +-0.0, +-inf, NaN, subnormals, limits."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b":
+        return rng.random(shape) < 0.5
+    if dtype.kind == "f":
+        specials = [np.nan, -0.0, 0.0, np.inf, -np.inf, 5e-324, -1.5, 2.5, 3e38]
+        with np.errstate(all="ignore"):
+            return rng.choice(np.array(specials), shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.choice(np.array([info.min, info.max, 0, 1], dtype), shape)
+
+
+JOINS = [
+    ("stack", 0, (4, 3), (4, 3)), ("stack", 1, (4, 3), (4, 3)), ("stack", -1, (4, 3), (4, 3)),
+    ("concatenate", 0, (2, 3), (5, 3)), ("concatenate", -1, (4, 1), (4, 2)),
+    ("concatenate", 0, (0, 3), (2, 3)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("da", "db"),
+    [("bool", "int8"), ("uint8", "float32"), ("int64", "uint64"), ("float32", "float64"),
+     ("int32", "float64"), ("float64", "float64")],
+)  # fmt: skip
+def test_kernels_join_into_one_fresh_array_as_numpy_joins(da, db):
+    """``stack`` and ``concatenate`` write each part into its place of one fresh array,
+    converted to numpy's result dtype as they are written (values, dtype, signs of
+    zeros and NaN as numpy's), and return it without a copy."""
+    rng = np.random.default_rng(3)
+    a, b = rg.matrix("a", da), rg.matrix("b", db)
+    for name, axis, sa, sb in JOINS:
+        f = rg.function([a, b], getattr(rg, name)([a, b], axis), compile="eager")
+        assert f"np.{name}" not in f.source and "kernels.fresh((" in f.source
+        assert ".copy()" not in f.source
+        A, B = _values(rng, da, sa), _values(rng, db, sb)
+        got, want = f(A, B), getattr(np, name)([A, B], axis=axis)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        if want.dtype.kind == "f":
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_a_stack_of_numbers_is_a_vector():
+    x, y = rg.scalar("x"), rg.scalar("y", "int64")
+    f = rg.function([x, y], rg.stack([x, y * 2]), compile="eager")
+    got = f(np.float64(-0.0), np.int64(3))
+    np.testing.assert_array_equal(got, np.stack([-0.0, 6]))
+    assert got.dtype == np.float64 and np.signbit(got[0])
+    assert "np.array((" in f.source
