@@ -94,13 +94,8 @@ def sort_block(rows, first, count, pairs, buf, outs, to):
     by the network ``pairs`` into rows ``to .. to + count`` of ``outs``; ``buf``: an
     ``(n, LANES)`` array of the rows' keys' dtype (see :func:`key_buffer`)."""
     n = rows.shape[1]
-    bits, out_bits = _bits(rows), _bits(outs)
-    for lane in range(count):
-        for i in range(n):
-            buf[i, lane] = _key(bits[first + lane, i], rows[first + lane, i])
-    for lane in range(count, LANES):
-        for i in range(n):
-            buf[i, lane] = 0
+    out_bits = _bits(outs)
+    _load_keys(rows, first, count, buf, False)
     for q in range(pairs.shape[0]):
         i, j = pairs[q, 0], pairs[q, 1]
         for lane in range(LANES):
@@ -124,14 +119,7 @@ def argsort_block(rows, first, count, pairs, buffers, outs):
     numpy's stable argsort keeps ``0.0`` and ``-0.0`` in their order."""
     buf, order = buffers
     n = rows.shape[1]
-    bits = _bits(rows)
-    for lane in range(count):
-        for i in range(n):
-            value = rows[first + lane, i]
-            buf[i, lane] = 0 if value == 0 else _key(bits[first + lane, i], value)
-    for lane in range(count, LANES):
-        for i in range(n):
-            buf[i, lane] = 0
+    _load_keys(rows, first, count, buf, True)
     for i in range(n):
         for lane in range(LANES):
             order[i, lane] = i
@@ -145,6 +133,22 @@ def argsort_block(rows, first, count, pairs, buffers, outs):
     for lane in range(count):
         for i in range(n):
             outs[first + lane, i] = order[i, lane]
+
+
+@njit(inline="always")
+def _load_keys(rows, first, count, buf, one_zero):
+    """The keys of rows ``first .. first + count`` into the lanes of ``buf``, lane by
+    lane, and zeros into the lanes past them (padding that sorts like any key);
+    ``one_zero``: both zeros get the key of ``0``."""
+    bits = _bits(rows)
+    for lane in range(count):
+        for i in range(rows.shape[1]):
+            value = rows[first + lane, i]
+            zero = one_zero and value == 0
+            buf[i, lane] = 0 if zero else _key(bits[first + lane, i], value)
+    for lane in range(count, LANES):
+        for i in range(rows.shape[1]):
+            buf[i, lane] = 0
 
 
 @njit(inline="always")
