@@ -92,8 +92,9 @@ def test_order_statistics_are_numpys_on_both_tiers(dtype, axis, keepdims):
 
 
 @pytest.mark.parametrize(
-    "shape, axis", [((5, 1), 1), ((1, 4), 0), ((9,), 0), ((2, 3, 4), 1), ((3, 100), 1)]
-)  # rows of 100: longer than insertion sorts
+    "shape, axis",
+    [((5, 1), 1), ((1, 4), 0), ((9,), 0), ((2, 3, 4), 1), ((3, 100), 1), ((4, 3, 50), 0)],
+)  # rows of 100: longer than insertion sorts; 150 columns of 4: sorted by the network
 def test_size_one_axes_vectors_three_axes_and_long_rows(shape, axis):
     value = _data("float64", shape, seed=3)
     t = rg.tensor("t", ndim=len(shape))
@@ -250,6 +251,16 @@ def test_the_gradient_goes_to_the_values_around_the_index_split_among_ties():
     places = np.array([1.0, 10.0, 100.0, 1000.0, 1e4, 1e5])
     by_place = rg.grad(rg.sum(rg.sort(x) * places), x)  # 3 1 2 2 5 4: places 3 0 1 2 5 4
     np.testing.assert_allclose(rg.evaluate(by_place, {x: value}), places[[3, 0, 1, 2, 5, 4]])
+
+
+def test_statistics_along_the_first_axis_read_its_columns_in_place():
+    """A median or quantile along axis 0 sorts the columns through a transposed view:
+    no copy with the axis moved last (a stack's median: ``median_filter_3``)."""
+    t = rg.tensor("t", ndim=3)
+    for term in (rg.median(t, 0), rg.quantile(t, 0.25, 0, True)):
+        f = rg.function([t], term, compile="eager")
+        assert "kernels.moved(" not in f.source and ".T," in f.source
+    assert "kernels.moved(" in rg.function([t], rg.median(t, 1), compile="eager").source
 
 
 SPECIALS = st.sampled_from([np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -5e-324, 1e308,

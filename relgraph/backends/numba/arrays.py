@@ -265,7 +265,10 @@ def _array_code_order_statistic(op: OrderStatistic, node: Any) -> str:
         k = p["axis"] % x.ndim
         kept = [f"{{0}}.shape[{j}]" for j in range(x.ndim) if j != k]
         rows = " * ".join(kept) or "1"
-        matrix = f"{_last(x.ndim, k)[0]}.reshape(({rows}, {{0}}.shape[{k}]))"
+        if k == 0 and x.ndim > 1:  # its columns, read in place (a transposed view)
+            matrix = f"np.ascontiguousarray({{0}}).reshape(({{0}}.shape[0], {rows})).T"
+        else:
+            matrix = f"{_last(x.ndim, k)[0]}.reshape(({rows}, {{0}}.shape[{k}]))"
     skip = op.skips_nan
     if "q" not in p:
         code = f"kernels.median_rows({matrix}, {wide}, {{dtype}}, {skip})"
