@@ -145,3 +145,34 @@ def test_argsort_keeps_both_zeros_and_every_nan_in_their_order():
     expected = np.argsort(x, axis=1, kind="stable")
     np.testing.assert_array_equal(ok.argsort_last(x), expected)
     assert list(expected[5]) == [5, 0, 2, 4, 1, 3]
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["random", "sorted", "reversed", "organ pipe", "sawtooth", "few values", "all equal"],
+)
+def test_long_rows_select_their_medians_and_quantiles_from_any_order(pattern):
+    """Rows longer than the network select their statistics (quickselect whose
+    partition has no branch): orders that defeat a fixed choice of pivot (an organ
+    pipe, a sawtooth, sorted runs, ties) end with numpy's values."""
+    n = LONGEST + 901  # odd: one middle value; its even neighbour below
+    rng = np.random.default_rng(5)
+    base = {
+        "random": rng.normal(size=n),
+        "sorted": np.sort(rng.normal(size=n)),
+        "reversed": np.sort(rng.normal(size=n))[::-1],
+        "organ pipe": np.concatenate([np.arange(n // 2), np.arange(n - n // 2)[::-1]]),
+        "sawtooth": np.arange(n) % 97,
+        "few values": rng.integers(0, 3, n),
+        "all equal": np.full(n, 7),
+    }[pattern].astype(np.float64)
+    rows = np.stack([base, -base, base[: n - 1].tolist() + [np.nan]])
+    for a in (rows, rows[:, :-1]):  # odd and even lengths
+        np.testing.assert_array_equal(ok.median_rows(a, np.float64, np.float64, False),
+                                      np.median(a, axis=1))  # fmt: skip
+        np.testing.assert_array_equal(ok.median_rows(a, np.float64, np.float64, True),
+                                      np.nanmedian(a, axis=1))  # fmt: skip
+        for q, method in ((0.3, 0), (0.9, 1), (0.01, 2)):
+            name = ["linear", "lower", "higher"][method]
+            got = ok.quantile_rows(a, q, np.float64, np.float64, np.float64, False, method)
+            np.testing.assert_array_equal(got, np.quantile(a, q, axis=1, method=name))
