@@ -124,7 +124,8 @@ def cases() -> list[Case]:
 
 def _order_cases(rng: Any) -> list[Case]:
     """Order statistics: the median of each row (a selection per row), each row sorted,
-    and one long sort (radix over the floats' bits in relgraph's kernel)."""
+    one long sort (radix over the floats' bits in relgraph's kernel) and one long
+    median (a selection)."""
     R, V = rng.standard_normal((20000, 100)), rng.standard_normal(10**6)
     r, v = rg.matrix("x"), rg.vector("x")
     return [
@@ -140,6 +141,10 @@ def _order_cases(rng: Any) -> list[Case]:
              lambda jnp: lambda a: jnp.sort(a),
              lambda pt: _pt1(pt, lambda lib, a: pt.sort(a), ndim=1), [V],
              bytes_moved=2 * V.nbytes),
+        Case("median(x) 1e6", [v], rg.median(v), lambda: np.median(V),
+             lambda jnp: lambda a: jnp.median(a),
+             lambda pt: _pt1(pt, lambda lib, a: pt.median(a), ndim=1), [V],
+             bytes_moved=V.nbytes, reads_only=True),
     ]  # fmt: skip
 
 
