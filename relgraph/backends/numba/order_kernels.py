@@ -307,10 +307,11 @@ def _select(s, k, j):
     at every place, the front's end moved by the comparison: about 3x faster than
     Hoare's partition on random data, whose branches the CPU mispredicts half the
     time), then, where ``j`` is not in the front, the values equal to the pivot after
-    it (so many equal values end the search).  The pivot is the median of the values a quarter in
-    from either end and in the middle; after a round that kept more than 7/8 of the
-    range, of three pseudo-random places; after ``BAD_ROUNDS`` such rounds the rest is
-    sorted (the rounds that shrink the range by 1/8 add up to 16k steps at most)."""
+    it (so many equal values end the search).  The pivot is the median of the values
+    a quarter in from either end and in the middle; after a round that kept more than
+    7/8 of the range, of three at pseudo-random places.  After ``BAD_ROUNDS`` such
+    rounds the rest is sorted (the rounds that shrink the range by 1/8 add up to 16k
+    steps at most)."""
     lo, hi, seed, spread, bad = 0, k, 12345, True, 0
     while hi - lo > SHORT and bad <= BAD_ROUNDS:
         n = hi - lo
