@@ -31,8 +31,10 @@ from relgraph.terms.traverse import checked_term
 __all__ = ["rewrite_many", "compile_many", "Batch"]
 
 # Tries more for a program alone in its task whose worker died: a task queued on a
-# worker that another program killed counts that death against itself.
-RETRIES = 1
+# worker that another program killed counts that death against itself, and on a busy
+# machine it was queued behind the same program again on its one retry (seen once in
+# CI): two retries (the program at fault is tried three times too).
+RETRIES = 2
 # How long a batch waits while the cluster has no worker (they died and were not
 # started again, or a cluster that scales from zero has not started one) before the
 # programs not done fail; and how often it looks.
